@@ -1,0 +1,126 @@
+// The cost engine: FLOPs per engine, bytes per memory level and comm bytes of a kernel, and its
+// roofline time bound against a device. Conventions: docs/cost-model.md.
+#ifndef ROOFLINE_COST_H_
+#define ROOFLINE_COST_H_
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "roofline/device.h"
+#include "roofline/dtype.h"
+#include "roofline/graph.h"
+
+namespace roofline {
+
+struct LevelModel;
+
+inline constexpr int kMaxLevels = 6;       ///< memory levels a device may list
+inline constexpr int kMaxEngineTerms = 4;  ///< distinct engines one kernel may use
+
+/// An engine and dtype a rule asks for ("tensor.bf16").
+struct EngineKey {
+  bool tensor = true;  ///< true: matrix engine; false: vector/SIMT units
+  DType dtype = DType::kBf16;
+
+  std::string Name() const;
+  bool operator==(const EngineKey& o) const { return tensor == o.tensor && dtype == o.dtype; }
+};
+
+/// FLOPs a kernel does on one engine, and the time they take at its peak.
+struct EngineTerm {
+  EngineKey requested;  ///< what the op rule asked for
+  int ceiling = -1;     ///< index into Device::compute actually used; -1: the device has none
+  double flops = 0;     ///< FLOP (2 per multiply-accumulate)
+  double time_s = 0;    ///< flops / peak (0 without a ceiling)
+};
+
+/// Which term of the roofline binds.
+enum class BoundKind { kCompute, kMemory, kComm, kOverhead };
+
+/// The binding term: an engine (index into KernelCost::engines), a memory level (index into
+/// Device::memory) or a link (index into Device::links).
+struct Bound {
+  BoundKind kind = BoundKind::kMemory;
+  int index = 0;
+};
+
+/// Everything the cost engine derives for one kernel (one instance; `repeat` says how many).
+struct KernelCost {
+  std::string name;
+  int64_t repeat = 1;
+
+  int num_engines = 0;
+  std::array<EngineTerm, kMaxEngineTerms> engines{};
+  double flops = 0;           ///< all engines together, FLOP
+  double compute_time_s = 0;  ///< sum over engines (engines do not overlap)
+
+  int num_levels = 0;                              ///< == device.memory.size()
+  std::array<double, kMaxLevels> bytes{};          ///< bytes crossing each level
+  std::array<double, kMaxLevels> memory_time_s{};  ///< bytes / bandwidth (0 without bandwidth)
+
+  double comm_bytes = 0;   ///< bytes each device sends over the link
+  int link = -1;           ///< index into Device::links, -1 when no communication
+  int comm_steps = 0;      ///< latency-bound steps of the collective algorithm
+  double comm_time_s = 0;  ///< comm_bytes / bandwidth + steps * latency
+
+  double overhead_s = 0;  ///< per-launch overhead added to the bound (option, default 0)
+  double time_s = 0;      ///< max(compute, every memory term, comm) + overhead
+  Bound bound;
+  double attainable_flops_per_s = 0;  ///< flops / time_s
+
+  /// FLOP per byte at `level` (0 when no bytes cross it).
+  double Intensity(int level) const { return bytes[level] > 0 ? flops / bytes[level] : 0.0; }
+};
+
+/// Knobs of the evaluation.
+struct CostOptions {
+  double launch_overhead_s = 0;  ///< added to every kernel's time bound
+};
+
+/// Human-readable derivation steps (for --explain). Null in the fast path.
+struct Trace {
+  std::vector<std::string> lines;
+  void Add(std::string line) { lines.push_back(std::move(line)); }
+};
+
+/// Evaluates kernels against one device. Cheap to copy; holds a pointer to the device, which
+/// must outlive it.
+class CostModel {
+ public:
+  explicit CostModel(const Device& device, CostOptions options = {});
+
+  /// Cost of a kernel (one or more fused ops of `graph`). `trace`, when given, receives the
+  /// derivation of every FLOP and byte figure.
+  KernelCost Evaluate(const Graph& graph, const Kernel& kernel, Trace* trace = nullptr) const;
+
+  /// The ceiling used for an engine request after fallbacks (index into Device::compute), or -1.
+  int ResolveEngine(const EngineKey& key) const;
+
+  /// "compute:tensor.bf16", "memory:hbm", "comm:nvlink", "overhead".
+  std::string BoundName(const KernelCost& cost) const;
+  /// Name of the ceiling an engine term ran on ("tensor.bf16"), or "none".
+  std::string CeilingName(const EngineTerm& term) const;
+  /// Ridge point (FLOP/byte) of the kernel's dominant engine against memory level `level`;
+  /// 0 when that level has no bandwidth or the kernel has no FLOPs.
+  double Ridge(const KernelCost& cost, int level) const;
+  /// The engine term with the largest time (or most FLOPs when none has a ceiling), -1 if none.
+  int DominantEngine(const KernelCost& cost) const;
+  /// The memory level with the largest time term (0 when none has a bandwidth).
+  int DominantLevel(const KernelCost& cost) const;
+
+  const Device& device() const { return *device_; }
+  const CostOptions& options() const { return options_; }
+
+ private:
+  const Device* device_;
+  CostOptions options_;
+  std::shared_ptr<const struct LevelModel> levels_;   ///< tiling view of device->memory
+  std::array<std::array<int, 9>, 2> engine_table_{};  ///< [tensor?][dtype] -> ceiling index
+};
+
+}  // namespace roofline
+
+#endif  // ROOFLINE_COST_H_

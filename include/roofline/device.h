@@ -1,0 +1,110 @@
+// Device model: compute ceilings, memory levels and links, each value with its provenance.
+#ifndef ROOFLINE_DEVICE_H_
+#define ROOFLINE_DEVICE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "roofline/status.h"
+
+namespace roofline {
+
+/// Where a number came from.
+enum class Provenance {
+  kSpec,      ///< read from a datasheet / vendor document (`source` says which)
+  kDerived,   ///< computed from other figures (`formula` says how)
+  kMeasured,  ///< measured by `roofline measure` (`method`, `date`)
+};
+
+std::string_view NameOf(Provenance p);
+
+/// One number with its unit and provenance.
+struct Quantity {
+  double value = 0;  ///< in SI units: FLOP/s, B, B/s, s, Hz, W or a count
+  std::string unit;  ///< "FLOP/s", "OP/s", "B", "B/s", "s", "Hz", "W", "count"
+  Provenance provenance = Provenance::kSpec;
+  std::string source;   ///< for kSpec: the document the value was read from
+  std::string formula;  ///< for kDerived: the computation with its inputs
+  std::string method;   ///< for kMeasured: how it was measured
+  std::string date;     ///< for kMeasured: YYYY-MM-DD
+  double spread = 0;    ///< for kMeasured: relative spread of repetitions (0 if unknown)
+  std::string note;     ///< optional caveat
+
+  /// One line: "spec: <source>", "derived: <formula>" or "measured: <method>, <date>".
+  std::string Describe() const;
+};
+
+/// Peak throughput of one engine for one dtype, e.g. "tensor.bf16".
+struct ComputeCeiling {
+  std::string engine;  ///< "<engine>.<dtype>", e.g. "tensor.bf16", "vector.fp32"
+  Quantity peak;       ///< FLOP/s (or OP/s for integer dtypes)
+};
+
+/// One level of the memory hierarchy. Devices list them far to near.
+struct MemoryLevel {
+  std::string name;                   ///< "hbm", "gddr", "dram", "l2", "smem", ...
+  Quantity capacity;                  ///< bytes per instance
+  int64_t instances = 1;              ///< copies of the level (SMs for shared memory)
+  std::optional<Quantity> bandwidth;  ///< aggregate B/s; absent: bytes counted, no time term
+
+  /// Total capacity over all instances, bytes.
+  double total_capacity_bytes() const { return capacity.value * static_cast<double>(instances); }
+  /// Capacity of one instance, bytes.
+  double instance_capacity_bytes() const { return capacity.value; }
+  bool has_bandwidth() const { return bandwidth.has_value(); }
+  /// Aggregate bandwidth in B/s, 0 when unknown.
+  double bandwidth_bytes_per_s() const { return bandwidth ? bandwidth->value : 0.0; }
+};
+
+/// An interconnect. Bandwidth is per device per direction.
+struct Link {
+  std::string name;                 ///< "nvlink", "pcie", "ici", ...
+  Quantity bandwidth;               ///< B/s per device per direction
+  std::optional<Quantity> latency;  ///< seconds per message step; absent means 0
+  int max_devices = 0;              ///< largest all-to-all group (0 = not stated)
+
+  double latency_s() const { return latency ? latency->value : 0.0; }
+};
+
+/// A device: what it can compute, store and move, and where each figure came from.
+struct Device {
+  std::string id;    ///< command-line id, e.g. "h100-sxm"
+  std::string name;  ///< full name
+  std::string vendor;
+  std::string kind;  ///< "gpu", "tpu", "accelerator", "cpu"
+  std::string notes;
+  std::vector<ComputeCeiling> compute;  ///< in file order
+  std::vector<MemoryLevel> memory;      ///< far to near; memory[0] is device memory
+  std::vector<Link> links;
+  std::vector<std::pair<std::string, Quantity>> info;  ///< informational only
+  std::string origin;  ///< file the device was loaded from ("<embedded>/h100-sxm.json", a path)
+
+  /// The ceiling for "tensor.bf16" etc., or nullptr.
+  const ComputeCeiling* FindCompute(std::string_view engine) const;
+  /// A memory level by name, or nullptr.
+  const MemoryLevel* FindMemory(std::string_view level) const;
+  /// A link by name, or nullptr.
+  const Link* FindLink(std::string_view name) const;
+  /// The first link listed (the device's main scale-up interconnect), or nullptr.
+  const Link* PrimaryLink() const { return links.empty() ? nullptr : &links.front(); }
+  /// Device memory (memory[0]).
+  const MemoryLevel& device_memory() const { return memory.front(); }
+};
+
+/// Parses and validates a device from JSON text. `origin` names the file in error messages.
+Result<Device> ParseDevice(std::string_view json_text, const std::string& origin);
+/// Reads and parses a device file.
+Result<Device> LoadDeviceFile(const std::string& path);
+/// Serializes a device back to the schema of docs/hardware-schema.md (pretty JSON).
+std::string DeviceToJson(const Device& device);
+
+/// Engines and dtypes a device file may list, e.g. "tensor.bf16".
+const std::vector<std::string>& KnownEngines();
+
+}  // namespace roofline
+
+#endif  // ROOFLINE_DEVICE_H_

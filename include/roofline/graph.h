@@ -1,0 +1,93 @@
+// Graph of ops over named tensors, and the fusion pass that groups ops into kernels.
+#ifndef ROOFLINE_GRAPH_H_
+#define ROOFLINE_GRAPH_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "roofline/op.h"
+#include "roofline/status.h"
+
+namespace roofline {
+
+/// A tensor of the graph. Its size comes from the operand of the op that first used it.
+struct Tensor {
+  std::string name;
+  double elements = 0;
+  double bytes_per_element = 2;
+  DType dtype = DType::kBf16;
+  TensorRole role = TensorRole::kActivation;
+  int producer = -1;           ///< op index that writes it, -1 for graph inputs
+  std::vector<int> consumers;  ///< op indices that read it
+
+  double bytes() const { return elements * bytes_per_element; }
+};
+
+/// One op placed in a graph: its spec and the tensors bound to its operands.
+struct Op {
+  std::string name;  ///< "q_proj", "attention", ...
+  OpSpec spec;
+  std::vector<int> operands;  ///< tensor ids, in OperandsOf(spec) order (inputs, then outputs)
+  int64_t repeat = 1;         ///< how many times the op runs per step (identical layers)
+
+  OpKind kind() const { return KindOf(spec); }
+};
+
+/// Ops in execution order over tensors. Build it with AddOp; it checks that connected operands
+/// agree in size and dtype.
+class Graph {
+ public:
+  static constexpr int kNew = -1;  ///< "make a fresh tensor for this operand"
+
+  /// Appends an op. `inputs[i]` binds input operand i to an existing tensor id or kNew (missing
+  /// entries are kNew). Outputs always get fresh tensors named "<op>.<operand>".
+  /// Returns the op index, or an error if the spec is invalid or a bound tensor does not match.
+  Result<int> AddOp(std::string name, OpSpec spec, std::vector<int> inputs = {},
+                    int64_t repeat = 1);
+
+  /// The tensor bound to operand `operand` of op `op` (e.g. its output).
+  int TensorOf(int op, int operand) const { return ops_[op].operands[operand]; }
+  /// The first output tensor of op `op`.
+  int OutputOf(int op) const;
+
+  const std::vector<Op>& ops() const { return ops_; }
+  const std::vector<Tensor>& tensors() const { return tensors_; }
+
+ private:
+  std::vector<Op> ops_;
+  std::vector<Tensor> tensors_;
+};
+
+/// How ops become kernels.
+enum class FusionMode {
+  kEager,  ///< one op per kernel; every intermediate goes through device memory (PyTorch eager)
+  kFused,  ///< elementwise/norm ops fold into a neighbouring matmul/conv/attention kernel
+};
+
+/// A group of ops that runs as one launch.
+struct Kernel {
+  std::string name;      ///< name of the anchor op (the matmul of a fused group)
+  std::vector<int> ops;  ///< op indices, in graph order
+  int64_t repeat = 1;
+};
+
+/// Groups ops into kernels (see docs/cost-model.md, "Fusion").
+std::vector<Kernel> Fuse(const Graph& graph, FusionMode mode);
+
+/// Attention implementation.
+enum class AttentionImpl {
+  kFlash,  ///< one fused kernel, scores stay on chip, masked blocks skipped
+  kEager,  ///< QK^T, softmax and PV as three kernels through device memory
+};
+
+/// Appends attention: one `attention` op (flash) or `attn_qk`, `attn_softmax`, `attn_pv`
+/// (eager; the full score square is computed and masked). `q`, `k`, `v` bind existing tensors
+/// (or Graph::kNew). Returns the index of the op producing the output.
+Result<int> AppendAttention(Graph& graph, const AttentionSpec& spec, AttentionImpl impl,
+                            const std::string& prefix = "", int q = Graph::kNew,
+                            int k = Graph::kNew, int v = Graph::kNew, int64_t repeat = 1);
+
+}  // namespace roofline
+
+#endif  // ROOFLINE_GRAPH_H_

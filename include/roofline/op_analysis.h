@@ -1,0 +1,68 @@
+// Analysis of a single operator request (what `roofline op` prints).
+#ifndef ROOFLINE_OP_ANALYSIS_H_
+#define ROOFLINE_OP_ANALYSIS_H_
+
+#include <string>
+#include <vector>
+
+#include "roofline/cost.h"
+#include "roofline/flip.h"
+#include "roofline/graph.h"
+#include "roofline/status.h"
+
+namespace roofline {
+
+/// One operator as the user asked for it.
+struct OpRequest {
+  OpSpec spec;
+  AttentionImpl attention_impl = AttentionImpl::kFlash;  ///< for AttentionSpec
+};
+
+/// Sums over the kernels of an analysis.
+struct Totals {
+  double flops = 0;
+  double time_s = 0;                       ///< sum of kernel time bounds
+  double compute_time_s = 0;               ///< sum of compute terms
+  std::array<double, kMaxLevels> bytes{};  ///< per level
+  std::array<double, kMaxLevels> memory_time_s{};
+  double comm_bytes = 0;
+  double comm_time_s = 0;
+  std::string bound;  ///< the resource with the largest summed time ("memory:hbm", ...)
+};
+
+/// The op's graph, its kernels (one, or three for eager attention) and their costs.
+struct OpAnalysis {
+  OpRequest request;
+  Graph graph;
+  std::vector<Kernel> kernels;
+  std::vector<KernelCost> costs;
+  std::vector<std::vector<std::string>> traces;  ///< per kernel, when asked for
+  Totals totals;
+};
+
+/// Builds and evaluates the op. `with_trace` fills `traces` with the derivation.
+Result<OpAnalysis> AnalyzeOp(const OpRequest& request, const CostModel& model,
+                             bool with_trace = false);
+
+/// Sums kernel costs (each times its repeat) and names the dominant resource.
+Totals Sum(const std::vector<KernelCost>& costs, const CostModel& model);
+
+/// The variable `--explain` varies to find where the verdict flips.
+struct FlipAnalysis {
+  std::string variable;  ///< "m", "q-len", "batch", "elements"
+  int64_t current = 0;
+  FlipPoint up;                ///< searching from current upwards
+  FlipPoint down;              ///< searching from 1 up to current: the first change above 1
+  int64_t hi = 0;              ///< top of the searched range (2^40, or kv-len for causal q-len)
+  double limit_intensity = 0;  ///< intensity at device memory at `hi`
+  double ridge = 0;            ///< ridge of the dominant engine against device memory
+};
+
+/// Finds where the op's verdict changes as its natural size variable grows or shrinks
+/// (matmul: m; attention: q-len (and kv-len with it in causal prefill); conv2d: batch;
+/// other ops: their element/row count).
+Result<FlipAnalysis> AnalyzeFlip(const OpRequest& request, const CostModel& model);
+
+}  // namespace roofline
+
+#endif  // ROOFLINE_OP_ANALYSIS_H_

@@ -1,0 +1,36 @@
+// Text, JSON and explanation renderers. They only read result objects.
+#ifndef ROOFLINE_REPORT_H_
+#define ROOFLINE_REPORT_H_
+
+#include <string>
+
+#include "roofline/cost.h"
+#include "roofline/device.h"
+#include "roofline/device_db.h"
+#include "roofline/op_analysis.h"
+
+namespace roofline {
+
+/// One line describing an op request: "matmul batch=1 m=2048 n=4096 k=4096 A=bf16 B=bf16(weight)".
+std::string DescribeOp(const OpRequest& request);
+
+/// The `roofline op` table: FLOPs, bytes, intensity and ridge per level, time terms, verdict.
+std::string RenderOpTable(const OpAnalysis& analysis, const CostModel& model);
+/// One JSON document with flops, bytes, intensity, time_s, bound, attainable_flops_per_s,
+/// per-kernel figures and (when given) the flip point.
+std::string RenderOpJson(const OpAnalysis& analysis, const CostModel& model,
+                         const FlipAnalysis* flip);
+/// The derivation a student can check by hand, ending with the flip point.
+std::string RenderOpExplain(const OpAnalysis& analysis, const FlipAnalysis& flip,
+                            const CostModel& model);
+
+/// `roofline hw list`: id, name, headline peaks, memory and bandwidth.
+std::string RenderHwList(const DeviceDatabase& db);
+/// `roofline hw show`: every ceiling with provenance, memory levels, links, ridge points.
+std::string RenderHwShow(const Device& device);
+/// `roofline hw show --format json`: the device in schema form plus a "ridge_points" table.
+std::string RenderHwShowJson(const Device& device);
+
+}  // namespace roofline
+
+#endif  // ROOFLINE_REPORT_H_

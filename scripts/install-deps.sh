@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency that is missing, with apt-get. Idempotent: packages
+# already present are not touched, and apt-get is not called at all when nothing is missing.
+set -euo pipefail
+
+packages=(
+  build-essential   # g++ (C++20)
+  cmake
+  nlohmann-json3-dev  # JSON
+  libcli11-dev        # command-line parsing
+  libfmt-dev          # formatting
+  libgtest-dev        # tests
+  libbenchmark-dev    # bench/
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all dependencies present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

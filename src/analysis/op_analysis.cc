@@ -1,0 +1,174 @@
+#include "roofline/op_analysis.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace roofline {
+
+Result<OpAnalysis> AnalyzeOp(const OpRequest& request, const CostModel& model, bool with_trace) {
+  OpAnalysis a;
+  a.request = request;
+  if (const auto* att = std::get_if<AttentionSpec>(&request.spec)) {
+    Result<int> r = AppendAttention(a.graph, *att, request.attention_impl);
+    if (!r.ok()) return r.status();
+  } else {
+    Result<int> r = a.graph.AddOp(std::string(NameOf(KindOf(request.spec))), request.spec);
+    if (!r.ok()) return r.status();
+  }
+  a.kernels = Fuse(a.graph, FusionMode::kEager);
+  for (const Kernel& k : a.kernels) {
+    Trace trace;
+    a.costs.push_back(model.Evaluate(a.graph, k, with_trace ? &trace : nullptr));
+    if (with_trace) a.traces.push_back(std::move(trace.lines));
+  }
+  a.totals = Sum(a.costs, model);
+  return a;
+}
+
+Totals Sum(const std::vector<KernelCost>& costs, const CostModel& model) {
+  Totals t;
+  std::map<std::string, double> engine_time;
+  int levels = 0;
+  std::string comm_link;
+  for (const KernelCost& c : costs) {
+    const double r = static_cast<double>(c.repeat);
+    levels = std::max(levels, c.num_levels);
+    t.flops += c.flops * r;
+    t.time_s += c.time_s * r;
+    t.compute_time_s += c.compute_time_s * r;
+    for (int l = 0; l < c.num_levels; ++l) {
+      t.bytes[l] += c.bytes[l] * r;
+      t.memory_time_s[l] += c.memory_time_s[l] * r;
+    }
+    t.comm_bytes += c.comm_bytes * r;
+    t.comm_time_s += c.comm_time_s * r;
+    if (c.link >= 0) comm_link = model.device().links[c.link].name;
+    for (int e = 0; e < c.num_engines; ++e) {
+      engine_time[model.CeilingName(c.engines[e])] += c.engines[e].time_s * r;
+    }
+  }
+  double best = t.compute_time_s;
+  std::string engine = "compute";
+  double engine_best = -1;
+  for (const auto& [name, time] : engine_time) {
+    if (name != "none" && time > engine_best) {
+      engine_best = time;
+      engine = "compute:" + name;
+    }
+  }
+  t.bound = engine;
+  for (int l = 0; l < levels; ++l) {
+    if (t.memory_time_s[l] > best) {
+      best = t.memory_time_s[l];
+      t.bound = "memory:" + model.device().memory[l].name;
+    }
+  }
+  if (t.comm_time_s > best) {
+    best = t.comm_time_s;
+    t.bound = "comm:" + comm_link;
+  }
+  if (best == 0) t.bound = "overhead";
+  return t;
+}
+
+Result<FlipAnalysis> AnalyzeFlip(const OpRequest& request, const CostModel& model) {
+  FlipAnalysis f;
+  std::function<OpRequest(int64_t)> with;
+  int64_t hi = kMaxDim;
+  std::visit(
+      [&](const auto& s) {
+        using T = std::decay_t<decltype(s)>;
+        if constexpr (std::is_same_v<T, MatmulSpec>) {
+          f.variable = "m";
+          f.current = s.m;
+          with = [request](int64_t v) {
+            OpRequest r = request;
+            std::get<MatmulSpec>(r.spec).m = v;
+            return r;
+          };
+        } else if constexpr (std::is_same_v<T, AttentionSpec>) {
+          const bool prefill = s.causal && s.q_len == s.kv_len;
+          f.variable = prefill ? "q-len (= kv-len)" : "q-len";
+          f.current = s.q_len;
+          if (s.causal && !prefill) hi = s.kv_len;
+          with = [request, prefill](int64_t v) {
+            OpRequest r = request;
+            auto& a = std::get<AttentionSpec>(r.spec);
+            a.q_len = v;
+            if (prefill) a.kv_len = v;
+            return r;
+          };
+        } else if constexpr (std::is_same_v<T, Conv2dSpec>) {
+          f.variable = "batch";
+          f.current = s.batch;
+          with = [request](int64_t v) {
+            OpRequest r = request;
+            std::get<Conv2dSpec>(r.spec).batch = v;
+            return r;
+          };
+        } else if constexpr (std::is_same_v<T, ElementwiseSpec>) {
+          f.variable = "elements";
+          f.current = static_cast<int64_t>(s.elements);
+          with = [request](int64_t v) {
+            OpRequest r = request;
+            std::get<ElementwiseSpec>(r.spec).elements = static_cast<double>(v);
+            return r;
+          };
+        } else if constexpr (std::is_same_v<T, NormSpec>) {
+          f.variable = "rows";
+          f.current = s.rows;
+          with = [request](int64_t v) {
+            OpRequest r = request;
+            std::get<NormSpec>(r.spec).rows = v;
+            return r;
+          };
+        } else if constexpr (std::is_same_v<T, SoftmaxSpec>) {
+          f.variable = "rows";
+          f.current = static_cast<int64_t>(s.rows);
+          with = [request](int64_t v) {
+            OpRequest r = request;
+            std::get<SoftmaxSpec>(r.spec).rows = static_cast<double>(v);
+            return r;
+          };
+        } else if constexpr (std::is_same_v<T, EmbeddingSpec>) {
+          f.variable = "tokens";
+          f.current = s.tokens;
+          with = [request](int64_t v) {
+            OpRequest r = request;
+            std::get<EmbeddingSpec>(r.spec).tokens = v;
+            return r;
+          };
+        }
+      },
+      request.spec);
+  if (!with) return Status::Unsupported("explain", "no size variable to vary for this op");
+  Status bad;
+  auto verdict = [&](int64_t v) -> std::string {
+    Result<OpAnalysis> a = AnalyzeOp(with(v), model);
+    if (!a.ok()) {
+      bad = a.status();
+      return "error";
+    }
+    return a->totals.bound;
+  };
+  f.current = std::clamp<int64_t>(f.current, 1, hi);
+  f.hi = hi;
+  f.up = FindFlipUp(verdict, f.current, hi);
+  f.down = FindFlipUp(verdict, 1, f.current);
+  if (!bad.ok()) return bad;
+  Result<OpAnalysis> top = AnalyzeOp(with(hi), model);
+  if (!top.ok()) return top.status();
+  if (top->totals.bytes[0] > 0) f.limit_intensity = top->totals.flops / top->totals.bytes[0];
+  if (!top->costs.empty()) {
+    // Ridge of the engine doing most of the work against device memory.
+    const KernelCost* heaviest = &top->costs.front();
+    for (const KernelCost& c : top->costs) {
+      if (c.flops > heaviest->flops) heaviest = &c;
+    }
+    f.ridge = model.Ridge(*heaviest, 0);
+  }
+  return f;
+}
+
+}  // namespace roofline

@@ -1,0 +1,319 @@
+// Kernel cost: combines the op rules of a kernel's ops, drops fused intermediates, and applies
+// the roofline against the device.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "roofline/cost.h"
+#include "roofline/units.h"
+#include "src/cost/op_rules.h"
+
+namespace roofline {
+namespace {
+
+constexpr DType kAllDTypes[] = {DType::kFp64, DType::kFp32, DType::kTf32,
+                                DType::kBf16, DType::kFp16, DType::kFp8,
+                                DType::kInt8, DType::kInt4, DType::kFp4};
+
+/// Ceilings to try, in order, for a request (see docs/cost-model.md, "Engines and fallbacks").
+std::vector<std::string> FallbackChain(const EngineKey& k) {
+  if (k.tensor) {
+    switch (k.dtype) {
+      case DType::kFp64:
+        return {"tensor.fp64", "vector.fp64"};
+      case DType::kFp32:
+        return {"vector.fp32", "tensor.tf32", "tensor.bf16"};
+      case DType::kTf32:
+        return {"tensor.tf32", "vector.fp32", "tensor.bf16"};
+      case DType::kBf16:
+        return {"tensor.bf16", "tensor.fp16", "vector.bf16", "vector.fp16", "vector.fp32"};
+      case DType::kFp16:
+        return {"tensor.fp16", "tensor.bf16", "vector.fp16", "vector.bf16", "vector.fp32"};
+      case DType::kFp8:
+        return {"tensor.fp8", "tensor.bf16", "tensor.fp16", "vector.fp32"};
+      case DType::kInt8:
+        return {"tensor.int8", "tensor.bf16", "tensor.fp16", "vector.fp32"};
+      case DType::kInt4:
+        return {"tensor.int8", "tensor.bf16", "tensor.fp16", "vector.fp32"};
+      case DType::kFp4:
+        return {"tensor.fp4", "tensor.fp8", "tensor.bf16", "tensor.fp16", "vector.fp32"};
+    }
+  }
+  switch (k.dtype) {
+    case DType::kFp64:
+      return {"vector.fp64"};
+    case DType::kFp16:
+      return {"vector.fp16", "vector.bf16", "vector.fp32"};
+    case DType::kBf16:
+      return {"vector.bf16", "vector.fp16", "vector.fp32"};
+    default:
+      return {"vector.fp32", "vector.bf16", "vector.fp16"};
+  }
+}
+
+bool Contains(const std::vector<int>& v, int x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+LevelModel MakeLevels(const Device& d) {
+  LevelModel lv;
+  lv.num_levels = static_cast<int>(std::min<size_t>(d.memory.size(), kMaxLevels));
+  for (int l = 0; l < lv.num_levels; ++l) {
+    lv.name[l] = d.memory[l].name;
+    if (l + 1 < lv.num_levels) {
+      lv.next_capacity[l] = d.memory[l + 1].instance_capacity_bytes();
+      lv.next_name[l] = d.memory[l + 1].name;
+    }
+  }
+  return lv;
+}
+
+}  // namespace
+
+std::string EngineKey::Name() const {
+  return fmt::format("{}.{}", tensor ? "tensor" : "vector", NameOf(dtype));
+}
+
+CostModel::CostModel(const Device& device, CostOptions options)
+    : device_(&device),
+      options_(options),
+      levels_(std::make_shared<const LevelModel>(MakeLevels(device))) {
+  for (int t = 0; t < 2; ++t) {
+    for (DType dt : kAllDTypes) {
+      int found = -1;
+      for (const std::string& name : FallbackChain({t == 1, dt})) {
+        for (size_t c = 0; c < device.compute.size(); ++c) {
+          if (device.compute[c].engine == name) {
+            found = static_cast<int>(c);
+            break;
+          }
+        }
+        if (found >= 0) break;
+      }
+      engine_table_[t][static_cast<int>(dt)] = found;
+    }
+  }
+}
+
+int CostModel::ResolveEngine(const EngineKey& key) const {
+  return engine_table_[key.tensor ? 1 : 0][static_cast<int>(key.dtype)];
+}
+
+KernelCost CostModel::Evaluate(const Graph& graph, const Kernel& kernel, Trace* trace) const {
+  const LevelModel& lv = *levels_;
+
+  KernelCost c;
+  c.name = kernel.name;
+  c.repeat = kernel.repeat;
+  c.num_levels = lv.num_levels;
+
+  // External input tensors read by the kernel, each counted once (the largest traffic).
+  struct Seen {
+    int tensor;
+    std::array<double, kMaxLevels> bytes;
+  };
+  std::array<Seen, 32> seen{};
+  int num_seen = 0;
+  const auto& tensors = graph.tensors();
+
+  for (int op_index : kernel.ops) {
+    OpWork w;
+    if (trace && kernel.ops.size() > 1) {
+      trace->Add(fmt::format("[{}: {}]", graph.ops()[op_index].name,
+                             NameOf(graph.ops()[op_index].kind())));
+    }
+    ApplyRule(graph, op_index, lv, w, trace);
+    for (int f = 0; f < w.num_flops; ++f) {
+      int slot = -1;
+      for (int e = 0; e < c.num_engines; ++e) {
+        if (c.engines[e].requested == w.engine[f]) slot = e;
+      }
+      if (slot < 0 && c.num_engines < kMaxEngineTerms) {
+        slot = c.num_engines++;
+        c.engines[slot].requested = w.engine[f];
+        c.engines[slot].ceiling = ResolveEngine(w.engine[f]);
+      }
+      if (slot >= 0) c.engines[slot].flops += w.flops[f];
+    }
+    if (w.comm_bytes > 0) {
+      int link = -1;
+      if (w.link && !w.link->empty()) {
+        for (size_t i = 0; i < device_->links.size(); ++i) {
+          if (device_->links[i].name == *w.link) link = static_cast<int>(i);
+        }
+      } else if (!device_->links.empty()) {
+        link = 0;
+      }
+      c.link = link;
+      c.comm_bytes += w.comm_bytes;
+      c.comm_steps += w.comm_steps;
+    }
+    const Op& op = graph.ops()[op_index];
+    for (int j = 0; j < w.num_operands; ++j) {
+      const int tid = op.operands[j];
+      const Tensor& t = tensors[tid];
+      const bool is_output = t.producer == op_index;
+      if (is_output) {
+        bool internal = !t.consumers.empty();
+        for (int consumer : t.consumers) internal = internal && Contains(kernel.ops, consumer);
+        if (internal) {
+          if (trace) trace->Add(fmt::format("  fused: {} stays on chip", t.name));
+          continue;
+        }
+        for (int l = 0; l < lv.num_levels; ++l) c.bytes[l] += w.bytes[j][l];
+      } else {
+        if (t.producer >= 0 && Contains(kernel.ops, t.producer)) continue;  // produced on chip
+        int s = 0;
+        while (s < num_seen && seen[s].tensor != tid) ++s;
+        if (s == num_seen) {
+          if (num_seen == static_cast<int>(seen.size())) {
+            for (int l = 0; l < lv.num_levels; ++l) c.bytes[l] += w.bytes[j][l];
+            continue;
+          }
+          seen[s].tensor = tid;
+          seen[s].bytes.fill(0);
+          ++num_seen;
+        }
+        for (int l = 0; l < lv.num_levels; ++l) {
+          seen[s].bytes[l] = std::max(seen[s].bytes[l], w.bytes[j][l]);
+        }
+      }
+    }
+  }
+  for (int s = 0; s < num_seen; ++s) {
+    for (int l = 0; l < lv.num_levels; ++l) c.bytes[l] += seen[s].bytes[l];
+  }
+
+  // Roofline terms.
+  for (int e = 0; e < c.num_engines; ++e) {
+    EngineTerm& term = c.engines[e];
+    c.flops += term.flops;
+    if (term.ceiling >= 0) {
+      term.time_s = term.flops / device_->compute[term.ceiling].peak.value;
+      c.compute_time_s += term.time_s;
+    }
+  }
+  for (int l = 0; l < lv.num_levels; ++l) {
+    const double bw = device_->memory[l].bandwidth_bytes_per_s();
+    c.memory_time_s[l] = bw > 0 ? c.bytes[l] / bw : 0.0;
+  }
+  if (c.link >= 0) {
+    const Link& link = device_->links[c.link];
+    c.comm_time_s = c.comm_bytes / link.bandwidth.value + c.comm_steps * link.latency_s();
+  }
+  double best = c.compute_time_s;
+  c.bound = {BoundKind::kCompute, DominantEngine(c)};
+  for (int l = 0; l < lv.num_levels; ++l) {
+    if (c.memory_time_s[l] > best) {
+      best = c.memory_time_s[l];
+      c.bound = {BoundKind::kMemory, l};
+    }
+  }
+  if (c.comm_time_s > best) {
+    best = c.comm_time_s;
+    c.bound = {BoundKind::kComm, c.link};
+  }
+  c.overhead_s = options_.launch_overhead_s;
+  if (best == 0) c.bound = {BoundKind::kOverhead, 0};
+  c.time_s = best + c.overhead_s;
+  c.attainable_flops_per_s = c.time_s > 0 ? c.flops / c.time_s : 0.0;
+
+  if (trace) {
+    trace->Add("Time terms:");
+    for (int e = 0; e < c.num_engines; ++e) {
+      const EngineTerm& term = c.engines[e];
+      if (term.ceiling < 0) {
+        trace->Add(
+            fmt::format("  compute {}: {} FLOP, but the device lists no usable ceiling "
+                        "for it: no compute term",
+                        term.requested.Name(), Sci(term.flops)));
+        continue;
+      }
+      const auto& ceiling = device_->compute[term.ceiling];
+      trace->Add(fmt::format("  compute {}: {} FLOP / {} = {}{}", ceiling.engine, Sci(term.flops),
+                             Si(ceiling.peak.value, ceiling.peak.unit), Seconds(term.time_s),
+                             ceiling.engine == term.requested.Name()
+                                 ? ""
+                                 : fmt::format("  (no {} ceiling: fell back to {})",
+                                               term.requested.Name(), ceiling.engine)));
+    }
+    for (int l = 0; l < lv.num_levels; ++l) {
+      const MemoryLevel& m = device_->memory[l];
+      if (m.has_bandwidth()) {
+        trace->Add(fmt::format("  memory {}: {} B / {} = {}", m.name, Sci(c.bytes[l]),
+                               Si(m.bandwidth_bytes_per_s(), "B/s"), Seconds(c.memory_time_s[l])));
+      } else {
+        trace->Add(fmt::format("  memory {}: {} B (no bandwidth known: no time term)", m.name,
+                               Sci(c.bytes[l])));
+      }
+    }
+    if (c.comm_bytes > 0) {
+      if (c.link < 0) {
+        trace->Add("  comm: the device has no such link (or lists none): no comm term");
+      } else {
+        const Link& link = device_->links[c.link];
+        trace->Add(fmt::format("  comm {}: {} B / {} + {} steps * {} latency = {}", link.name,
+                               Sci(c.comm_bytes), Si(link.bandwidth.value, "B/s"), c.comm_steps,
+                               link.latency ? Seconds(link.latency_s()) : "0 (not listed)",
+                               Seconds(c.comm_time_s)));
+      }
+    }
+    if (c.overhead_s > 0) trace->Add(fmt::format("  + launch overhead {}", Seconds(c.overhead_s)));
+    trace->Add(fmt::format("Time bound = max of the terms{} = {} -> {}",
+                           c.overhead_s > 0 ? " + overhead" : "", Seconds(c.time_s), BoundName(c)));
+  }
+  return c;
+}
+
+int CostModel::DominantEngine(const KernelCost& c) const {
+  int best = -1;
+  for (int e = 0; e < c.num_engines; ++e) {
+    if (best < 0) {
+      best = e;
+      continue;
+    }
+    const EngineTerm& a = c.engines[e];
+    const EngineTerm& b = c.engines[best];
+    if (a.time_s > b.time_s || (a.time_s == b.time_s && a.flops > b.flops)) best = e;
+  }
+  return best;
+}
+
+int CostModel::DominantLevel(const KernelCost& c) const {
+  int best = 0;
+  for (int l = 1; l < c.num_levels; ++l) {
+    if (c.memory_time_s[l] > c.memory_time_s[best]) best = l;
+  }
+  return best;
+}
+
+std::string CostModel::CeilingName(const EngineTerm& term) const {
+  if (term.ceiling < 0) return "none";
+  return device_->compute[term.ceiling].engine;
+}
+
+std::string CostModel::BoundName(const KernelCost& c) const {
+  switch (c.bound.kind) {
+    case BoundKind::kCompute:
+      if (c.bound.index < 0) return "compute";
+      return "compute:" + CeilingName(c.engines[c.bound.index]);
+    case BoundKind::kMemory:
+      return "memory:" + device_->memory[c.bound.index].name;
+    case BoundKind::kComm:
+      return "comm:" + device_->links[c.bound.index].name;
+    case BoundKind::kOverhead:
+      return "overhead";
+  }
+  return "?";
+}
+
+double CostModel::Ridge(const KernelCost& c, int level) const {
+  const int e = DominantEngine(c);
+  if (e < 0 || c.engines[e].ceiling < 0) return 0;
+  const double bw = device_->memory[level].bandwidth_bytes_per_s();
+  if (bw <= 0) return 0;
+  return device_->compute[c.engines[e].ceiling].peak.value / bw;
+}
+
+}  // namespace roofline

@@ -1,0 +1,52 @@
+// Per-op-kind FLOP and byte rules (internal to the cost engine).
+#ifndef ROOFLINE_SRC_COST_OP_RULES_H_
+#define ROOFLINE_SRC_COST_OP_RULES_H_
+
+#include <array>
+
+#include "roofline/cost.h"
+#include "roofline/graph.h"
+
+namespace roofline {
+
+inline constexpr int kMaxOperands = 20;
+
+/// What the rules need to know about the memory hierarchy.
+struct LevelModel {
+  int num_levels = 1;
+  /// Per-instance capacity (bytes) of the next nearer level, used to size tiles for traffic at
+  /// level i; 0 when level i is the nearest listed.
+  std::array<double, kMaxLevels> next_capacity{};
+  std::array<std::string, kMaxLevels> next_name{};
+  std::array<std::string, kMaxLevels> name{};
+};
+
+/// The work of one op: bytes per operand per level, FLOPs per engine, communication.
+struct OpWork {
+  int num_operands = 0;
+  std::array<std::array<double, kMaxLevels>, kMaxOperands> bytes{};
+  int num_flops = 0;
+  std::array<EngineKey, 2> engine{};
+  std::array<double, 2> flops{};
+  double comm_bytes = 0;
+  int comm_steps = 0;
+  const std::string* link = nullptr;  ///< requested link name; empty/null: primary link
+
+  void AddFlops(EngineKey key, double f) {
+    engine[num_flops] = key;
+    flops[num_flops] = f;
+    ++num_flops;
+  }
+};
+
+/// Fills `work` for op `op_index` of `graph`. Operand bytes come from the graph's tensors; the
+/// rule decides how often each crosses each level.
+void ApplyRule(const Graph& graph, int op_index, const LevelModel& levels, OpWork& work,
+               Trace* trace);
+
+/// Multiple of 16 at or below x, at least 16.
+double Floor16(double x);
+
+}  // namespace roofline
+
+#endif  // ROOFLINE_SRC_COST_OP_RULES_H_

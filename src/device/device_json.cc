@@ -1,0 +1,335 @@
+// Device JSON parsing and validation (schema: docs/hardware-schema.md).
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "roofline/device.h"
+#include "roofline/suggest.h"
+#include "src/util/json_util.h"
+
+namespace roofline {
+namespace {
+
+using nlohmann::json;
+
+// Rejects values no real device has (a typo of a few orders of magnitude, or an overflow).
+void CheckMagnitude(double value, const std::string& unit, const std::string& field) {
+  struct Limit {
+    const char* unit;
+    double max;
+    const char* what;
+  };
+  static const Limit kLimits[] = {{"FLOP/s", 1e20, "100 EFLOP/s"},
+                                  {"OP/s", 1e20, "100 EOP/s"},
+                                  {"B", 1e16, "10 PB"},
+                                  {"B/s", 1e16, "10 PB/s"},
+                                  {"s", 1e3, "1000 s"},
+                                  {"Hz", 1e11, "100 GHz"},
+                                  {"W", 1e7, "10 MW"},
+                                  {"count", 1e9, "1e9"}};
+  for (const auto& l : kLimits) {
+    if (unit == l.unit && value > l.max) {
+      throw JsonFieldError(field + ".value", "implausible value " + FormatNumber(value) + " " +
+                                                 unit + " (expected at most " + l.what + ")");
+    }
+  }
+}
+
+const std::vector<std::string> kProvenanceNames = {"spec", "derived", "measured"};
+
+// Throws JsonFieldError (converted to Status at the entry point).
+Quantity ParseQuantity(const json& j, const std::string& field,
+                       const std::vector<std::string>& units) {
+  RequireObject(j, field);
+  CheckKeys(
+      j, field,
+      {"value", "unit", "provenance", "source", "formula", "method", "date", "spread", "note"});
+  Quantity q;
+  q.value = RequirePositive(j, "value", field);
+  q.unit = RequireString(j, "unit", field);
+  bool unit_ok = false;
+  for (const auto& u : units) unit_ok = unit_ok || u == q.unit;
+  if (unit_ok) CheckMagnitude(q.value, q.unit, field);
+  if (!unit_ok) {
+    std::string expected;
+    for (const auto& u : units) expected += (expected.empty() ? "" : " or ") + ("'" + u + "'");
+    throw JsonFieldError(field + ".unit",
+                         "unit '" + q.unit + "' is wrong here (expected " + expected + ")");
+  }
+  const std::string prov = RequireString(j, "provenance", field);
+  if (prov == "spec") {
+    q.provenance = Provenance::kSpec;
+    q.source = RequireString(j, "source", field, "a 'spec' value needs the document it came from");
+  } else if (prov == "derived") {
+    q.provenance = Provenance::kDerived;
+    q.formula = RequireString(j, "formula", field, "a 'derived' value needs its formula");
+  } else if (prov == "measured") {
+    q.provenance = Provenance::kMeasured;
+    q.method = RequireString(j, "method", field, "a 'measured' value needs its method");
+    q.date = RequireString(j, "date", field, "a 'measured' value needs its date (YYYY-MM-DD)");
+  } else {
+    throw JsonFieldError(field + ".provenance", "unknown provenance '" + prov + "'" +
+                                                    DidYouMean(prov, kProvenanceNames) +
+                                                    " (expected spec, derived or measured)");
+  }
+  if (j.contains("source") && q.source.empty()) q.source = RequireString(j, "source", field);
+  if (j.contains("formula") && q.formula.empty()) q.formula = RequireString(j, "formula", field);
+  if (j.contains("spread")) q.spread = RequireNonNegative(j, "spread", field);
+  if (j.contains("note")) q.note = RequireString(j, "note", field);
+  return q;
+}
+
+const std::vector<std::string> kComputeUnitsFloat = {"FLOP/s"};
+const std::vector<std::string> kComputeUnitsInt = {"OP/s", "FLOP/s"};
+
+Device ParseDeviceJson(const json& root) {
+  RequireObject(root, "");
+  CheckKeys(root, "",
+            {"schema_version", "id", "name", "vendor", "kind", "notes", "compute", "memory",
+             "links", "info", "calibration"});
+  Device d;
+  const double version = RequireNumber(root, "schema_version", "");
+  if (version != 1) {
+    throw JsonFieldError("schema_version",
+                         "unsupported schema_version " + FormatNumber(version) + " (expected 1)");
+  }
+  d.id = RequireString(root, "id", "");
+  for (size_t i = 0; i < d.id.size(); ++i) {
+    const char c = d.id[i];
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                    (i > 0 && (c == '-' || c == '.' || c == '_'));
+    if (!ok) {
+      throw JsonFieldError("id", "id '" + d.id +
+                                     "' must be lower-case letters, digits, '-', '.', '_' "
+                                     "and start with a letter or digit");
+    }
+  }
+  d.name = RequireString(root, "name", "");
+  d.vendor = RequireString(root, "vendor", "");
+  d.kind = RequireString(root, "kind", "");
+  static const std::vector<std::string> kKinds = {"gpu", "tpu", "accelerator", "cpu"};
+  if (std::find(kKinds.begin(), kKinds.end(), d.kind) == kKinds.end()) {
+    throw JsonFieldError("kind", "unknown kind '" + d.kind + "'" + DidYouMean(d.kind, kKinds) +
+                                     " (expected gpu, tpu, accelerator or cpu)");
+  }
+  if (root.contains("notes")) d.notes = RequireString(root, "notes", "");
+
+  // Compute ceilings.
+  if (!root.contains("compute")) throw JsonFieldError("compute", "missing (expected an object)");
+  const json& compute = root.at("compute");
+  RequireObject(compute, "compute");
+  if (compute.empty()) {
+    throw JsonFieldError("compute", "no ceilings (expected at least one, e.g. \"tensor.bf16\")");
+  }
+  for (const auto& [key, value] : compute.items()) {
+    const std::string field = "compute." + key;
+    const auto& known = KnownEngines();
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw JsonFieldError(field, "unknown engine.dtype '" + key + "'" + DidYouMean(key, known) +
+                                      " (expected one of: " + list + ")");
+    }
+    const bool integer = key.find("int") != std::string::npos;
+    d.compute.push_back(
+        {key, ParseQuantity(value, field, integer ? kComputeUnitsInt : kComputeUnitsFloat)});
+  }
+
+  // Memory levels.
+  if (!root.contains("memory")) throw JsonFieldError("memory", "missing (expected an array)");
+  const json& memory = root.at("memory");
+  if (!memory.is_array() || memory.empty()) {
+    throw JsonFieldError("memory", "expected a non-empty array of levels, far to near");
+  }
+  std::set<std::string> level_names;
+  for (size_t i = 0; i < memory.size(); ++i) {
+    const std::string field = "memory[" + std::to_string(i) + "]";
+    const json& m = memory[i];
+    RequireObject(m, field);
+    CheckKeys(m, field, {"level", "capacity", "bandwidth", "instances"});
+    MemoryLevel level;
+    level.name = RequireString(m, "level", field);
+    if (!level_names.insert(level.name).second) {
+      throw JsonFieldError(field + ".level", "duplicate level '" + level.name + "'");
+    }
+    if (!m.contains("capacity")) {
+      throw JsonFieldError(field + ".capacity", "missing (expected bytes per instance)");
+    }
+    level.capacity = ParseQuantity(m.at("capacity"), field + ".capacity", {"B"});
+    if (m.contains("instances")) {
+      level.instances = RequirePositiveInteger(m, "instances", field);
+    }
+    if (m.contains("bandwidth")) {
+      level.bandwidth = ParseQuantity(m.at("bandwidth"), field + ".bandwidth", {"B/s"});
+    } else if (i == 0) {
+      throw JsonFieldError(field + ".bandwidth",
+                           "missing: device memory (the first level) needs a bandwidth in B/s");
+    }
+    d.memory.push_back(std::move(level));
+  }
+
+  // Links.
+  if (root.contains("links")) {
+    const json& links = root.at("links");
+    if (!links.is_array()) throw JsonFieldError("links", "expected an array");
+    for (size_t i = 0; i < links.size(); ++i) {
+      const std::string field = "links[" + std::to_string(i) + "]";
+      const json& l = links[i];
+      RequireObject(l, field);
+      CheckKeys(l, field, {"name", "bandwidth", "latency", "max_devices", "note"});
+      Link link;
+      link.name = RequireString(l, "name", field);
+      if (!l.contains("bandwidth")) {
+        throw JsonFieldError(field + ".bandwidth", "missing (expected B/s per direction)");
+      }
+      link.bandwidth = ParseQuantity(l.at("bandwidth"), field + ".bandwidth", {"B/s"});
+      if (l.contains("latency")) {
+        link.latency = ParseQuantity(l.at("latency"), field + ".latency", {"s"});
+      }
+      if (l.contains("max_devices")) {
+        link.max_devices = static_cast<int>(RequirePositiveInteger(l, "max_devices", field));
+      }
+      d.links.push_back(std::move(link));
+    }
+  }
+
+  // Informational quantities.
+  if (root.contains("info")) {
+    const json& info = root.at("info");
+    RequireObject(info, "info");
+    for (const auto& [key, value] : info.items()) {
+      d.info.emplace_back(key,
+                          ParseQuantity(value, "info." + key, {"count", "Hz", "W", "B", "B/s"}));
+    }
+  }
+  return d;
+}
+
+json QuantityToJson(const Quantity& q) {
+  json j;
+  j["value"] = q.value;
+  j["unit"] = q.unit;
+  j["provenance"] = std::string(NameOf(q.provenance));
+  if (!q.source.empty()) j["source"] = q.source;
+  if (!q.formula.empty()) j["formula"] = q.formula;
+  if (!q.method.empty()) j["method"] = q.method;
+  if (!q.date.empty()) j["date"] = q.date;
+  if (q.spread > 0) j["spread"] = q.spread;
+  if (!q.note.empty()) j["note"] = q.note;
+  return j;
+}
+
+}  // namespace
+
+std::string_view NameOf(Provenance p) {
+  switch (p) {
+    case Provenance::kSpec:
+      return "spec";
+    case Provenance::kDerived:
+      return "derived";
+    case Provenance::kMeasured:
+      return "measured";
+  }
+  return "spec";
+}
+
+std::string Quantity::Describe() const {
+  switch (provenance) {
+    case Provenance::kSpec:
+      return "spec: " + source;
+    case Provenance::kDerived:
+      return "derived: " + formula;
+    case Provenance::kMeasured:
+      return "measured: " + method + ", " + date;
+  }
+  return "";
+}
+
+const std::vector<std::string>& KnownEngines() {
+  static const std::vector<std::string> kEngines = {
+      "tensor.fp64", "tensor.tf32", "tensor.bf16", "tensor.fp16", "tensor.fp8", "tensor.int8",
+      "tensor.fp4",  "vector.fp64", "vector.fp32", "vector.fp16", "vector.bf16"};
+  return kEngines;
+}
+
+const ComputeCeiling* Device::FindCompute(std::string_view engine) const {
+  for (const auto& c : compute) {
+    if (c.engine == engine) return &c;
+  }
+  return nullptr;
+}
+
+const MemoryLevel* Device::FindMemory(std::string_view level) const {
+  for (const auto& m : memory) {
+    if (m.name == level) return &m;
+  }
+  return nullptr;
+}
+
+const Link* Device::FindLink(std::string_view link_name) const {
+  for (const auto& l : links) {
+    if (l.name == link_name) return &l;
+  }
+  return nullptr;
+}
+
+Result<Device> ParseDevice(std::string_view json_text, const std::string& origin) {
+  Result<json> parsed = ParseJsonText(json_text, origin);
+  if (!parsed.ok()) return parsed.status();
+  try {
+    Device d = ParseDeviceJson(*parsed);
+    d.origin = origin;
+    return d;
+  } catch (const JsonFieldError& e) {
+    return Status::Invalid(origin + (e.field().empty() ? "" : ": " + e.field()), e.what());
+  }
+}
+
+Result<Device> LoadDeviceFile(const std::string& path) {
+  Result<std::string> text = ReadTextFile(path);
+  if (!text.ok()) return text.status();
+  return ParseDevice(*text, path);
+}
+
+std::string DeviceToJson(const Device& d) {
+  json root;
+  root["schema_version"] = 1;
+  root["id"] = d.id;
+  root["name"] = d.name;
+  root["vendor"] = d.vendor;
+  root["kind"] = d.kind;
+  if (!d.notes.empty()) root["notes"] = d.notes;
+  json compute = json::object();
+  for (const auto& c : d.compute) compute[c.engine] = QuantityToJson(c.peak);
+  root["compute"] = compute;
+  json memory = json::array();
+  for (const auto& m : d.memory) {
+    json jm;
+    jm["level"] = m.name;
+    jm["capacity"] = QuantityToJson(m.capacity);
+    if (m.instances != 1) jm["instances"] = m.instances;
+    if (m.bandwidth) jm["bandwidth"] = QuantityToJson(*m.bandwidth);
+    memory.push_back(jm);
+  }
+  root["memory"] = memory;
+  json links = json::array();
+  for (const auto& l : d.links) {
+    json jl;
+    jl["name"] = l.name;
+    jl["bandwidth"] = QuantityToJson(l.bandwidth);
+    if (l.latency) jl["latency"] = QuantityToJson(*l.latency);
+    if (l.max_devices > 0) jl["max_devices"] = l.max_devices;
+    links.push_back(jl);
+  }
+  root["links"] = links;
+  if (!d.info.empty()) {
+    json info = json::object();
+    for (const auto& [k, q] : d.info) info[k] = QuantityToJson(q);
+    root["info"] = info;
+  }
+  return root.dump(2);
+}
+
+}  // namespace roofline

@@ -1,0 +1,75 @@
+#include "roofline/dtype.h"
+
+#include <array>
+#include <utility>
+
+#include "roofline/suggest.h"
+
+namespace roofline {
+namespace {
+
+struct DTypeInfo {
+  DType type;
+  std::string_view name;
+  int bits;
+};
+
+constexpr std::array<DTypeInfo, 9> kDTypes = {{
+    {DType::kFp64, "fp64", 64},
+    {DType::kFp32, "fp32", 32},
+    {DType::kTf32, "tf32", 32},
+    {DType::kBf16, "bf16", 16},
+    {DType::kFp16, "fp16", 16},
+    {DType::kFp8, "fp8", 8},
+    {DType::kInt8, "int8", 8},
+    {DType::kInt4, "int4", 4},
+    {DType::kFp4, "fp4", 4},
+}};
+
+const DTypeInfo& Info(DType t) {
+  for (const auto& d : kDTypes) {
+    if (d.type == t) return d;
+  }
+  return kDTypes[0];
+}
+
+}  // namespace
+
+int BitsOf(DType t) { return Info(t).bits; }
+std::string_view NameOf(DType t) { return Info(t).name; }
+bool IsInteger(DType t) { return t == DType::kInt8 || t == DType::kInt4; }
+
+std::string DTypeNames() {
+  std::string out;
+  for (const auto& d : kDTypes) {
+    if (!out.empty()) out += ", ";
+    out += d.name;
+  }
+  return out;
+}
+
+Result<DType> ParseDType(std::string_view text, const std::string& where) {
+  for (const auto& d : kDTypes) {
+    if (d.name == text) return d.type;
+  }
+  // Common aliases users type.
+  static const std::array<std::pair<std::string_view, DType>, 7> kAliases = {{
+      {"bfloat16", DType::kBf16},
+      {"float16", DType::kFp16},
+      {"half", DType::kFp16},
+      {"float32", DType::kFp32},
+      {"float", DType::kFp32},
+      {"float64", DType::kFp64},
+      {"float8", DType::kFp8},
+  }};
+  for (const auto& [alias, type] : kAliases) {
+    if (alias == text) return type;
+  }
+  std::vector<std::string> names;
+  for (const auto& d : kDTypes) names.emplace_back(d.name);
+  return Status::Invalid(where, "unknown dtype '" + std::string(text) + "'" +
+                                    DidYouMean(std::string(text), names) +
+                                    " (expected one of: " + DTypeNames() + ")");
+}
+
+}  // namespace roofline

@@ -1,0 +1,110 @@
+#include "roofline/graph.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace roofline {
+
+Result<int> Graph::AddOp(std::string name, OpSpec spec, std::vector<int> inputs, int64_t repeat) {
+  Status s = Validate(spec);
+  if (!s.ok()) return s.WithPrefix(name);
+  if (repeat < 1) return Status::Invalid(name, "repeat must be >= 1");
+  const std::vector<Operand> operands = OperandsOf(spec);
+  const int op_index = static_cast<int>(ops_.size());
+  Op op;
+  op.name = name;
+  op.spec = std::move(spec);
+  op.repeat = repeat;
+  size_t input_i = 0;
+  for (const Operand& o : operands) {
+    int id = kNew;
+    if (!o.is_output && input_i < inputs.size()) id = inputs[input_i];
+    if (!o.is_output) ++input_i;
+    if (id != kNew) {
+      if (id < 0 || id >= static_cast<int>(tensors_.size())) {
+        return Status::Invalid(name,
+                               fmt::format("operand {} bound to unknown tensor {}", o.name, id));
+      }
+      const Tensor& t = tensors_[id];
+      if (std::fabs(t.elements - o.elements) > 0.5 || t.bytes_per_element != o.bytes_per_element) {
+        return Status::Invalid(
+            name, fmt::format("operand {} expects {} elements of {} B, tensor '{}' has {} of {} B",
+                              o.name, o.elements, o.bytes_per_element, t.name, t.elements,
+                              t.bytes_per_element));
+      }
+    } else {
+      Tensor t;
+      t.name = name + "." + o.name;
+      t.elements = o.elements;
+      t.bytes_per_element = o.bytes_per_element;
+      t.dtype = o.dtype;
+      t.role = o.role;
+      id = static_cast<int>(tensors_.size());
+      tensors_.push_back(std::move(t));
+    }
+    if (o.is_output) {
+      tensors_[id].producer = op_index;
+    } else {
+      tensors_[id].consumers.push_back(op_index);
+    }
+    op.operands.push_back(id);
+  }
+  if (input_i < inputs.size()) {
+    return Status::Invalid(
+        name, fmt::format("{} inputs bound but the op has only {}", inputs.size(), input_i));
+  }
+  ops_.push_back(std::move(op));
+  return op_index;
+}
+
+int Graph::OutputOf(int op) const {
+  const std::vector<Operand> operands = OperandsOf(ops_[op].spec);
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (operands[i].is_output) return ops_[op].operands[i];
+  }
+  return -1;
+}
+
+Result<int> AppendAttention(Graph& graph, const AttentionSpec& a, AttentionImpl impl,
+                            const std::string& prefix, int q, int k, int v, int64_t repeat) {
+  Status s = Validate(OpSpec(a));
+  if (!s.ok()) return s.WithPrefix(prefix + "attention");
+  if (impl == AttentionImpl::kFlash) {
+    return graph.AddOp(prefix + "attention", a, {q, k, v}, repeat);
+  }
+  const int64_t group = a.heads / a.kv_heads;
+  // S = Q K^T: per (sequence, head) an [q_len x d] . [d x kv_len] product; K shared by the group.
+  MatmulSpec qk;
+  qk.batch = a.batch * a.heads;
+  qk.m = a.q_len;
+  qk.n = a.kv_len;
+  qk.k = a.head_dim;
+  qk.a_dtype = a.dtype;
+  qk.b_dtype = a.kv_dtype;
+  qk.out_dtype = a.dtype;
+  qk.b_is_weight = false;
+  qk.b_broadcast = group;
+  Result<int> qk_op = graph.AddOp(prefix + "attn_qk", qk, {q, k}, repeat);
+  if (!qk_op.ok()) return qk_op;
+  SoftmaxSpec sm;
+  sm.rows =
+      static_cast<double>(a.batch) * static_cast<double>(a.heads) * static_cast<double>(a.q_len);
+  sm.cols = a.kv_len;
+  sm.dtype = a.dtype;
+  Result<int> sm_op = graph.AddOp(prefix + "attn_softmax", sm, {graph.OutputOf(*qk_op)}, repeat);
+  if (!sm_op.ok()) return sm_op;
+  MatmulSpec pv;
+  pv.batch = a.batch * a.heads;
+  pv.m = a.q_len;
+  pv.n = a.v_dim();
+  pv.k = a.kv_len;
+  pv.a_dtype = a.dtype;
+  pv.b_dtype = a.kv_dtype;
+  pv.out_dtype = a.dtype;
+  pv.b_is_weight = false;
+  pv.b_broadcast = group;
+  return graph.AddOp(prefix + "attn_pv", pv, {graph.OutputOf(*sm_op), v}, repeat);
+}
+
+}  // namespace roofline

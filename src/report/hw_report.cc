@@ -1,0 +1,109 @@
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "roofline/report.h"
+#include "roofline/units.h"
+#include "src/report/table.h"
+
+namespace roofline {
+
+std::string RenderHwList(const DeviceDatabase& db) {
+  TextTable t({"id", "name", "bf16 TFLOP/s", "fp8", "int8 TOP/s", "fp32 vector", "memory",
+               "bandwidth", "link/dir"},
+              {false, false, true, true, true, true, true, true, true});
+  auto tera = [](const Device& d, const char* engine) {
+    const ComputeCeiling* c = d.FindCompute(engine);
+    return c ? Num(std::round(c->peak.value / 1e10) / 100) : std::string("-");
+  };
+  for (const Device& d : db.devices()) {
+    const MemoryLevel& m = d.device_memory();
+    const Link* link = d.PrimaryLink();
+    t.AddRow({d.id, d.name, tera(d, "tensor.bf16"), tera(d, "tensor.fp8"), tera(d, "tensor.int8"),
+              tera(d, "vector.fp32"), Si(m.total_capacity_bytes(), "B"),
+              Si(m.bandwidth_bytes_per_s(), "B/s"),
+              link ? fmt::format("{} {}", link->name, Si(link->bandwidth.value, "B/s")) : "-"});
+  }
+  return t.Render() + fmt::format(
+                          "{} devices. Peaks are dense (no sparsity), in TFLOP/s (TOP/s for "
+                          "int8). `roofline hw show ID` lists every figure with its source.\n",
+                          db.devices().size());
+}
+
+std::string RenderHwShow(const Device& d) {
+  std::string out;
+  out += fmt::format("{} ({}) - {} {}, from {}\n", d.name, d.id, d.vendor, d.kind, d.origin);
+  if (!d.notes.empty()) out += "notes: " + d.notes + "\n";
+  out += "\nCompute ceilings (dense):\n";
+  TextTable c({"engine", "peak", "provenance"}, {false, true, false});
+  for (const auto& e : d.compute) {
+    c.AddRow({e.engine, Si(e.peak.value, e.peak.unit), e.peak.Describe()});
+  }
+  out += c.Render(2);
+  out += "\nMemory levels (far to near):\n";
+  TextTable m({"level", "capacity", "bandwidth", "provenance"}, {false, true, true, false});
+  for (const auto& l : d.memory) {
+    const std::string cap = l.instances > 1
+                                ? fmt::format("{} x {}", Si(l.capacity.value, "B"), l.instances)
+                                : Si(l.capacity.value, "B");
+    m.AddRow({l.name, cap, l.bandwidth ? Si(l.bandwidth->value, "B/s") : "-",
+              "capacity " + l.capacity.Describe()});
+    if (l.bandwidth) m.AddRow({"", "", "", "bandwidth " + l.bandwidth->Describe()});
+  }
+  out += m.Render(2);
+  out += "\nLinks (per device, per direction):\n";
+  if (d.links.empty()) {
+    out += "  none listed\n";
+  } else {
+    TextTable lt({"link", "bandwidth", "latency", "provenance"}, {false, true, true, false});
+    for (const auto& l : d.links) {
+      lt.AddRow({l.name, Si(l.bandwidth.value, "B/s"), l.latency ? Seconds(l.latency->value) : "-",
+                 l.bandwidth.Describe()});
+    }
+    out += lt.Render(2);
+  }
+  out += "\nRidge points (FLOP/B = peak / bandwidth; above it a kernel is compute-bound):\n";
+  std::vector<std::string> header = {"engine"};
+  std::vector<bool> right = {false};
+  for (const auto& l : d.memory) {
+    if (!l.bandwidth) continue;
+    header.push_back(l.name);
+    right.push_back(true);
+  }
+  TextTable r(header, right);
+  for (const auto& e : d.compute) {
+    std::vector<std::string> row = {e.engine};
+    for (const auto& l : d.memory) {
+      if (!l.bandwidth) continue;
+      row.push_back(Num(e.peak.value / l.bandwidth->value));
+    }
+    r.AddRow(row);
+  }
+  out += r.Render(2);
+  if (!d.info.empty()) {
+    out += "\nInfo:\n";
+    for (const auto& [k, q] : d.info) {
+      out += fmt::format("  {:<14} {}   [{}]\n", k,
+                         q.unit == "count" ? Num(q.value) : Si(q.value, q.unit), q.Describe());
+    }
+  }
+  return out;
+}
+
+std::string RenderHwShowJson(const Device& d) {
+  nlohmann::json j = nlohmann::json::parse(DeviceToJson(d));
+  nlohmann::json ridges = nlohmann::json::object();
+  for (const auto& e : d.compute) {
+    nlohmann::json row = nlohmann::json::object();
+    for (const auto& l : d.memory) {
+      if (l.bandwidth) row[l.name] = e.peak.value / l.bandwidth->value;
+    }
+    ridges[e.engine] = row;
+  }
+  j["ridge_points"] = ridges;
+  j["origin"] = d.origin;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace roofline

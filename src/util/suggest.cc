@@ -1,0 +1,57 @@
+#include "roofline/suggest.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace roofline {
+namespace {
+
+std::string Lower(const std::string& s) {
+  std::string out = s;
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+int EditDistance(const std::string& a_in, const std::string& b_in) {
+  const std::string a = Lower(a_in);
+  const std::string b = Lower(b_in);
+  std::vector<int> prev(b.size() + 1);
+  std::vector<int> cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int>(j);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = static_cast<int>(i);
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const int subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates) {
+  if (word.empty() || candidates.empty()) return "";
+  const std::string lw = Lower(word);
+  std::string best;
+  int best_distance = 1 << 30;
+  for (const auto& c : candidates) {
+    int d = 2 * EditDistance(word, c);
+    // A candidate that contains the word (or is contained by it) is a strong hint: "h100" ->
+    // "h100-sxm".
+    const std::string lc = Lower(c);
+    if (lw.size() >= 2 && (lc.find(lw) != std::string::npos || lw.find(lc) != std::string::npos)) {
+      d = std::min(d, lc.rfind(lw, 0) == 0 ? 1 : 2);  // a prefix beats a mere substring
+    }
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  const int limit = 2 * std::max<int>(2, static_cast<int>(word.size()) / 3);
+  if (best_distance > limit) return "";
+  return "; did you mean '" + best + "'?";
+}
+
+}  // namespace roofline

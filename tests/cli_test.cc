@@ -1,0 +1,165 @@
+// The command line: outputs of the user-visible behaviour and the bad-input contract
+// (one line on stderr starting with "error: ", exit status 2, nothing on stdout).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/test_util.h"
+#include "tools/roofline/commands.h"
+
+namespace roofline {
+namespace {
+
+struct Output {
+  int status;
+  std::string out;
+  std::string err;
+};
+
+Output RunCli(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int status = cli::Run(args, out, err);
+  return {status, out.str(), err.str()};
+}
+
+TEST(Cli, OpMatmulJsonHasTheContractFields) {
+  const Output o = RunCli({"op", "matmul", "--m", "2048", "--n", "4096", "--k", "4096", "--dtype",
+                           "fp16", "--hw", "h100-sxm", "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_TRUE(o.err.empty());
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  EXPECT_DOUBLE_EQ(j["flops"].get<double>(), 68719476736.0);
+  EXPECT_DOUBLE_EQ(j["bytes"]["hbm"].get<double>(), 67108864.0);
+  EXPECT_DOUBLE_EQ(j["intensity"]["hbm"].get<double>(), 1024.0);
+  EXPECT_EQ(j["bound"], "compute:tensor.fp16");
+  EXPECT_GT(j["time_s"].get<double>(), 0);
+  EXPECT_NEAR(j["attainable_flops_per_s"].get<double>(), 989.4e12, 1e9);
+  EXPECT_EQ(j["flip"]["flips_below_at"], 346);  // 4096m / (2m + 4096) >= 295.3
+}
+
+TEST(Cli, ExplainShowsTheDerivation) {
+  const Output o = RunCli({"op", "matmul", "--m", "1", "--n", "4096", "--k", "4096", "--hw",
+                           "a100-sxm-80gb", "--explain"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("FLOPs = 2 * batch * m * n * k = 2 * 1 * 1 * 4096 * 4096"),
+            std::string::npos);
+  EXPECT_NE(o.out.find("Verdict: memory:hbm"), std::string::npos);
+  EXPECT_NE(o.out.find("above: at m >= "), std::string::npos);
+  EXPECT_NE(o.out.find("spec: "), std::string::npos);  // provenance of the figures used
+}
+
+TEST(Cli, AttentionEagerListsThreeKernels) {
+  const Output o = RunCli({"op", "attention", "--heads", "32", "--head-dim", "128", "--q-len",
+                           "2048", "--causal", "--impl", "eager", "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  ASSERT_EQ(j["kernels"].size(), 3u);
+  EXPECT_EQ(j["kernels"][1]["name"], "attn_softmax");
+}
+
+TEST(Cli, HwListAndShow) {
+  const Output list = RunCli({"hw", "list"});
+  ASSERT_EQ(list.status, 0);
+  EXPECT_NE(list.out.find("h100-sxm"), std::string::npos);
+  EXPECT_NE(list.out.find("tpu-v5e"), std::string::npos);
+  const Output show = RunCli({"hw", "show", "h100-sxm", "--format", "json"});
+  ASSERT_EQ(show.status, 0) << show.err;
+  const nlohmann::json j = nlohmann::json::parse(show.out);
+  EXPECT_NEAR(j["ridge_points"]["tensor.bf16"]["hbm"].get<double>(), 295.3, 0.1);
+  const Output table = RunCli({"hw", "show", "tpu-v5e"});
+  EXPECT_NE(table.out.find("Ridge points"), std::string::npos);
+}
+
+TEST(Cli, DefaultRunsTheMainJob) {
+  const Output o = RunCli({});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("prefill"), std::string::npos);
+  EXPECT_NE(o.out.find("decode"), std::string::npos);
+}
+
+struct BadArgs {
+  std::vector<std::string> args;
+  const char* expect;  ///< substring of the error line
+};
+
+class CliBadInput : public ::testing::TestWithParam<BadArgs> {};
+
+TEST_P(CliBadInput, ExitsTwoWithOneLine) {
+  const Output o = RunCli(GetParam().args);
+  EXPECT_EQ(o.status, 2);
+  EXPECT_TRUE(o.out.empty()) << o.out;
+  ASSERT_FALSE(o.err.empty());
+  EXPECT_EQ(o.err.rfind("error: ", 0), 0u) << o.err;
+  EXPECT_EQ(o.err.find('\n'), o.err.size() - 1) << "one line: " << o.err;
+  EXPECT_NE(o.err.find(GetParam().expect), std::string::npos) << o.err;
+}
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Contract, CliBadInput,
+    ::testing::Values(
+        BadArgs{{"op", "matmul", "--m", "0", "--n", "1", "--k", "1"}, "--m: must be a positive"},
+        BadArgs{{"op", "matmul", "--m", "-3", "--n", "1", "--k", "1"}, "--m"},
+        BadArgs{{"op", "matmul", "--m", "99999999999999999999", "--n", "1", "--k", "1"}, "--m"},
+        BadArgs{{"op", "matmul", "--m", "2199023255553", "--n", "1", "--k", "1"}, "absurdly"},
+        BadArgs{{"op", "matmul", "--m", "abc", "--n", "1", "--k", "1"}, "--m"},
+        BadArgs{{"op", "matmul", "--m", "1", "--n", "1", "--k", "1", "--dtype", "bf61"},
+                "did you mean 'bf16'"},
+        BadArgs{{"op", "matmul", "--m", "1", "--n", "1", "--k", "1", "--hw", "h100"},
+                "did you mean 'h100"},
+        BadArgs{{"op", "matmul", "--m", "1", "--n", "1"}, "--k"},
+        BadArgs{{"op", "matmul", "--m", "1", "--n", "1", "--k", "1", "--kk", "3"},
+                "did you mean '--k'"},
+        BadArgs{{"op", "attention", "--heads", "32", "--kv-heads", "5", "--head-dim", "64",
+                 "--q-len", "1", "--kv-len", "100"},
+                "--kv-heads"},
+        BadArgs{{"op", "conv2d", "--in-channels", "3", "--out-channels", "8", "--height", "8",
+                 "--width", "8", "--kernel", "3y3"},
+                "--kernel"},
+        BadArgs{{"op", "elementwise", "--elements", "0"}, "--elements"},
+        BadArgs{{"op", "wat"}, "wat"}, BadArgs{{"hw", "show", "tpu-v5"}, "did you mean 'tpu-v5"},
+        BadArgs{{"hww"}, "did you mean 'hw'"},
+        BadArgs{{"hw", "show", "/nonexistent/device.json"}, "cannot open"}),
+    [](const ::testing::TestParamInfo<BadArgs>& info) {
+      std::string n;
+      for (const auto& a : info.param.args) n += a + "_";
+      for (char& c : n) {
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      }
+      return n + std::to_string(info.index);
+    });
+
+TEST(Cli, MalformedDeviceFileNamesFileAndLine) {
+  const std::string path = WriteTemp("broken.json", "{\n  \"id\": \"x\",\n  \"name\": \n");
+  const Output o = RunCli({"op", "matmul", "--m", "1", "--n", "1", "--k", "1", "--hw", path});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find(path + ":"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("malformed JSON"), std::string::npos) << o.err;
+  EXPECT_TRUE(o.out.empty());
+}
+
+TEST(Cli, DeviceFileWithBadFieldNamesTheField) {
+  std::string json = testing::SimpleDeviceJson(1e15, 3e12);
+  json.replace(json.find("3000000000000.000000"), 20, "-1");
+  const std::string path = WriteTemp("negative.json", json);
+  const Output o = RunCli({"hw", "show", path});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("memory[0].bandwidth.value"), std::string::npos) << o.err;
+}
+
+TEST(Cli, HelpExitsZero) {
+  EXPECT_EQ(RunCli({"help"}).status, 0);
+  const Output o = RunCli({"op", "matmul", "--help"});
+  EXPECT_EQ(o.status, 0);
+  EXPECT_NE(o.out.find("--weight-dtype"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace roofline

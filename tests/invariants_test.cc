@@ -1,0 +1,149 @@
+// Invariants that hold for every shape on every device: attainable FLOP/s never exceeds the
+// roofline, the time bound is the largest term, totals equal the sum of kernels.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "roofline/op_analysis.h"
+#include "tests/test_util.h"
+
+namespace roofline {
+namespace {
+
+using testing::Analyze;
+using testing::Db;
+
+int64_t Pick(std::mt19937_64& rng, int64_t lo, int64_t hi) {
+  // Log-uniform, so small and large sizes are both well represented.
+  std::uniform_real_distribution<double> u(std::log(static_cast<double>(lo)),
+                                           std::log(static_cast<double>(hi)));
+  return std::max<int64_t>(lo, static_cast<int64_t>(std::exp(u(rng))));
+}
+
+DType PickDType(std::mt19937_64& rng) {
+  static const DType kTypes[] = {DType::kBf16, DType::kFp16, DType::kFp8,
+                                 DType::kInt8, DType::kFp32, DType::kInt4};
+  return kTypes[rng() % 6];
+}
+
+OpRequest RandomRequest(std::mt19937_64& rng) {
+  switch (rng() % 6) {
+    case 0: {
+      MatmulSpec s;
+      s.batch = Pick(rng, 1, 64);
+      s.m = Pick(rng, 1, 65536);
+      s.n = Pick(rng, 1, 65536);
+      s.k = Pick(rng, 1, 65536);
+      s.a_dtype = PickDType(rng);
+      if (s.a_dtype == DType::kInt4) s.a_dtype = DType::kBf16;
+      s.b_dtype = PickDType(rng);
+      s.out_dtype = DType::kBf16;
+      s.bias = rng() % 2;
+      return OpRequest{s};
+    }
+    case 1: {
+      AttentionSpec a;
+      a.batch = Pick(rng, 1, 64);
+      a.kv_heads = Pick(rng, 1, 16);
+      a.heads = a.kv_heads * Pick(rng, 1, 8);
+      a.head_dim = 16 * Pick(rng, 1, 16);
+      a.kv_len = Pick(rng, 1, 131072);
+      a.q_len = rng() % 2 ? 1 : Pick(rng, 1, a.kv_len);
+      a.causal = rng() % 2;
+      a.window = rng() % 3 == 0 ? Pick(rng, 1, 8192) : 0;
+      a.kv_dtype = rng() % 2 ? DType::kFp8 : DType::kBf16;
+      return OpRequest{a, rng() % 2 ? AttentionImpl::kFlash : AttentionImpl::kEager};
+    }
+    case 2: {
+      ElementwiseSpec e;
+      e.elements = static_cast<double>(Pick(rng, 1, int64_t{1} << 32));
+      e.inputs = static_cast<int>(rng() % 4);
+      e.flops_per_element = static_cast<double>(rng() % 20);
+      return OpRequest{e};
+    }
+    case 3: {
+      Conv2dSpec c;
+      c.batch = Pick(rng, 1, 64);
+      c.groups = rng() % 4 == 0 ? 4 : 1;
+      c.in_channels = c.groups * Pick(rng, 1, 256);
+      c.out_channels = c.groups * Pick(rng, 1, 256);
+      c.height = Pick(rng, 8, 256);
+      c.width = Pick(rng, 8, 256);
+      c.kernel_h = c.kernel_w = 1 + 2 * static_cast<int64_t>(rng() % 3);
+      c.padding = c.kernel_h / 2;
+      c.stride = 1 + static_cast<int64_t>(rng() % 2);
+      return OpRequest{c};
+    }
+    case 4: {
+      NormSpec n;
+      n.rows = Pick(rng, 1, 1 << 20);
+      n.cols = Pick(rng, 1, 16384);
+      n.kind = rng() % 2 ? NormKind::kRms : NormKind::kLayer;
+      return OpRequest{n};
+    }
+    default: {
+      SoftmaxSpec s;
+      s.rows = static_cast<double>(Pick(rng, 1, 1 << 20));
+      s.cols = Pick(rng, 1, 65536);
+      return OpRequest{s};
+    }
+  }
+}
+
+TEST(Invariants, AttainableNeverExceedsTheRooflineAndTheBoundIsTheLargestTerm) {
+  std::mt19937_64 rng(20261122);
+  int checked = 0;
+  for (const Device& d : Db().devices()) {
+    const CostModel model(d);
+    for (int i = 0; i < 300; ++i) {
+      const OpRequest r = RandomRequest(rng);
+      Result<OpAnalysis> a = AnalyzeOp(r, model);
+      ASSERT_TRUE(a.ok()) << a.status().ToString();
+      double sum_time = 0;
+      for (const KernelCost& c : a->costs) {
+        ++checked;
+        // The time bound is the largest of its terms (no launch overhead configured).
+        double largest = c.compute_time_s;
+        for (int l = 0; l < c.num_levels; ++l) largest = std::max(largest, c.memory_time_s[l]);
+        largest = std::max(largest, c.comm_time_s);
+        EXPECT_DOUBLE_EQ(c.time_s, largest) << d.id << " " << c.name;
+        // Attainable <= FLOPs / compute time (the peak, or the blend of peaks for mixed engines).
+        if (c.compute_time_s > 0) {
+          EXPECT_LE(c.attainable_flops_per_s, c.flops / c.compute_time_s * (1 + 1e-12));
+        }
+        for (int e = 0; e < c.num_engines; ++e) {
+          const EngineTerm& t = c.engines[e];
+          if (t.ceiling < 0 || c.num_engines != 1) continue;
+          EXPECT_LE(c.attainable_flops_per_s, d.compute[t.ceiling].peak.value * (1 + 1e-12));
+        }
+        // Attainable <= intensity x bandwidth at every level with a bandwidth.
+        for (int l = 0; l < c.num_levels; ++l) {
+          if (!d.memory[l].has_bandwidth() || c.bytes[l] <= 0) continue;
+          EXPECT_LE(c.attainable_flops_per_s,
+                    c.Intensity(l) * d.memory[l].bandwidth_bytes_per_s() * (1 + 1e-12))
+              << d.id << " " << c.name << " level " << l;
+        }
+        EXPECT_GE(c.flops, 0);
+        sum_time += c.time_s * static_cast<double>(c.repeat);
+      }
+      // Totals equal the sum of the kernels.
+      EXPECT_NEAR(a->totals.time_s, sum_time, 1e-12 * sum_time);
+    }
+  }
+  EXPECT_GT(checked, 5000);
+}
+
+TEST(Invariants, OnChipTrafficIsAtLeastTheCompulsoryTraffic) {
+  // With a nearer level, a matmul's on-chip bytes are never below its device-memory bytes.
+  std::mt19937_64 rng(7);
+  const CostModel model(testing::Dev("a100-sxm-80gb"));
+  for (int i = 0; i < 500; ++i) {
+    MatmulSpec s = testing::Mm(Pick(rng, 1, 32768), Pick(rng, 1, 32768), Pick(rng, 1, 32768));
+    const OpAnalysis a = Analyze(OpRequest{s}, model);
+    EXPECT_GE(a.totals.bytes[1], a.totals.bytes[0] * (1 - 1e-12))
+        << s.m << " " << s.n << " " << s.k;
+  }
+}
+
+}  // namespace
+}  // namespace roofline

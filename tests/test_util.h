@@ -1,0 +1,68 @@
+// Helpers shared by the tests.
+#ifndef ROOFLINE_TESTS_TEST_UTIL_H_
+#define ROOFLINE_TESTS_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "roofline/cost.h"
+#include "roofline/device_db.h"
+#include "roofline/op_analysis.h"
+
+namespace roofline::testing {
+
+/// The embedded device database (data/hardware at build time).
+inline const DeviceDatabase& Db() {
+  static const DeviceDatabase db = [] {
+    Result<DeviceDatabase> r = DeviceDatabase::LoadEmbedded();
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? std::move(r).value() : DeviceDatabase();
+  }();
+  return db;
+}
+
+/// A database device by id (fails the test if absent).
+inline const Device& Dev(const std::string& id) {
+  Result<const Device*> d = Db().Find(id);
+  EXPECT_TRUE(d.ok()) << d.status().ToString();
+  return **d;
+}
+
+/// Analyzes one op request, failing the test on error.
+inline OpAnalysis Analyze(const OpRequest& r, const CostModel& m) {
+  Result<OpAnalysis> a = AnalyzeOp(r, m);
+  EXPECT_TRUE(a.ok()) << a.status().ToString();
+  return std::move(a).value();
+}
+
+/// A bf16 matmul spec with B as a weight.
+inline MatmulSpec Mm(int64_t m, int64_t n, int64_t k, DType dt = DType::kBf16) {
+  MatmulSpec s;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.a_dtype = s.b_dtype = s.out_dtype = dt;
+  return s;
+}
+
+/// A minimal device with one compute ceiling and one memory level (for hand-computable tests).
+inline std::string SimpleDeviceJson(double peak_flops, double bandwidth, double capacity = 80e9,
+                                    const std::string& extra_links = "") {
+  return "{\"schema_version\": 1, \"id\": \"test-dev\", \"name\": \"Test device\", "
+         "\"vendor\": \"generic\", \"kind\": \"accelerator\", "
+         "\"compute\": {\"tensor.bf16\": {\"value\": " +
+         std::to_string(peak_flops) +
+         ", \"unit\": \"FLOP/s\", \"provenance\": \"spec\", \"source\": \"test\"}}, "
+         "\"memory\": [{\"level\": \"hbm\", \"capacity\": {\"value\": " +
+         std::to_string(capacity) +
+         ", \"unit\": \"B\", \"provenance\": \"spec\", \"source\": \"test\"}, "
+         "\"bandwidth\": {\"value\": " +
+         std::to_string(bandwidth) +
+         ", \"unit\": \"B/s\", \"provenance\": \"spec\", \"source\": \"test\"}}]" +
+         (extra_links.empty() ? "" : ", \"links\": " + extra_links) + "}";
+}
+
+}  // namespace roofline::testing
+
+#endif  // ROOFLINE_TESTS_TEST_UTIL_H_

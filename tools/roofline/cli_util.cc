@@ -1,0 +1,60 @@
+#include "tools/roofline/cli_util.h"
+
+#include <algorithm>
+#include <ostream>
+
+#include "roofline/suggest.h"
+
+namespace roofline::cli {
+
+std::optional<int> ParseArgs(CLI::App& app, Context& ctx) {
+  std::vector<std::string> reversed(ctx.args.rbegin(), ctx.args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    *ctx.out << app.help();
+    return kExitOk;
+  } catch (const CLI::CallForAllHelp&) {
+    *ctx.out << app.help("", CLI::AppFormatMode::All);
+    return kExitOk;
+  } catch (const CLI::ExtrasError& e) {
+    // Suggest the closest option name for an unknown flag.
+    std::string word;
+    for (const auto& a : ctx.args) {
+      if (a.rfind("--", 0) == 0) {
+        const std::string name = a.substr(0, a.find('='));
+        bool known = false;
+        std::vector<std::string> names;
+        std::vector<const CLI::App*> apps = {&app};
+        for (const CLI::App* sub : app.get_subcommands()) apps.push_back(sub);
+        for (const CLI::App* ap : apps) {
+          for (const CLI::Option* o : ap->get_options()) {
+            for (const auto& ln : o->get_lnames()) {
+              names.push_back("--" + ln);
+              known = known || ("--" + ln) == name;
+            }
+          }
+        }
+        if (!known) {
+          return Fail(
+              ctx, Status::Invalid(app.get_name(), "unknown option '" + name + "'" +
+                                                       DidYouMean(name, names) + " (see --help)"));
+        }
+      }
+    }
+    return Fail(ctx, Status::Invalid(app.get_name(), e.what()));
+  } catch (const CLI::ParseError& e) {
+    return Fail(ctx, Status::Invalid(app.get_name(), e.what()));
+  }
+  return std::nullopt;
+}
+
+void AddFormatOption(CLI::App& app, std::string& format, const std::vector<std::string>& allowed) {
+  std::string list;
+  for (const auto& a : allowed) list += (list.empty() ? "" : "|") + a;
+  app.add_option("--format", format, "output format: " + list)
+      ->check(CLI::IsMember(allowed))
+      ->capture_default_str();
+}
+
+}  // namespace roofline::cli

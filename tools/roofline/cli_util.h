@@ -1,0 +1,25 @@
+// Parsing a subcommand's arguments with CLI11, with errors in the tool's one-line format.
+#ifndef ROOFLINE_TOOLS_ROOFLINE_CLI_UTIL_H_
+#define ROOFLINE_TOOLS_ROOFLINE_CLI_UTIL_H_
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+
+#include "tools/roofline/commands.h"
+
+namespace roofline::cli {
+
+/// Parses ctx.args into `app`. Returns an exit status when the command is finished (help was
+/// printed: 0; an error was printed: 2), or nothing when the command should go on.
+std::optional<int> ParseArgs(CLI::App& app, Context& ctx);
+
+/// `--format table|json` (and csv where the command supports it).
+enum class Format { kTable, kJson, kCsv };
+
+/// Adds `--format` restricted to `allowed` ("table", "json", "csv").
+void AddFormatOption(CLI::App& app, std::string& format, const std::vector<std::string>& allowed);
+
+}  // namespace roofline::cli
+
+#endif  // ROOFLINE_TOOLS_ROOFLINE_CLI_UTIL_H_

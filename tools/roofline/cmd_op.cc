@@ -1,0 +1,373 @@
+// `roofline op matmul|attention|elementwise|conv2d|norm|softmax|embedding`.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "roofline/cost.h"
+#include "roofline/op_analysis.h"
+#include "roofline/report.h"
+#include "roofline/suggest.h"
+#include "tools/roofline/cli_util.h"
+
+namespace roofline::cli {
+namespace {
+
+/// Options every `op` subcommand shares.
+struct CommonOptions {
+  std::string hw = "h100-sxm";   ///< device id or device JSON path
+  std::string format = "table";  ///< table | json
+  bool explain = false;          ///< print the derivation and the flip point
+  std::string dtype = "bf16";    ///< activation dtype
+};
+
+struct MatmulOptions {
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  std::string weight_dtype;  ///< default: --dtype
+  std::string out_dtype;     ///< default: --dtype
+  int64_t group_size = -1;   ///< -1: 128 for 4-bit weights, else one scale per column
+  std::string scale_dtype = "fp16";
+  bool activation_b = false;
+  bool bias = false;
+};
+
+struct AttentionOptions {
+  int64_t batch = 1, heads = 0, kv_heads = 0, head_dim = 0, v_head_dim = 0, q_len = 0, kv_len = 0;
+  int64_t window = 0;
+  std::string impl = "flash";
+  bool causal = false;
+  std::string kv_dtype;  ///< default: --dtype
+};
+
+struct ElementwiseOptions {
+  int64_t elements = 0;
+  int inputs = 2;
+  double flops_per_element = 1;
+};
+
+struct Conv2dOptions {
+  int64_t batch = 1, in_channels = 0, out_channels = 0, height = 0, width = 0;
+  std::string kernel;  ///< "R" or "RxS"
+  int64_t stride = 1, padding = 0, dilation = 1, groups = 1;
+  bool bias = false;
+};
+
+struct RowsOptions {
+  int64_t rows = 0, cols = 0;
+  std::string kind = "rms";
+};
+
+struct EmbeddingOptions {
+  int64_t tokens = 0, vocab = 0, dim = 0;
+};
+
+void AddCommon(CLI::App* app, CommonOptions& o) {
+  app->add_option("--hw", o.hw, "device id (`roofline hw list`) or path to a device JSON")
+      ->capture_default_str();
+  app->add_option("--dtype", o.dtype, "activation dtype: fp64|fp32|tf32|bf16|fp16|fp8|int8")
+      ->capture_default_str();
+  AddFormatOption(*app, o.format, {"table", "json"});
+  app->add_flag("--explain", o.explain,
+                "print the derivation of every number and where the verdict flips");
+}
+
+Result<DType> Dt(const std::string& text, const std::string& flag) {
+  return ParseDType(text, flag);
+}
+
+Result<OpRequest> BuildMatmul(const CommonOptions& c, const MatmulOptions& o) {
+  MatmulSpec s;
+  s.batch = o.batch;
+  s.m = o.m;
+  s.n = o.n;
+  s.k = o.k;
+  auto a = Dt(c.dtype, "--dtype");
+  if (!a.ok()) return a.status();
+  auto b = Dt(o.weight_dtype.empty() ? c.dtype : o.weight_dtype, "--weight-dtype");
+  if (!b.ok()) return b.status();
+  auto out =
+      Dt(o.out_dtype.empty() ? (BitsOf(*a) < 16 ? "bf16" : c.dtype) : o.out_dtype, "--out-dtype");
+  if (!out.ok()) return out.status();
+  auto sd = Dt(o.scale_dtype, "--scale-dtype");
+  if (!sd.ok()) return sd.status();
+  s.a_dtype = *a;
+  s.b_dtype = *b;
+  s.out_dtype = *out;
+  s.scale_dtype = *sd;
+  s.b_is_weight = !o.activation_b;
+  s.bias = o.bias;
+  s.group_size = o.group_size >= 0 ? o.group_size : (BitsOf(*b) == 4 ? 128 : 0);
+  if (o.group_size < 0 && s.group_size > 0 && s.k % s.group_size != 0) s.group_size = 0;
+  return OpRequest{s};
+}
+
+Result<OpRequest> BuildAttention(const CommonOptions& c, const AttentionOptions& o) {
+  AttentionSpec s;
+  s.batch = o.batch;
+  s.heads = o.heads;
+  s.kv_heads = o.kv_heads > 0 ? o.kv_heads : o.heads;
+  if (o.kv_heads < 0) s.kv_heads = o.kv_heads;
+  s.head_dim = o.head_dim;
+  s.v_head_dim = o.v_head_dim;
+  s.q_len = o.q_len;
+  s.kv_len = o.kv_len != 0 ? o.kv_len : o.q_len;
+  s.causal = o.causal;
+  s.window = o.window;
+  auto d = Dt(c.dtype, "--dtype");
+  if (!d.ok()) return d.status();
+  auto kv = Dt(o.kv_dtype.empty() ? c.dtype : o.kv_dtype, "--kv-dtype");
+  if (!kv.ok()) return kv.status();
+  s.dtype = *d;
+  s.kv_dtype = *kv;
+  OpRequest r{s};
+  r.attention_impl = o.impl == "eager" ? AttentionImpl::kEager : AttentionImpl::kFlash;
+  return r;
+}
+
+Result<OpRequest> BuildConv(const CommonOptions& c, const Conv2dOptions& o) {
+  Conv2dSpec s;
+  s.batch = o.batch;
+  s.in_channels = o.in_channels;
+  s.out_channels = o.out_channels;
+  s.height = o.height;
+  s.width = o.width;
+  s.stride = o.stride;
+  s.padding = o.padding;
+  s.dilation = o.dilation;
+  s.groups = o.groups;
+  s.bias = o.bias;
+  // --kernel R or RxS.
+  const std::string& k = o.kernel;
+  const size_t x = k.find('x');
+  try {
+    size_t used = 0;
+    s.kernel_h = std::stoll(k.substr(0, x), &used);
+    if (used != (x == std::string::npos ? k.size() : x)) throw std::invalid_argument(k);
+    if (x == std::string::npos) {
+      s.kernel_w = s.kernel_h;
+    } else {
+      const std::string w = k.substr(x + 1);
+      s.kernel_w = std::stoll(w, &used);
+      if (used != w.size()) throw std::invalid_argument(k);
+    }
+  } catch (const std::exception&) {
+    return Status::Invalid("--kernel", "expected R or RxS (e.g. 3 or 3x3), got '" + k + "'");
+  }
+  auto d = Dt(c.dtype, "--dtype");
+  if (!d.ok()) return d.status();
+  s.dtype = *d;
+  return OpRequest{s};
+}
+
+int Emit(Context& ctx, const CommonOptions& common, const OpRequest& request) {
+  Status valid = Validate(request.spec);
+  if (!valid.ok()) {
+    return Fail(ctx, Status::Invalid("--" + valid.where(), valid.what()));
+  }
+  Result<Device> device = ctx.ResolveHw(common.hw);
+  if (!device.ok()) return Fail(ctx, device.status());
+  const CostModel model(*device);
+  Result<OpAnalysis> analysis = AnalyzeOp(request, model, common.explain);
+  if (!analysis.ok()) return Fail(ctx, analysis.status());
+  std::optional<FlipAnalysis> flip;
+  if (common.explain || common.format == "json") {
+    Result<FlipAnalysis> f = AnalyzeFlip(request, model);
+    if (!f.ok()) return Fail(ctx, f.status());
+    flip = std::move(f).value();
+  }
+  if (common.format == "json") {
+    std::string text = RenderOpJson(*analysis, model, flip ? &*flip : nullptr);
+    if (common.explain) {
+      nlohmann::json j = nlohmann::json::parse(text);
+      nlohmann::json lines = nlohmann::json::array();
+      const std::string ex = RenderOpExplain(*analysis, *flip, model);
+      size_t start = 0;
+      while (start < ex.size()) {
+        const size_t end = ex.find('\n', start);
+        lines.push_back(ex.substr(start, end - start));
+        if (end == std::string::npos) break;
+        start = end + 1;
+      }
+      j["explanation"] = lines;
+      text = j.dump(2) + "\n";
+    }
+    *ctx.out << text;
+    return kExitOk;
+  }
+  *ctx.out << RenderOpTable(*analysis, model);
+  if (common.explain) *ctx.out << "\n" << RenderOpExplain(*analysis, *flip, model);
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunOp(Context& ctx) {
+  CLI::App app{
+      "One operator on one device: FLOPs, bytes per memory level, arithmetic intensity, "
+      "time bound and what binds it.",
+      "roofline op"};
+  app.require_subcommand(1, 1);
+  CommonOptions common;
+
+  MatmulOptions mm;
+  CLI::App* matmul =
+      app.add_subcommand("matmul",
+                         "C[m,n] = A[m,k] . B[k,n]; m is the token/batch dimension, B the weight.\n"
+                         "example: roofline op matmul --m 2048 --n 4096 --k 4096 --dtype fp16 --hw "
+                         "a100-sxm-80gb");
+  matmul->add_option("--m", mm.m, "rows of A and C (tokens x batch)")->required();
+  matmul->add_option("--n", mm.n, "columns of B and C (output features)")->required();
+  matmul->add_option("--k", mm.k, "reduction dimension (input features)")->required();
+  matmul->add_option("--batch", mm.batch, "independent products, each with its own B")
+      ->capture_default_str();
+  matmul->add_option("--weight-dtype", mm.weight_dtype,
+                     "dtype of B (default: --dtype); int8/int4/fp8 with bf16 activations is "
+                     "weight-only quantization");
+  matmul->add_option("--out-dtype", mm.out_dtype, "dtype of C (default: --dtype; bf16 for 8-bit)");
+  matmul->add_option("--group-size", mm.group_size,
+                     "quantized weights: one scale per this many k elements (default 128 for "
+                     "4-bit, else one scale per column; 0 = per column)");
+  matmul->add_option("--scale-dtype", mm.scale_dtype, "dtype of quantization scales")
+      ->capture_default_str();
+  matmul->add_flag("--activation-b", mm.activation_b, "B is an activation, not a weight");
+  matmul->add_flag("--bias", mm.bias, "add a bias vector");
+  AddCommon(matmul, common);
+
+  AttentionOptions at;
+  CLI::App* attention = app.add_subcommand(
+      "attention",
+      "softmax(Q K^T) V for one layer. example: roofline op attention --batch 1 "
+      "--heads 32 --kv-heads 8 --head-dim 128 --q-len 1 --kv-len 8192 --hw h100-sxm");
+  attention->add_option("--batch", at.batch, "sequences")->capture_default_str();
+  attention->add_option("--heads", at.heads, "query heads")->required();
+  attention->add_option("--kv-heads", at.kv_heads, "key/value heads (default: --heads)");
+  attention->add_option("--head-dim", at.head_dim, "d of Q and K")->required();
+  attention->add_option("--v-head-dim", at.v_head_dim, "d of V (default: --head-dim)");
+  attention->add_option("--q-len", at.q_len, "query positions per sequence (1 = decode)")
+      ->required();
+  attention->add_option("--kv-len", at.kv_len, "key/value positions (default: --q-len)");
+  attention->add_option("--impl", at.impl, "flash (fused, on-chip scores) or eager (3 kernels)")
+      ->check(CLI::IsMember({"flash", "eager"}))
+      ->capture_default_str();
+  attention->add_flag("--causal", at.causal, "causal mask (queries at the end of the sequence)");
+  attention->add_option("--window", at.window, "sliding window in keys (0 = none)")
+      ->capture_default_str();
+  attention->add_option("--kv-dtype", at.kv_dtype, "dtype of K and V (default: --dtype)");
+  AddCommon(attention, common);
+
+  ElementwiseOptions ew;
+  CLI::App* elementwise =
+      app.add_subcommand("elementwise",
+                         "out = f(in...) per element. example: roofline op elementwise --elements "
+                         "16777216 --inputs 2 --hw h100-sxm");
+  elementwise->add_option("--elements", ew.elements, "elements of the output")->required();
+  elementwise->add_option("--inputs", ew.inputs, "input tensors")->capture_default_str();
+  elementwise->add_option("--flops-per-element", ew.flops_per_element, "FLOP per element")
+      ->capture_default_str();
+  AddCommon(elementwise, common);
+
+  Conv2dOptions cv;
+  CLI::App* conv = app.add_subcommand(
+      "conv2d",
+      "2-D convolution, NCHW, as an implicit GEMM. example: roofline op conv2d --batch "
+      "32 --in-channels 64 --out-channels 64 --height 56 --width 56 --kernel 3 "
+      "--padding 1 --hw a100-sxm-80gb");
+  conv->add_option("--batch", cv.batch, "N")->capture_default_str();
+  conv->add_option("--in-channels", cv.in_channels, "C")->required();
+  conv->add_option("--out-channels", cv.out_channels, "K")->required();
+  conv->add_option("--height", cv.height, "H")->required();
+  conv->add_option("--width", cv.width, "W")->required();
+  conv->add_option("--kernel", cv.kernel, "R or RxS")->required();
+  conv->add_option("--stride", cv.stride, "stride")->capture_default_str();
+  conv->add_option("--padding", cv.padding, "zero padding on each side")->capture_default_str();
+  conv->add_option("--dilation", cv.dilation, "dilation")->capture_default_str();
+  conv->add_option("--groups", cv.groups, "groups (C for depthwise)")->capture_default_str();
+  conv->add_flag("--bias", cv.bias, "add a bias per output channel");
+  AddCommon(conv, common);
+
+  RowsOptions nm;
+  CLI::App* norm = app.add_subcommand(
+      "norm", "RMSNorm or LayerNorm over rows. example: roofline op norm --rows 2048 --cols 4096");
+  norm->add_option("--rows", nm.rows, "rows (tokens)")->required();
+  norm->add_option("--cols", nm.cols, "normalized dimension")->required();
+  norm->add_option("--kind", nm.kind, "rms or layer")
+      ->check(CLI::IsMember({"rms", "layer"}))
+      ->capture_default_str();
+  AddCommon(norm, common);
+
+  RowsOptions sm;
+  CLI::App* softmax = app.add_subcommand(
+      "softmax", "softmax over rows. example: roofline op softmax --rows 65536 --cols 4096");
+  softmax->add_option("--rows", sm.rows, "rows")->required();
+  softmax->add_option("--cols", sm.cols, "softmax dimension")->required();
+  AddCommon(softmax, common);
+
+  EmbeddingOptions em;
+  CLI::App* embedding = app.add_subcommand(
+      "embedding",
+      "token embedding gather. example: roofline op embedding --tokens 2048 --vocab "
+      "128256 --dim 4096");
+  embedding->add_option("--tokens", em.tokens, "tokens looked up")->required();
+  embedding->add_option("--vocab", em.vocab, "table rows")->required();
+  embedding->add_option("--dim", em.dim, "row width")->required();
+  AddCommon(embedding, common);
+
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  if (!ctx.args.empty() && ctx.args[0].rfind("-", 0) != 0 &&
+      std::find(names.begin(), names.end(), ctx.args[0]) == names.end()) {
+    return Fail(ctx, Status::Invalid("op", "unknown operator '" + ctx.args[0] + "'" +
+                                               DidYouMean(ctx.args[0], names) +
+                                               " (expected matmul, attention, elementwise, "
+                                               "conv2d, norm, softmax or embedding)"));
+  }
+  if (auto done = ParseArgs(app, ctx)) return *done;
+
+  Result<OpRequest> request = Status::Invalid("op", "no operator given");
+  if (matmul->parsed()) {
+    request = BuildMatmul(common, mm);
+  } else if (attention->parsed()) {
+    request = BuildAttention(common, at);
+  } else if (elementwise->parsed()) {
+    auto d = Dt(common.dtype, "--dtype");
+    if (!d.ok()) return Fail(ctx, d.status());
+    ElementwiseSpec s;
+    s.elements = static_cast<double>(ew.elements);
+    s.inputs = ew.inputs;
+    s.flops_per_element = ew.flops_per_element;
+    s.dtype = *d;
+    request = OpRequest{s};
+  } else if (conv->parsed()) {
+    request = BuildConv(common, cv);
+  } else if (norm->parsed() || softmax->parsed()) {
+    auto d = Dt(common.dtype, "--dtype");
+    if (!d.ok()) return Fail(ctx, d.status());
+    if (norm->parsed()) {
+      NormSpec s;
+      s.rows = nm.rows;
+      s.cols = nm.cols;
+      s.kind = nm.kind == "layer" ? NormKind::kLayer : NormKind::kRms;
+      s.dtype = *d;
+      request = OpRequest{s};
+    } else {
+      SoftmaxSpec s;
+      s.rows = static_cast<double>(sm.rows);
+      s.cols = sm.cols;
+      s.dtype = *d;
+      request = OpRequest{s};
+    }
+  } else if (embedding->parsed()) {
+    auto d = Dt(common.dtype, "--dtype");
+    if (!d.ok()) return Fail(ctx, d.status());
+    EmbeddingSpec s;
+    s.tokens = em.tokens;
+    s.vocab = em.vocab;
+    s.dim = em.dim;
+    s.dtype = *d;
+    request = OpRequest{s};
+  }
+  if (!request.ok()) return Fail(ctx, request.status());
+  return Emit(ctx, common, *request);
+}
+
+}  // namespace roofline::cli
