@@ -2,6 +2,7 @@
 // (one line on stderr starting with "error: ", exit status 2, nothing on stdout).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -152,6 +153,109 @@ TEST(Cli, DeviceFileWithBadFieldNamesTheField) {
   const Output o = RunCli({"hw", "show", path});
   EXPECT_EQ(o.status, 2);
   EXPECT_NE(o.err.find("memory[0].bandwidth.value"), std::string::npos) << o.err;
+}
+
+TEST(Cli, ModelJsonHasTheContractFields) {
+  const Output o = RunCli({"model", "llama-3-70b", "--hw", "h100-sxm", "--tp", "4", "--batch", "8",
+                           "--prompt", "1024", "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  EXPECT_NEAR(j["model"]["parameters_total"].get<double>(), 70.6e9, 0.01 * 70.6e9);
+  EXPECT_GT(j["model"]["parameters_active"].get<double>(), 0);
+  EXPECT_GT(j["memory"]["weights_bytes"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(j["memory"]["kv_cache_bytes_per_token"].get<double>(), 327680.0 / 4);
+  EXPECT_GT(j["memory"]["kv_cache_bytes"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(j["memory"]["capacity_bytes"].get<double>(), 80e9);
+  ASSERT_EQ(j["phases"].size(), 2u);
+  EXPECT_EQ(j["phases"][0]["phase"], "prefill");
+  EXPECT_EQ(j["phases"][1]["phase"], "decode");
+  for (const auto& p : j["phases"]) {
+    EXPECT_GT(p["time_s"].get<double>(), 0);
+    double sum = 0;
+    for (const auto& k : p["kernels"]) {
+      for (const char* field : {"name", "repeat", "flops", "bytes", "time_s", "bound"}) {
+        EXPECT_TRUE(k.contains(field)) << field;
+      }
+      sum += k["time_s"].get<double>() * k["repeat"].get<double>();
+    }
+    EXPECT_NEAR(sum, p["time_s"].get<double>(), 1e-9 * sum);
+  }
+  bool comm = false;
+  for (const auto& k : j["phases"][1]["kernels"])
+    comm = comm || k["bound"] == "comm:nvlink" || k["name"] == "attn_all_reduce";
+  EXPECT_TRUE(comm);
+}
+
+TEST(Cli, ModelCsvHasOneRowPerKernel) {
+  const Output o = RunCli({"model", "gpt2", "--phase", "decode", "--format", "csv"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  std::istringstream in(o.out);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line.rfind("phase,group,kernel,repeat,flops,bytes_hbm", 0), 0u) << line;
+  int rows = 0;
+  while (std::getline(in, line)) {
+    EXPECT_EQ(line.rfind("decode,", 0), 0u);
+    ++rows;
+  }
+  EXPECT_GT(rows, 10);
+}
+
+TEST(Cli, ModelFromAConfigPathAndADirectory) {
+  const std::string dir = ::testing::TempDir() + "/roofline_model_dir";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/config.json")
+      << R"({"architectures": ["Qwen3ForCausalLM"], "hidden_size": 256, "num_hidden_layers": 2,
+             "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64,
+             "intermediate_size": 512, "vocab_size": 1000, "torch_dtype": "bfloat16"})";
+  EXPECT_EQ(RunCli({"model", dir, "--phase", "decode"}).status, 0);
+  const Output o = RunCli({"model", dir + "/config.json", "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(nlohmann::json::parse(o.out)["model"]["architecture"], "Qwen3ForCausalLM");
+}
+
+TEST(Cli, ModelsListShowsPresetsWithCounts) {
+  const Output o = RunCli({"models", "list"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("mixtral-8x7b"), std::string::npos);
+  EXPECT_NE(o.out.find("46.70 B"), std::string::npos);
+  EXPECT_NE(o.out.find("12.88 B"), std::string::npos);
+  EXPECT_EQ(o.out.find("warning"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ModelContract, CliBadInput,
+    ::testing::Values(BadArgs{{"model", "llama-3-8b", "--batch", "0"}, "--batch"},
+                      BadArgs{{"model", "llama-3-8b", "--prompt", "-5"}, "--prompt"},
+                      BadArgs{{"model", "llama-3-8b", "--tp", "3"}, "--tp"},
+                      BadArgs{{"model", "llama-3-8b", "--kv-dtype", "fp9"}, "did you mean"},
+                      BadArgs{{"model", "lama-3-8b"}, "did you mean 'llama-3-8b'"},
+                      BadArgs{{"model", "/nonexistent/config.json"}, "cannot open"},
+                      BadArgs{{"model", "llama-3-8b", "--hw", "cpu-generic", "--tp", "2"},
+                              "interconnect"},
+                      BadArgs{{"models", "lst"}, "lst"}),
+    [](const ::testing::TestParamInfo<BadArgs>& info) {
+      std::string n;
+      for (const auto& a : info.param.args) n += a + "_";
+      for (char& c : n) {
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      }
+      return n + std::to_string(info.index);
+    });
+
+TEST(Cli, BrokenConfigFilesExitTwo) {
+  const std::string truncated =
+      WriteTemp("truncated_config.json", R"({"architectures": ["LlamaForCausalLM"], "hidd)");
+  Output o = RunCli({"model", truncated});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("truncated_config.json:1:"), std::string::npos) << o.err;
+  const std::string bert =
+      WriteTemp("bert_config.json", R"({"architectures": ["BertForMaskedLM"]})");
+  o = RunCli({"model", bert});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("unsupported architecture 'BertForMaskedLM'"), std::string::npos);
+  EXPECT_NE(o.err.find("LlamaForCausalLM"), std::string::npos);  // lists what is supported
+  EXPECT_TRUE(o.out.empty());
 }
 
 TEST(Cli, HelpExitsZero) {

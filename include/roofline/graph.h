@@ -30,6 +30,7 @@ struct Op {
   OpSpec spec;
   std::vector<int> operands;  ///< tensor ids, in OperandsOf(spec) order (inputs, then outputs)
   int64_t repeat = 1;         ///< how many times the op runs per step (identical layers)
+  std::string group;          ///< the layers it stands for ("layers 0-31"); empty: model-level
 
   OpKind kind() const { return KindOf(spec); }
 };
@@ -43,8 +44,8 @@ class Graph {
   /// Appends an op. `inputs[i]` binds input operand i to an existing tensor id or kNew (missing
   /// entries are kNew). Outputs always get fresh tensors named "<op>.<operand>".
   /// Returns the op index, or an error if the spec is invalid or a bound tensor does not match.
-  Result<int> AddOp(std::string name, OpSpec spec, std::vector<int> inputs = {},
-                    int64_t repeat = 1);
+  Result<int> AddOp(std::string name, OpSpec spec, std::vector<int> inputs = {}, int64_t repeat = 1,
+                    std::string group = "");
 
   /// The tensor bound to operand `operand` of op `op` (e.g. its output).
   int TensorOf(int op, int operand) const { return ops_[op].operands[operand]; }
@@ -70,6 +71,7 @@ struct Kernel {
   std::string name;      ///< name of the anchor op (the matmul of a fused group)
   std::vector<int> ops;  ///< op indices, in graph order
   int64_t repeat = 1;
+  std::string group;  ///< the group of its ops (see Op::group)
 };
 
 /// Groups ops into kernels (see docs/cost-model.md, "Fusion").
@@ -86,7 +88,8 @@ enum class AttentionImpl {
 /// (or Graph::kNew). Returns the index of the op producing the output.
 Result<int> AppendAttention(Graph& graph, const AttentionSpec& spec, AttentionImpl impl,
                             const std::string& prefix = "", int q = Graph::kNew,
-                            int k = Graph::kNew, int v = Graph::kNew, int64_t repeat = 1);
+                            int k = Graph::kNew, int v = Graph::kNew, int64_t repeat = 1,
+                            const std::string& group = "");
 
 }  // namespace roofline
 

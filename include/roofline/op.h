@@ -32,6 +32,15 @@ struct MatmulSpec {
   int64_t group_size = 0;
   DType scale_dtype = DType::kFp16;  ///< dtype of the quantization scales
   bool bias = false;                 ///< adds a bias vector of n elements (out_dtype)
+  /// Routed experts (mixture of experts): B holds `experts` weight matrices, each row of A (a
+  /// token routed to one of its `expert_top_k` experts; m = tokens x top-k) is multiplied by one
+  /// of them. Only the experts the batch touches are read: E * (1 - (1 - k/E)^tokens) expected
+  /// under uniform routing. 0 = a dense product.
+  int64_t experts = 0;
+  int64_t expert_top_k = 0;
+
+  /// Tokens routed (m / expert_top_k) and the expected number of distinct experts they touch.
+  double ExpertsTouched() const;
 };
 
 /// Fused (FlashAttention-style) attention: softmax(Q K^T / sqrt(d)) V in one kernel.
@@ -48,6 +57,9 @@ struct AttentionSpec {
   int64_t window = 0;          ///< sliding window (keys per query), 0 = unlimited
   DType dtype = DType::kBf16;  ///< Q, O (and S, P in eager)
   DType kv_dtype = DType::kBf16;  ///< K, V (the KV cache)
+  /// V is a slice of K (MLA with absorbed up-projections: both are the cached latent), so only
+  /// K is read.
+  bool v_in_k = false;
 
   int64_t v_dim() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
 };

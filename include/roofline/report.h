@@ -7,6 +7,8 @@
 #include "roofline/cost.h"
 #include "roofline/device.h"
 #include "roofline/device_db.h"
+#include "roofline/model_analysis.h"
+#include "roofline/model_registry.h"
 #include "roofline/op_analysis.h"
 
 namespace roofline {
@@ -30,6 +32,15 @@ std::string RenderHwList(const DeviceDatabase& db);
 std::string RenderHwShow(const Device& device);
 /// `roofline hw show --format json`: the device in schema form plus a "ridge_points" table.
 std::string RenderHwShowJson(const Device& device);
+
+/// `roofline models list`: presets with architecture, shape and parameter counts.
+std::string RenderModelsList(const ModelRegistry& registry);
+/// `roofline model`: per phase the kernel table, totals, latency, then the memory footprint.
+std::string RenderModelTable(const ModelAnalysis& analysis, const CostModel& model);
+/// `roofline model --format json`: one document (see README for the fields).
+std::string RenderModelJson(const ModelAnalysis& analysis, const CostModel& model);
+/// `roofline model --format csv`: one row per kernel and phase.
+std::string RenderModelCsv(const ModelAnalysis& analysis, const CostModel& model);
 
 }  // namespace roofline
 

@@ -88,6 +88,16 @@ void MatmulRule(const Graph& g, const Op& op, const MatmulSpec& s, const LevelMo
   const int scales = (s.b_is_weight && quantized) ? (s.bias ? 3 : 2) : -1;
   const double ea = BytesOf(s.a_dtype);
   const double eb = BytesOf(s.b_dtype);
+  // Routed experts: only the touched experts' weights are read; each multiplies m / touched rows.
+  const double touched = s.experts > 0 ? s.ExpertsTouched() : 0;
+  const double b_frac = s.experts > 0 ? touched / D(s.experts) : 1.0;
+  const double m_each = s.experts > 0 ? D(s.m) / touched : D(s.m);
+  if (t && s.experts > 0) {
+    t->Add(fmt::format(
+        "  routed experts: {} tokens x top-{} over {} experts touch E*(1-(1-k/E)^T) "
+        "= {} of them (uniform routing): B read for those only, ~{} rows each",
+        Num(D(s.m) / D(s.expert_top_k)), s.expert_top_k, s.experts, Num(touched), Num(m_each)));
+  }
   for (int l = 0; l < lv.num_levels; ++l) {
     if (l > 0 && lv.next_capacity[l] == 0) {
       CopyPrevious(w, l);
@@ -102,7 +112,7 @@ void MatmulRule(const Graph& g, const Op& op, const MatmulSpec& s, const LevelMo
     double rb = 1;
     double tile = 0;
     if (lv.next_capacity[l] > 0) {
-      const auto r = TileRereads(D(s.m), D(s.n), D(s.m) * D(s.k) * ea, D(s.k) * D(s.n) * eb, ea, eb,
+      const auto r = TileRereads(m_each, D(s.n), m_each * D(s.k) * ea, D(s.k) * D(s.n) * eb, ea, eb,
                                  lv.next_capacity[l], &tile);
       ra = r[0];
       rb = r[1];
@@ -112,7 +122,7 @@ void MatmulRule(const Graph& g, const Op& op, const MatmulSpec& s, const LevelMo
     for (int j = 0; j < w.num_operands; ++j) {
       double r = 1;
       if (j == 0) r = ra;
-      if (j == nb || j == scales) r = rb;  // quantization scales travel with B
+      if (j == nb || j == scales) r = rb * b_frac;  // quantization scales travel with B
       w.bytes[j][l] = g.tensors()[ids[j]].bytes() * r;
     }
     if (t && l > 0) {
@@ -199,7 +209,9 @@ void AttentionRule(const Graph& g, const Op& op, const AttentionSpec& a, const L
     }
     for (int j = 0; j < 4; ++j) {
       const double bytes = g.tensors()[op.operands[j]].bytes();
-      w.bytes[j][l] = (j == 1 || j == 2) ? bytes * kv_mult : bytes;
+      double mult = (j == 1 || j == 2) ? kv_mult : 1.0;
+      if (j == 2 && a.v_in_k) mult = 0;  // V is the latent already read as part of K
+      w.bytes[j][l] = bytes * mult;
     }
   }
 }

@@ -47,7 +47,10 @@ std::vector<Kernel> Fuse(const Graph& graph, FusionMode mode) {
         const Tensor& t = tensors[ops[i].operands[o]];
         if (t.producer < 0 || t.consumers.size() != 1) continue;
         const int g = Find(group, t.producer);
-        if (!has_anchor[g] || ops[t.producer].repeat != ops[i].repeat) continue;
+        if (!has_anchor[g] || ops[t.producer].repeat != ops[i].repeat ||
+            ops[t.producer].group != ops[i].group) {
+          continue;
+        }
         const int mine = Find(group, i);
         if (mine == g) continue;
         if (has_anchor[mine]) continue;  // already joined another anchor's kernel
@@ -66,7 +69,7 @@ std::vector<Kernel> Fuse(const Graph& graph, FusionMode mode) {
       const int c = t.consumers[0];
       const OpKind ck = ops[c].kind();
       if (ck != OpKind::kMatmul && ck != OpKind::kConv2d) continue;
-      if (ops[c].repeat != ops[i].repeat) continue;
+      if (ops[c].repeat != ops[i].repeat || ops[c].group != ops[i].group) continue;
       // Only when the consumer reads it as its activation operand (A / x: operand 0).
       if (ops[c].operands[0] != out) continue;
       const int g = Find(group, c);
@@ -83,6 +86,7 @@ std::vector<Kernel> Fuse(const Graph& graph, FusionMode mode) {
       kernel_of_group[g] = static_cast<int>(kernels.size());
       Kernel k;
       k.repeat = ops[i].repeat;
+      k.group = ops[i].group;
       kernels.push_back(std::move(k));
     }
     kernels[kernel_of_group[g]].ops.push_back(i);

@@ -6,7 +6,8 @@
 
 namespace roofline {
 
-Result<int> Graph::AddOp(std::string name, OpSpec spec, std::vector<int> inputs, int64_t repeat) {
+Result<int> Graph::AddOp(std::string name, OpSpec spec, std::vector<int> inputs, int64_t repeat,
+                         std::string group) {
   Status s = Validate(spec);
   if (!s.ok()) return s.WithPrefix(name);
   if (repeat < 1) return Status::Invalid(name, "repeat must be >= 1");
@@ -16,6 +17,7 @@ Result<int> Graph::AddOp(std::string name, OpSpec spec, std::vector<int> inputs,
   op.name = name;
   op.spec = std::move(spec);
   op.repeat = repeat;
+  op.group = std::move(group);
   size_t input_i = 0;
   for (const Operand& o : operands) {
     int id = kNew;
@@ -67,13 +69,14 @@ int Graph::OutputOf(int op) const {
 }
 
 Result<int> AppendAttention(Graph& graph, const AttentionSpec& a, AttentionImpl impl,
-                            const std::string& prefix, int q, int k, int v, int64_t repeat) {
+                            const std::string& prefix, int q, int k, int v, int64_t repeat,
+                            const std::string& group) {
   Status s = Validate(OpSpec(a));
   if (!s.ok()) return s.WithPrefix(prefix + "attention");
   if (impl == AttentionImpl::kFlash) {
-    return graph.AddOp(prefix + "attention", a, {q, k, v}, repeat);
+    return graph.AddOp(prefix + "attention", a, {q, k, v}, repeat, group);
   }
-  const int64_t group = a.heads / a.kv_heads;
+  const int64_t gqa = a.heads / a.kv_heads;
   // S = Q K^T: per (sequence, head) an [q_len x d] . [d x kv_len] product; K shared by the group.
   MatmulSpec qk;
   qk.batch = a.batch * a.heads;
@@ -84,15 +87,16 @@ Result<int> AppendAttention(Graph& graph, const AttentionSpec& a, AttentionImpl 
   qk.b_dtype = a.kv_dtype;
   qk.out_dtype = a.dtype;
   qk.b_is_weight = false;
-  qk.b_broadcast = group;
-  Result<int> qk_op = graph.AddOp(prefix + "attn_qk", qk, {q, k}, repeat);
+  qk.b_broadcast = gqa;
+  Result<int> qk_op = graph.AddOp(prefix + "attn_qk", qk, {q, k}, repeat, group);
   if (!qk_op.ok()) return qk_op;
   SoftmaxSpec sm;
   sm.rows =
       static_cast<double>(a.batch) * static_cast<double>(a.heads) * static_cast<double>(a.q_len);
   sm.cols = a.kv_len;
   sm.dtype = a.dtype;
-  Result<int> sm_op = graph.AddOp(prefix + "attn_softmax", sm, {graph.OutputOf(*qk_op)}, repeat);
+  Result<int> sm_op =
+      graph.AddOp(prefix + "attn_softmax", sm, {graph.OutputOf(*qk_op)}, repeat, group);
   if (!sm_op.ok()) return sm_op;
   MatmulSpec pv;
   pv.batch = a.batch * a.heads;
@@ -103,8 +107,8 @@ Result<int> AppendAttention(Graph& graph, const AttentionSpec& a, AttentionImpl 
   pv.b_dtype = a.kv_dtype;
   pv.out_dtype = a.dtype;
   pv.b_is_weight = false;
-  pv.b_broadcast = group;
-  return graph.AddOp(prefix + "attn_pv", pv, {graph.OutputOf(*sm_op), v}, repeat);
+  pv.b_broadcast = gqa;
+  return graph.AddOp(prefix + "attn_pv", pv, {graph.OutputOf(*sm_op), v}, repeat, group);
 }
 
 }  // namespace roofline

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace roofline {
 namespace {
@@ -56,6 +57,13 @@ Operand Make(std::string name, double elements, DType dtype, TensorRole role, bo
 double D(int64_t v) { return static_cast<double>(v); }
 
 }  // namespace
+
+double MatmulSpec::ExpertsTouched() const {
+  if (experts <= 0) return 0;
+  const double e = D(experts);
+  const double tokens = D(m) / D(expert_top_k);
+  return e * (1 - std::pow(1 - D(expert_top_k) / e, tokens));
+}
 
 int64_t Conv2dSpec::out_height() const {
   return (height + 2 * padding - dilation * (kernel_h - 1) - 1) / stride + 1;
@@ -111,7 +119,8 @@ std::vector<Operand> OperandsOf(const OpSpec& spec) {
             std::vector<Operand> v;
             v.push_back(
                 Make("A", D(s.batch) * D(s.m) * D(s.k), s.a_dtype, TensorRole::kActivation, false));
-            v.push_back(Make("B", D(s.batch / s.b_broadcast) * D(s.k) * D(s.n), s.b_dtype,
+            const double b_sets = s.experts > 0 ? D(s.experts) : D(s.batch / s.b_broadcast);
+            v.push_back(Make("B", b_sets * D(s.k) * D(s.n), s.b_dtype,
                              s.b_is_weight ? TensorRole::kWeight : TensorRole::kActivation, false));
             if (s.bias) {
               v.push_back(Make("bias",
@@ -120,8 +129,8 @@ std::vector<Operand> OperandsOf(const OpSpec& spec) {
             }
             if (s.b_is_weight && IsQuantized(s.b_dtype)) {
               const double groups = s.group_size > 0 ? D(s.k / s.group_size) : 1.0;
-              v.push_back(Make("scales", D(s.batch / s.b_broadcast) * groups * D(s.n),
-                               s.scale_dtype, TensorRole::kWeight, false));
+              v.push_back(Make("scales", b_sets * groups * D(s.n), s.scale_dtype,
+                               TensorRole::kWeight, false));
             }
             v.push_back(Make("C", D(s.batch) * D(s.m) * D(s.n), s.out_dtype,
                              TensorRole::kActivation, true));
@@ -214,6 +223,18 @@ Status Validate(const OpSpec& spec) {
             if (s.batch % s.b_broadcast != 0) {
               return Status::Invalid("b-broadcast", fmt::format("{} does not divide the batch {}",
                                                                 s.b_broadcast, s.batch));
+            }
+            if (s.experts > 0) {
+              if (s.batch != 1) return Status::Invalid("batch", "expert matmuls take batch 1");
+              if (s.expert_top_k < 1 || s.expert_top_k > s.experts) {
+                return Status::Invalid("expert-top-k",
+                                       fmt::format("must be between 1 and the {} experts, got {}",
+                                                   s.experts, s.expert_top_k));
+              }
+              if (s.m % s.expert_top_k != 0) {
+                return Status::Invalid("m", "expert rows must be tokens x top-k");
+              }
+              if (s.experts > kMaxDim) return Status::Invalid("experts", "absurdly many experts");
             }
             if (s.group_size < 0) {
               return Status::Invalid("group-size", "must be >= 0 (0 = one scale per column)");

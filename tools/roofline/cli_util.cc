@@ -8,6 +8,19 @@
 namespace roofline::cli {
 
 std::optional<int> ParseArgs(CLI::App& app, Context& ctx) {
+  // An unknown subcommand gets a suggestion instead of CLI11's "a subcommand is required".
+  const auto subs = app.get_subcommands({});
+  if (!subs.empty() && !ctx.args.empty() && ctx.args[0].rfind("-", 0) != 0) {
+    std::vector<std::string> names;
+    for (const CLI::App* sub : subs) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), ctx.args[0]) == names.end()) {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      return Fail(ctx, Status::Invalid(app.get_name(), "unknown subcommand '" + ctx.args[0] + "'" +
+                                                           DidYouMean(ctx.args[0], names) +
+                                                           " (expected one of: " + list + ")"));
+    }
+  }
   std::vector<std::string> reversed(ctx.args.rbegin(), ctx.args.rend());
   try {
     app.parse(reversed);

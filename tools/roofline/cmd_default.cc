@@ -1,9 +1,12 @@
-// `roofline` with no arguments: the main job on embedded defaults.
+// `roofline` with no arguments: the main job on embedded defaults - an LLM on a GPU, both phases,
+// and where decode stops being memory-bound.
 #include <fmt/format.h>
 
 #include <ostream>
 
-#include "roofline/op_analysis.h"
+#include "roofline/flip.h"
+#include "roofline/model_analysis.h"
+#include "roofline/model_registry.h"
 #include "roofline/report.h"
 #include "roofline/units.h"
 #include "tools/roofline/commands.h"
@@ -12,41 +15,72 @@ namespace roofline::cli {
 
 /// The defaults of the main job.
 struct DefaultJob {
+  std::string model = "llama-3-8b";
   std::string device = "h100-sxm";
-  /// Llama-2-7B q_proj (hidden 4096), fp16: prefill of 2048 tokens, then one decode token.
-  int64_t hidden = 4096;
-  int64_t prefill_tokens = 2048;
+  int64_t batch = 1;
+  int64_t prompt = 2048;
 };
 
 int RunDefault(Context& ctx) {
   const DefaultJob job;
-  Result<const DeviceDatabase*> db = ctx.Database();
-  if (!db.ok()) return Fail(ctx, db.status());
   std::ostream& out = *ctx.out;
-  out << "roofline: the device database\n\n" << RenderHwList(**db) << "\n";
-
+  Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
+  if (!registry.ok()) return Fail(ctx, registry.status());
+  Result<TransformerConfig> config = ResolveModel(job.model, *registry);
+  if (!config.ok()) return Fail(ctx, config.status());
   Result<Device> device = ctx.ResolveHw(job.device);
   if (!device.ok()) return Fail(ctx, device.status());
   const CostModel model(*device);
+  Workload w;
+  w.batch = job.batch;
+  w.prompt = job.prompt;
+  Result<ModelAnalysis> a = AnalyzeModel(*config, w, model, PhaseSelection::kBoth);
+  if (!a.ok()) return Fail(ctx, a.status());
+  out << "roofline: " << job.model << " on " << device->name << ", batch " << job.batch
+      << ", prompt " << job.prompt << " (defaults; `roofline model --help` to change them)\n\n";
+  out << RenderModelTable(*a, model);
+
+  // Where decode's verdict flips as the batch grows: one weight matmul, attention, the step.
+  auto decode_bound = [&](int64_t b, const std::string& kernel) -> std::string {
+    Workload wb = w;
+    wb.batch = b;
+    Result<ModelAnalysis> r = AnalyzeModel(*config, wb, model, PhaseSelection::kDecode);
+    if (!r.ok()) return "error";
+    if (kernel.empty()) return r->phases[0].totals.bound;
+    for (const KernelCost& k : r->phases[0].costs) {
+      if (k.name == kernel) return model.BoundName(k);
+    }
+    return "none";
+  };
+  const int64_t top = int64_t{1} << 16;
+  const FlipPoint mlp = FindFlipUp([&](int64_t b) { return decode_bound(b, "gate_proj"); }, 1, top);
+  const FlipPoint att = FindFlipUp([&](int64_t b) { return decode_bound(b, "attention"); }, 1, top);
+  const FlipPoint step = FindFlipUp([&](int64_t b) { return decode_bound(b, ""); }, 1, top);
+  out << "\n== why ==\n";
+  const ComputeCeiling* peak = device->FindCompute("tensor.bf16");
+  const double ridge =
+      peak ? peak->peak.value / device->device_memory().bandwidth_bytes_per_s() : 0;
   out << fmt::format(
-      "Example: Llama-2-7B q_proj ([tokens, {0}] x [{0}, {0}] fp16) on {1}, prefill of {2} tokens "
-      "vs one decode token\n\n",
-      job.hidden, device->name, job.prefill_tokens);
-  for (int64_t m : {job.prefill_tokens, int64_t{1}}) {
-    MatmulSpec s;
-    s.m = m;
-    s.n = job.hidden;
-    s.k = job.hidden;
-    s.a_dtype = s.b_dtype = s.out_dtype = DType::kFp16;
-    const OpRequest request{s};
-    Result<OpAnalysis> a = AnalyzeOp(request, model, true);
-    if (!a.ok()) return Fail(ctx, a.status());
-    Result<FlipAnalysis> f = AnalyzeFlip(request, model);
-    if (!f.ok()) return Fail(ctx, f.status());
-    out << (m == 1 ? "== decode (m = 1) ==\n" : "== prefill (m = 2048) ==\n");
-    out << RenderOpTable(*a, model) << "\n" << RenderOpExplain(*a, *f, model) << "\n";
-  }
-  out << "Next: `roofline op --help`, `roofline hw show ID`, `roofline help`.\n";
+      "A weight matmul does 2 FLOP per weight per token and reads each 2-byte weight once per "
+      "step,\nso its intensity is about the number of tokens in the step. The {} ridge is {} "
+      "FLOP/B:\nprefill ({} tokens) sits above it, decode (one token per sequence) far below.\n",
+      device->id, Num(ridge), job.batch * job.prompt);
+  auto say = [&](const FlipPoint& p, const std::string& what) {
+    if (p.found) {
+      out << fmt::format("- decode {}: {} until batch {}, {} from batch {} on\n", what, p.from,
+                         p.value - 1, p.to, p.value);
+    } else {
+      out << fmt::format("- decode {}: {} at every batch up to {}\n", what, p.from, top);
+    }
+  };
+  say(mlp, "gate_proj (a weight matmul)");
+  say(att, "attention (reads every sequence's KV cache: about heads/kv-heads FLOP per byte)");
+  say(step, "step as a whole");
+  out << fmt::format("- at context {} the KV cache limits the batch to {}{}\n", job.prompt,
+                     a->max_batch,
+                     mlp.found && a->max_batch < mlp.value
+                         ? ": memory capacity is hit before the matmuls become compute-bound"
+                         : "");
   return kExitOk;
 }
 

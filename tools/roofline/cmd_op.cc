@@ -312,15 +312,6 @@ int RunOp(Context& ctx) {
   embedding->add_option("--dim", em.dim, "row width")->required();
   AddCommon(embedding, common);
 
-  std::vector<std::string> names;
-  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
-  if (!ctx.args.empty() && ctx.args[0].rfind("-", 0) != 0 &&
-      std::find(names.begin(), names.end(), ctx.args[0]) == names.end()) {
-    return Fail(ctx, Status::Invalid("op", "unknown operator '" + ctx.args[0] + "'" +
-                                               DidYouMean(ctx.args[0], names) +
-                                               " (expected matmul, attention, elementwise, "
-                                               "conv2d, norm, softmax or embedding)"));
-  }
   if (auto done = ParseArgs(app, ctx)) return *done;
 
   Result<OpRequest> request = Status::Invalid("op", "no operator given");

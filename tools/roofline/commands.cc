@@ -52,6 +52,9 @@ int RunHelp(Context& ctx) {
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
+      {"model", "an LLM (preset or HF config.json) on a device: prefill and decode, per kernel",
+       RunModel},
+      {"models", "model presets: `models list`", RunModels},
       {"hw", "the device database: `hw list`, `hw show ID`", RunHw},
       {"op",
        "one operator on one device: matmul, attention, elementwise, conv2d, norm, softmax, "

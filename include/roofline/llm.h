@@ -1,0 +1,50 @@
+// LLM graphs per phase, parameter counts and memory footprint.
+#ifndef ROOFLINE_LLM_H_
+#define ROOFLINE_LLM_H_
+
+#include <string>
+#include <vector>
+
+#include "roofline/graph.h"
+#include "roofline/transformer.h"
+#include "roofline/workload.h"
+
+namespace roofline {
+
+/// The graph of one step, per device under tensor parallelism, and what was assumed building it.
+struct LlmGraph {
+  Graph graph;
+  Phase phase = Phase::kPrefill;
+  int64_t tokens = 0;  ///< tokens processed in the step (all sequences)
+  std::vector<std::string> notes;
+};
+
+/// Builds the step graph. Identical layers appear once with a repeat count; layers that differ
+/// (dense vs MoE, sliding vs global attention) form separate groups. Errors name the workload
+/// field (e.g. "--tp").
+Result<LlmGraph> BuildLlmGraph(const TransformerConfig& config, const Workload& workload,
+                               Phase phase);
+
+/// Total and active parameters (one device, no tensor parallelism), counted from the graph's
+/// weight tensors.
+ParameterCount CountParameters(const TransformerConfig& config);
+
+/// Memory on one device for a workload.
+struct MemoryFootprint {
+  double weights_bytes = 0;       ///< per device
+  double kv_bytes_per_token = 0;  ///< one token of one sequence, all layers, per device
+  double kv_cache_bytes = 0;      ///< batch x context (sliding layers keep only their window)
+  double workspace_bytes = 0;     ///< decode step: activations of the largest op (in + out)
+  /// Prefilling the whole batch in one step: activations of its largest op. Informational:
+  /// serving engines prefill in chunks, so this is not part of total_bytes().
+  double prefill_workspace_bytes = 0;
+  double capacity_bytes = 0;  ///< device memory of one device
+  int64_t devices = 1;        ///< tensor-parallel degree
+
+  double total_bytes() const { return weights_bytes + kv_cache_bytes + workspace_bytes; }
+  bool fits() const { return total_bytes() <= capacity_bytes; }
+};
+
+}  // namespace roofline
+
+#endif  // ROOFLINE_LLM_H_

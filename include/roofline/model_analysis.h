@@ -1,0 +1,61 @@
+// A whole LLM step on a device: kernel costs per phase, totals, latency, footprint.
+#ifndef ROOFLINE_MODEL_ANALYSIS_H_
+#define ROOFLINE_MODEL_ANALYSIS_H_
+
+#include <string>
+#include <vector>
+
+#include "roofline/cost.h"
+#include "roofline/llm.h"
+#include "roofline/op_analysis.h"
+
+namespace roofline {
+
+/// One phase (prefill or decode) of a model on a device.
+struct PhaseResult {
+  Phase phase = Phase::kPrefill;
+  LlmGraph graph;
+  std::vector<Kernel> kernels;
+  std::vector<KernelCost> costs;  ///< one instance each; `repeat` says how many per step
+  Totals totals;                  ///< per device, repeats included
+
+  double compute_bound_s = 0;   ///< time of kernels bound by compute
+  double memory_bound_s = 0;    ///< ... by memory
+  double comm_bound_s = 0;      ///< ... by the interconnect
+  double mfu = 0;               ///< FLOPs / (time x peak of the main tensor engine), at the bound
+  double mbu = 0;               ///< device-memory bytes / (time x bandwidth), at the bound
+  std::string mfu_engine;       ///< the ceiling MFU is relative to
+  double ttft_s = 0;            ///< prefill: time to first token (the whole prompt)
+  double time_per_token_s = 0;  ///< decode: one step
+  double tokens_per_s = 0;      ///< decode: batch / step time (all devices together)
+};
+
+/// Everything `roofline model` reports.
+struct ModelAnalysis {
+  TransformerConfig config;
+  Workload workload;
+  DType act = DType::kBf16, weight = DType::kBf16, kv = DType::kBf16;  ///< resolved dtypes
+  ParameterCount params;
+  MemoryFootprint memory;
+  int64_t max_batch = 0;  ///< largest batch whose footprint fits (0: not even batch 1)
+  std::vector<PhaseResult> phases;
+  std::vector<std::string> notes;
+};
+
+/// Which phases to analyze.
+enum class PhaseSelection { kPrefill, kDecode, kBoth };
+
+/// Analyzes the model for the workload on the device.
+Result<ModelAnalysis> AnalyzeModel(const TransformerConfig& config, const Workload& workload,
+                                   const CostModel& model, PhaseSelection phases);
+
+/// Activations of the largest op when the whole batch is prefilled in one step.
+double PrefillWorkspace(const TransformerConfig& config, const Workload& workload);
+
+/// Memory on one device (weights, KV cache, decode workspace) for a batch at a context length.
+Result<MemoryFootprint> Footprint(const TransformerConfig& config, const Workload& workload,
+                                  const Device& device, int64_t batch, int64_t context);
+
+}  // namespace roofline
+
+#endif  // ROOFLINE_MODEL_ANALYSIS_H_

@@ -1,0 +1,116 @@
+#include "roofline/model_analysis.h"
+
+#include <fmt/format.h>
+
+#include "roofline/flip.h"
+#include "roofline/units.h"
+
+namespace roofline {
+namespace {
+
+PhaseResult RunPhase(const TransformerConfig& c, const Workload& w, const CostModel& model,
+                     LlmGraph graph, DType compute) {
+  PhaseResult r;
+  r.phase = graph.phase;
+  r.kernels = Fuse(graph.graph, w.fusion);
+  r.costs.reserve(r.kernels.size());
+  for (const Kernel& k : r.kernels) r.costs.push_back(model.Evaluate(graph.graph, k));
+  r.totals = Sum(r.costs, model);
+  for (const KernelCost& k : r.costs) {
+    const double t = k.time_s * static_cast<double>(k.repeat);
+    switch (k.bound.kind) {
+      case BoundKind::kCompute:
+        r.compute_bound_s += t;
+        break;
+      case BoundKind::kMemory:
+        r.memory_bound_s += t;
+        break;
+      case BoundKind::kComm:
+        r.comm_bound_s += t;
+        break;
+      case BoundKind::kOverhead:
+        break;
+    }
+  }
+  const Device& d = model.device();
+  const int ceiling = model.ResolveEngine({true, compute});
+  if (ceiling >= 0 && r.totals.time_s > 0) {
+    r.mfu_engine = d.compute[ceiling].engine;
+    r.mfu = r.totals.flops / (r.totals.time_s * d.compute[ceiling].peak.value);
+  }
+  if (r.totals.time_s > 0) {
+    r.mbu = r.totals.bytes[0] / (r.totals.time_s * d.device_memory().bandwidth_bytes_per_s());
+  }
+  if (r.phase == Phase::kPrefill) {
+    r.ttft_s = r.totals.time_s;
+  } else {
+    r.time_per_token_s = r.totals.time_s;
+    r.tokens_per_s = r.totals.time_s > 0 ? static_cast<double>(w.batch) / r.totals.time_s : 0;
+  }
+  (void)c;
+  r.graph = std::move(graph);
+  return r;
+}
+
+}  // namespace
+
+Result<ModelAnalysis> AnalyzeModel(const TransformerConfig& c, const Workload& w,
+                                   const CostModel& model, PhaseSelection which) {
+  ModelAnalysis a;
+  a.config = c;
+  a.workload = w;
+  a.act = w.dtype.value_or(c.torch_dtype);
+  a.weight = w.weight_dtype.value_or(a.act);
+  a.kv = w.kv_dtype.value_or(a.act);
+  a.workload.dtype = a.act;
+  a.workload.weight_dtype = a.weight;
+  a.workload.kv_dtype = a.kv;
+  a.workload.context = w.DecodeContext();
+  const Device& d = model.device();
+  if (w.tp > 1 && d.links.empty()) {
+    return Status::Invalid("--tp", "device '" + d.id +
+                                       "' lists no interconnect for tensor "
+                                       "parallelism (see `roofline hw show`)");
+  }
+  if (w.tp > 1 && d.PrimaryLink()->max_devices > 0 && w.tp > d.PrimaryLink()->max_devices) {
+    a.notes.push_back(
+        fmt::format("tp {} exceeds the {} devices one {} domain connects; the "
+                    "link figure assumes they are all on it",
+                    w.tp, d.PrimaryLink()->max_devices, d.PrimaryLink()->name));
+  }
+  const DType compute = BitsOf(a.weight) > BitsOf(a.act) ? a.weight : a.act;
+  for (Phase p : {Phase::kPrefill, Phase::kDecode}) {
+    if (which == PhaseSelection::kPrefill && p != Phase::kPrefill) continue;
+    if (which == PhaseSelection::kDecode && p != Phase::kDecode) continue;
+    Result<LlmGraph> g = BuildLlmGraph(c, a.workload, p);
+    if (!g.ok()) return g.status();
+    for (const auto& n : g->notes) {
+      if (std::find(a.notes.begin(), a.notes.end(), n) == a.notes.end()) a.notes.push_back(n);
+    }
+    a.phases.push_back(RunPhase(c, a.workload, model, std::move(g).value(), compute));
+  }
+  a.params = CountParameters(c);
+  const int64_t context = std::max(a.workload.prompt, a.workload.context);
+  Result<MemoryFootprint> m = Footprint(c, a.workload, d, a.workload.batch, context);
+  if (!m.ok()) return m.status();
+  a.memory = *m;
+  a.memory.prefill_workspace_bytes = PrefillWorkspace(c, a.workload);
+  // Largest batch that fits, by bisection on the footprint.
+  auto fits = [&](int64_t b) -> std::string {
+    Result<MemoryFootprint> f = Footprint(c, a.workload, d, b, context);
+    return f.ok() && f->fits() ? "fits" : "exceeds";
+  };
+  if (fits(1) != "fits") {
+    a.max_batch = 0;
+  } else {
+    const FlipPoint p = FindFlipUp(fits, 1, int64_t{1} << 24);
+    a.max_batch = p.found ? p.value - 1 : (int64_t{1} << 24);
+  }
+  if (a.workload.launch_overhead_s > 0) {
+    a.notes.push_back(fmt::format("every kernel pays a launch overhead of {}",
+                                  Seconds(a.workload.launch_overhead_s)));
+  }
+  return a;
+}
+
+}  // namespace roofline

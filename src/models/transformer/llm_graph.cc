@@ -1,0 +1,507 @@
+// Step graphs of decoder-only transformers (prefill and decode), per device.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "roofline/llm.h"
+#include "roofline/units.h"
+
+namespace roofline {
+namespace {
+
+double ActFlops(const std::string& act) {
+  if (act == "relu") return 1;
+  if (act.rfind("gelu", 0) == 0) return 8;  // tanh or erf approximation
+  return 4;                                 // silu / swish: x / (1 + exp(-x))
+}
+
+/// Builds the ops of one step into a graph. Every helper returns the op index.
+class Builder {
+ public:
+  Builder(const TransformerConfig& c, const Workload& w, Phase phase, LlmGraph& out)
+      : c_(c), w_(w), phase_(phase), out_(out), g_(out.graph) {}
+
+  Status Build();
+
+ private:
+  /// Throws nothing: errors are collected in status_ and later calls become no-ops.
+  int Add(const std::string& name, OpSpec spec, std::vector<int> inputs = {}) {
+    if (!status_.ok()) return -1;
+    Result<int> r = g_.AddOp(name, std::move(spec), std::move(inputs), repeat_, group_);
+    if (!r.ok()) {
+      status_ = r.status();
+      return -1;
+    }
+    return *r;
+  }
+  int Out(int op) const { return op < 0 ? Graph::kNew : g_.OutputOf(op); }
+
+  int Linear(const std::string& name, int input_op, int64_t m, int64_t k, int64_t n, bool bias,
+             bool quantizable = true, DType out = DType::kBf16, bool out_set = false) {
+    MatmulSpec s;
+    s.m = m;
+    s.k = k;
+    s.n = n;
+    s.a_dtype = act_;
+    s.b_dtype = quantizable ? wdt_ : act_;
+    s.out_dtype = out_set ? out : act_;
+    s.bias = bias;
+    s.group_size = (quantizable && BitsOf(wdt_) == 4 && k % w_.group_size == 0) ? w_.group_size : 0;
+    return Add(name, s, {Out(input_op)});
+  }
+  int Norm(const std::string& name, int input_op, int64_t rows, int64_t cols) {
+    NormSpec s;
+    s.rows = rows;
+    s.cols = cols;
+    s.kind = c_.layer_norm ? NormKind::kLayer : NormKind::kRms;
+    s.dtype = act_;
+    return Add(name, s, {Out(input_op)});
+  }
+  int Elementwise(const std::string& name, std::vector<int> input_ops, double elements,
+                  double flops, int fresh_inputs = 0) {
+    ElementwiseSpec s;
+    s.elements = elements;
+    s.inputs = static_cast<int>(input_ops.size()) + fresh_inputs;
+    s.flops_per_element = flops;
+    s.dtype = act_;
+    s.function = name;
+    std::vector<int> ids;
+    for (int op : input_ops) ids.push_back(Out(op));
+    return Add(name, s, ids);
+  }
+  void AllReduce(const std::string& name) {
+    if (w_.tp <= 1) return;
+    CollectiveSpec s;
+    s.kind = CollectiveKind::kAllReduce;
+    s.message_bytes = static_cast<double>(tokens_) * static_cast<double>(c_.hidden) * BytesOf(act_);
+    s.devices = w_.tp;
+    s.dtype = act_;
+    Add(name, s);
+  }
+
+  /// Decode: a sliding-window layer's cache keeps only the last `window` keys (as HF's and
+  /// serving engines' caches do), so the new token attends min(context, window) keys.
+  void LimitToWindow(AttentionSpec& a) const {
+    if (phase_ == Phase::kDecode && a.window > 0 && a.kv_len > a.window) a.kv_len = a.window;
+  }
+  int Attention(int x_norm);
+  int MlaAttention(int x_norm);
+  int DenseMlp(int x_norm, int64_t width, const std::string& prefix);
+  int MoeMlp(int x_norm);
+  void Layer(const LayerKind& kind);
+  void Model();
+
+  const TransformerConfig& c_;
+  const Workload& w_;
+  Phase phase_;
+  LlmGraph& out_;
+  Graph& g_;
+  Status status_;
+  DType act_ = DType::kBf16, wdt_ = DType::kBf16, kv_ = DType::kBf16;
+  int64_t batch_ = 1, q_len_ = 1, kv_len_ = 1, tokens_ = 1;
+  int64_t heads_ = 1, kv_heads_ = 1;  // per device
+  int64_t repeat_ = 1;
+  std::string group_;
+  LayerKind kind_;
+  bool absorbed_ = false;
+};
+
+int Builder::Attention(int xn) {
+  const int64_t d = c_.head_dim;
+  const int64_t t = tokens_;
+  int q = -1, k = -1;
+  if (c_.fused_qkv) {
+    Linear(c_.names.qkv, xn, t, c_.hidden, (heads_ + 2 * kv_heads_) * d, c_.qkv_bias);
+  } else {
+    q = Linear(c_.names.q, xn, t, c_.hidden, heads_ * d, c_.qkv_bias);
+    k = Linear(c_.names.k, xn, t, c_.hidden, kv_heads_ * d, c_.qkv_bias, true, kv_, true);
+    Linear(c_.names.v, xn, t, c_.hidden, kv_heads_ * d, c_.qkv_bias, true, kv_, true);
+  }
+  if (c_.qk_norm) {
+    Norm("q_norm", q, t * heads_, d);
+    NormSpec s;
+    s.rows = t * kv_heads_;
+    s.cols = d;
+    s.dtype = kv_;
+    Add("k_norm", s, {Out(k)});
+  }
+  if (c_.rotary_fraction > 0) {
+    Elementwise("rope", {}, static_cast<double>(t * (heads_ + kv_heads_) * d) * c_.rotary_fraction,
+                3, 1);
+  }
+  AttentionSpec a;
+  a.batch = batch_;
+  a.heads = heads_;
+  a.kv_heads = kv_heads_;
+  a.head_dim = d;
+  a.q_len = q_len_;
+  a.kv_len = kv_len_;
+  a.causal = true;
+  a.window = kind_.window;
+  a.dtype = act_;
+  a.kv_dtype = kv_;
+  LimitToWindow(a);
+  if (!status_.ok()) return -1;
+  Result<int> att = AppendAttention(g_, a, w_.attention, "", Graph::kNew, Graph::kNew, Graph::kNew,
+                                    repeat_, group_);
+  if (!att.ok()) {
+    status_ = att.status();
+    return -1;
+  }
+  return Linear(c_.names.o, *att, t, heads_ * d, c_.hidden, c_.o_bias);
+}
+
+int Builder::MlaAttention(int xn) {
+  const int64_t t = tokens_;
+  const int64_t qk = c_.qk_nope_dim + c_.qk_rope_dim;
+  if (c_.q_lora_rank > 0) {
+    const int qa = Linear("q_a_proj", xn, t, c_.hidden, c_.q_lora_rank, false);
+    const int qn = Norm("q_a_layernorm", qa, t, c_.q_lora_rank);
+    Linear("q_b_proj", qn, t, c_.q_lora_rank, heads_ * qk, false);
+  } else {
+    Linear("q_proj", xn, t, c_.hidden, heads_ * qk, false);
+  }
+  // The latent c_kv and the shared rope key; this is what the KV cache stores.
+  Linear("kv_a_proj_with_mqa", xn, t, c_.hidden, c_.kv_lora_rank + c_.qk_rope_dim, false, true, kv_,
+         true);
+  NormSpec kn;
+  kn.rows = t;
+  kn.cols = c_.kv_lora_rank;
+  kn.dtype = kv_;
+  Add("kv_a_layernorm", kn);
+  Elementwise("rope", {}, static_cast<double>(t * (heads_ + 1) * c_.qk_rope_dim), 3, 1);
+  AttentionSpec a;
+  a.batch = batch_;
+  a.heads = heads_;
+  a.q_len = q_len_;
+  a.kv_len = kv_len_;
+  a.causal = true;
+  a.window = kind_.window;
+  a.dtype = act_;
+  LimitToWindow(a);
+  if (!absorbed_) {
+    // The cache holds the latent: every step up-projects all cached positions to per-head K, V.
+    Linear("kv_b_proj", Graph::kNew, batch_ * a.kv_len, c_.kv_lora_rank,
+           heads_ * (c_.qk_nope_dim + c_.v_head_dim), false);
+    a.kv_heads = heads_;
+    a.head_dim = qk;
+    a.v_head_dim = c_.v_head_dim;
+    a.kv_dtype = act_;
+    if (!status_.ok()) return -1;
+    Result<int> att = AppendAttention(g_, a, w_.attention, "", Graph::kNew, Graph::kNew,
+                                      Graph::kNew, repeat_, group_);
+    if (!att.ok()) {
+      status_ = att.status();
+      return -1;
+    }
+    return Linear(c_.names.o, *att, t, heads_ * c_.v_head_dim, c_.hidden, false);
+  }
+  // Absorbed: q_nope . W_UK per head, attention over the latent (V is the latent too), then
+  // W_UV per head.
+  MatmulSpec uk;
+  uk.batch = heads_;
+  uk.m = t;
+  uk.k = c_.qk_nope_dim;
+  uk.n = c_.kv_lora_rank;
+  uk.a_dtype = uk.out_dtype = act_;
+  uk.b_dtype = wdt_;
+  Add("q_absorb (W_UK)", uk);
+  a.kv_heads = 1;
+  a.head_dim = c_.kv_lora_rank + c_.qk_rope_dim;
+  a.v_head_dim = c_.kv_lora_rank;
+  a.kv_dtype = kv_;
+  a.v_in_k = true;
+  if (!status_.ok()) return -1;
+  Result<int> att = AppendAttention(g_, a, w_.attention, "", Graph::kNew, Graph::kNew, Graph::kNew,
+                                    repeat_, group_);
+  if (!att.ok()) {
+    status_ = att.status();
+    return -1;
+  }
+  MatmulSpec uv;
+  uv.batch = heads_;
+  uv.m = t;
+  uv.k = c_.kv_lora_rank;
+  uv.n = c_.v_head_dim;
+  uv.a_dtype = uv.out_dtype = act_;
+  uv.b_dtype = wdt_;
+  const int o = Add("o_absorb (W_UV)", uv, {Out(*att)});
+  return Linear(c_.names.o, o, t, heads_ * c_.v_head_dim, c_.hidden, false);
+}
+
+int Builder::DenseMlp(int xn, int64_t width, const std::string& prefix) {
+  const int64_t t = tokens_;
+  const int64_t i = width / w_.tp;
+  const double af = ActFlops(c_.activation);
+  if (!c_.gated_mlp) {
+    const int up = Linear(prefix + c_.names.up, xn, t, c_.hidden, i, c_.mlp_bias);
+    const int act = Elementwise(prefix + "act", {up}, static_cast<double>(t * i), af);
+    return Linear(prefix + c_.names.down, act, t, i, c_.hidden, c_.mlp_bias);
+  }
+  int mul = -1;
+  if (c_.fused_gate_up) {
+    Linear(prefix + c_.names.gate_up, xn, t, c_.hidden, 2 * i, c_.mlp_bias);
+    const int act = Elementwise(prefix + "act", {}, static_cast<double>(t * i), af, 1);
+    mul = Elementwise(prefix + "gate_mul", {act}, static_cast<double>(t * i), 1, 1);
+  } else {
+    const int gate = Linear(prefix + c_.names.gate, xn, t, c_.hidden, i, c_.mlp_bias);
+    const int up = Linear(prefix + c_.names.up, xn, t, c_.hidden, i, c_.mlp_bias);
+    const int act = Elementwise(prefix + "act", {gate}, static_cast<double>(t * i), af);
+    mul = Elementwise(prefix + "gate_mul", {act, up}, static_cast<double>(t * i), 1);
+  }
+  return Linear(prefix + c_.names.down, mul, t, i, c_.hidden, c_.mlp_bias);
+}
+
+int Builder::MoeMlp(int xn) {
+  const int64_t t = tokens_;
+  const int64_t e = c_.experts;
+  const int64_t top = c_.experts_per_token;
+  const int64_t i = c_.expert_intermediate / w_.tp;
+  const int router = Linear(c_.names.router, xn, t, c_.hidden, e, false, false);
+  Elementwise("router_topk", {router}, static_cast<double>(t * e), 5);
+  const std::string p = c_.names.experts + ".";
+  auto expert = [&](const std::string& name, int input_op, int64_t k, int64_t n) {
+    MatmulSpec s;
+    s.m = t * top;
+    s.k = k;
+    s.n = n;
+    s.a_dtype = act_;
+    s.b_dtype = wdt_;
+    s.out_dtype = act_;
+    s.experts = e;
+    s.expert_top_k = top;
+    s.group_size = (BitsOf(wdt_) == 4 && k % w_.group_size == 0) ? w_.group_size : 0;
+    return Add(name, s, {Out(input_op)});
+  };
+  const double rows = static_cast<double>(t * top * i);
+  const int gate = expert(p + c_.names.gate, -1, c_.hidden, i);
+  const int up = expert(p + c_.names.up, -1, c_.hidden, i);
+  const int act = Elementwise(p + "act", {gate}, rows, ActFlops(c_.activation));
+  const int mul = Elementwise(p + "gate_mul", {act, up}, rows, 1);
+  expert(p + c_.names.down, mul, i, c_.hidden);
+  // Weighted sum of each token's top-k expert outputs.
+  int out = Elementwise(p + "combine", {}, static_cast<double>(t * c_.hidden),
+                        2.0 * static_cast<double>(top), static_cast<int>(top));
+  if (c_.shared_intermediate > 0) {
+    const int shared = DenseMlp(xn, c_.shared_intermediate, c_.names.shared + ".");
+    int shared_out = shared;
+    if (c_.shared_expert_gate) {
+      const int sg = Linear("shared_expert_gate", xn, t, c_.hidden, 1, false, false);
+      (void)sg;
+      shared_out =
+          Elementwise("shared_expert_gate_mul", {shared}, static_cast<double>(t * c_.hidden), 2, 0);
+    }
+    out = Elementwise("moe_add", {out, shared_out}, static_cast<double>(t * c_.hidden), 1);
+  }
+  return out;
+}
+
+void Builder::Layer(const LayerKind& kind) {
+  kind_ = kind;
+  const int64_t t = tokens_;
+  const double th = static_cast<double>(t * c_.hidden);
+  // x: the residual stream entering the layer (a fresh tensor per layer group).
+  const int xn = Norm(c_.names.input_norm, -1, t, c_.hidden);
+  const int x = Graph::kNew;
+  (void)x;
+  int attn = c_.mla ? MlaAttention(xn) : Attention(xn);
+  AllReduce("attn_all_reduce");
+  if (c_.sandwich_norms) attn = Norm(c_.names.post_attn_norm, attn, t, c_.hidden);
+  int mlp_in = -1;
+  int resid = -1;
+  if (c_.parallel_residual) {
+    mlp_in = Norm(c_.names.post_attn_norm, -1, t, c_.hidden);
+  } else {
+    resid = Elementwise("attn_residual", {attn}, th, 1, 1);
+    mlp_in = Norm(c_.sandwich_norms ? "pre_feedforward_layernorm" : c_.names.post_attn_norm, resid,
+                  t, c_.hidden);
+  }
+  int mlp = kind.moe ? MoeMlp(mlp_in) : DenseMlp(mlp_in, c_.intermediate, "");
+  AllReduce("mlp_all_reduce");
+  if (c_.sandwich_norms) mlp = Norm("post_feedforward_layernorm", mlp, t, c_.hidden);
+  if (c_.parallel_residual) {
+    Elementwise("residual", {attn, mlp}, th, 2, 1);
+  } else {
+    Elementwise("mlp_residual", {resid, mlp}, th, 1);
+  }
+}
+
+void Builder::Model() {
+  const int64_t t = tokens_;
+  const int64_t vocab = c_.vocab / w_.tp;
+  repeat_ = 1;
+  group_.clear();
+  EmbeddingSpec e;
+  e.tokens = t;
+  e.vocab = vocab;
+  e.dim = c_.hidden;
+  e.dtype = act_;
+  const int embed = Add(c_.names.embed, e);
+  if (c_.learned_positions) {
+    EmbeddingSpec p = e;
+    p.vocab = std::max<int64_t>(c_.max_positions, 1);
+    const int wpe = Add("wpe", p);
+    Elementwise("embed_add", {embed, wpe}, static_cast<double>(t * c_.hidden), 1);
+  }
+  if (c_.scaled_embedding) {
+    Elementwise("embed_scale", {embed}, static_cast<double>(t * c_.hidden), 1);
+  }
+  const int norm = Norm(c_.names.final_norm, -1, t, c_.hidden);
+  (void)norm;
+  const int64_t logit_rows = (phase_ == Phase::kPrefill && !w_.all_logits) ? batch_ : t;
+  MatmulSpec lm;
+  lm.m = logit_rows;
+  lm.k = c_.hidden;
+  lm.n = vocab;
+  lm.a_dtype = lm.b_dtype = lm.out_dtype = act_;
+  const int table = (c_.tie_embeddings && status_.ok()) ? g_.TensorOf(embed, 1) : Graph::kNew;
+  const int head = Add(c_.names.lm_head, lm, {Graph::kNew, table});
+  if (c_.logit_softcap) {
+    Elementwise("logit_softcap", {head}, static_cast<double>(logit_rows * vocab), 3);
+  }
+}
+
+Status Builder::Build() {
+  act_ = w_.dtype.value_or(c_.torch_dtype);
+  wdt_ = w_.weight_dtype.value_or(act_);
+  kv_ = w_.kv_dtype.value_or(act_);
+  batch_ = w_.batch;
+  if (phase_ == Phase::kPrefill) {
+    q_len_ = kv_len_ = w_.prompt;
+  } else {
+    q_len_ = 1;
+    kv_len_ = w_.DecodeContext();
+  }
+  tokens_ = batch_ * q_len_;
+  out_.tokens = tokens_;
+  heads_ = c_.heads / w_.tp;
+  kv_heads_ = std::max<int64_t>(1, c_.kv_heads / w_.tp);
+  absorbed_ = c_.mla && (w_.mla == MlaForm::kAbsorbed ||
+                         (w_.mla == MlaForm::kAuto && phase_ == Phase::kDecode));
+
+  // Group layers by kind, in order of first appearance.
+  std::vector<std::pair<LayerKind, std::vector<int64_t>>> groups;
+  for (int64_t i = 0; i < c_.layers; ++i) {
+    const LayerKind& k = c_.layer_kinds[i];
+    auto it =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& gr) { return gr.first == k; });
+    if (it == groups.end()) {
+      groups.push_back({k, {i}});
+    } else {
+      it->second.push_back(i);
+    }
+  }
+  const bool windows_vary = std::any_of(groups.begin(), groups.end(), [&](const auto& gr) {
+    return gr.first.window != groups.front().first.window;
+  });
+  const bool moe_varies = std::any_of(groups.begin(), groups.end(), [&](const auto& gr) {
+    return gr.first.moe != groups.front().first.moe;
+  });
+  for (const auto& [kind, indices] : groups) {
+    repeat_ = static_cast<int64_t>(indices.size());
+    // "layers 3-60 (moe)" when contiguous, else "21 layers (sliding 4096)".
+    const bool contiguous = indices.back() - indices.front() + 1 == repeat_;
+    std::string what;
+    if (moe_varies) what += kind.moe ? "moe" : "dense";
+    if (windows_vary) {
+      what += std::string(what.empty() ? "" : ", ") +
+              (kind.window > 0 ? fmt::format("sliding {}", kind.window) : "global");
+    }
+    group_ = contiguous ? fmt::format("layers {}-{}", indices.front(), indices.back())
+                        : fmt::format("{} layers", repeat_);
+    if (!what.empty()) group_ += " (" + what + ")";
+    Layer(kind);
+  }
+  Model();
+  return status_;
+}
+
+}  // namespace
+
+std::string_view NameOf(Phase p) { return p == Phase::kPrefill ? "prefill" : "decode"; }
+
+Status Validate(const Workload& w) {
+  auto positive = [](int64_t v, const char* field, int64_t max) -> Status {
+    if (v < 1 || v > max) {
+      return Status::Invalid(field, fmt::format("must be between 1 and {}, got {}", max, v));
+    }
+    return Status::Ok();
+  };
+  Status s = positive(w.batch, "--batch", int64_t{1} << 24);
+  if (s.ok()) s = positive(w.prompt, "--prompt", int64_t{1} << 30);
+  if (s.ok() && w.context != 0) s = positive(w.context, "--context", int64_t{1} << 30);
+  if (s.ok()) s = positive(w.tp, "--tp", 4096);
+  if (s.ok() && (w.group_size < 1 || w.group_size > (int64_t{1} << 20))) {
+    s = Status::Invalid("--group-size", fmt::format("must be positive, got {}", w.group_size));
+  }
+  if (s.ok() && (w.launch_overhead_s < 0 || w.launch_overhead_s > 1)) {
+    s = Status::Invalid("--launch-overhead", "must be between 0 and 1 second");
+  }
+  return s;
+}
+
+Result<LlmGraph> BuildLlmGraph(const TransformerConfig& c, const Workload& w, Phase phase) {
+  Status s = Validate(w);
+  if (!s.ok()) return s;
+  if (c.heads % w.tp != 0) {
+    return Status::Invalid("--tp", fmt::format("tensor parallelism {} must divide the {} attention "
+                                               "heads",
+                                               w.tp, c.heads));
+  }
+  if (c.kv_heads >= w.tp ? c.kv_heads % w.tp != 0 : w.tp % c.kv_heads != 0) {
+    return Status::Invalid("--tp", fmt::format("tensor parallelism {} and the {} key/value heads "
+                                               "must divide one another",
+                                               w.tp, c.kv_heads));
+  }
+  for (const auto& [width, what] : {std::pair{c.intermediate, "intermediate_size"},
+                                    std::pair{c.expert_intermediate, "moe_intermediate_size"},
+                                    std::pair{c.shared_intermediate, "shared expert width"},
+                                    std::pair{c.vocab, "vocab_size"}}) {
+    if (width > 0 && width % w.tp != 0) {
+      return Status::Invalid(
+          "--tp", fmt::format("tensor parallelism {} must divide {} = {}", w.tp, what, width));
+    }
+  }
+  LlmGraph out;
+  out.phase = phase;
+  Builder b(c, w, phase, out);
+  s = b.Build();
+  if (!s.ok()) return s;
+  const DType act = w.dtype.value_or(c.torch_dtype);
+  if (w.tp > 1) {
+    out.notes.push_back(fmt::format(
+        "tensor parallel {}: heads, MLP width and vocabulary split; two ring all-reduces of the "
+        "activations per layer, not overlapped with compute",
+        w.tp));
+    if (c.kv_heads < w.tp) {
+      out.notes.push_back(fmt::format("{} key/value heads < tp {}: each device keeps a copy of one",
+                                      c.kv_heads, w.tp));
+    }
+  }
+  if (c.mla) {
+    const bool absorbed =
+        w.mla == MlaForm::kAbsorbed || (w.mla == MlaForm::kAuto && phase == Phase::kDecode);
+    out.notes.push_back(
+        absorbed
+            ? "MLA absorbed: attention over the cached latent (kv_lora_rank + rope dims, one "
+              "KV head); W_UK folded into q, W_UV applied after attention"
+            : "MLA naive: the cache holds the latent; kv_b_proj up-projects every cached position "
+              "to per-head K and V each step (as HF transformers does)");
+  }
+  if (c.experts > 0) {
+    out.notes.push_back(fmt::format(
+        "MoE: {} tokens x top-{} of {} experts; expert weights read for the E(1-(1-k/E)^T) "
+        "experts touched under uniform routing",
+        out.tokens, c.experts_per_token, c.experts));
+  }
+  if (BitsOf(w.weight_dtype.value_or(act)) < BitsOf(act)) {
+    out.notes.push_back(
+        fmt::format("weight-only {} quantization of the decoder's linear layers "
+                    "(embeddings, router and lm_head stay {}); compute at {}",
+                    NameOf(*w.weight_dtype), NameOf(act), NameOf(act)));
+  }
+  return out;
+}
+
+}  // namespace roofline

@@ -1,0 +1,249 @@
+// Reports of `roofline model` and `roofline models list`.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "roofline/report.h"
+#include "roofline/units.h"
+#include "src/report/table.h"
+
+namespace roofline {
+namespace {
+
+using nlohmann::json;
+
+std::string Params(double n) {
+  if (n >= 1e9) return fmt::format("{:.2f} B", n / 1e9);
+  return fmt::format("{:.1f} M", n / 1e6);
+}
+
+std::string Percent(double x) { return fmt::format("{:.1f}%", 100 * x); }
+
+std::string WorkloadLine(const ModelAnalysis& a) {
+  const Workload& w = a.workload;
+  std::string s =
+      fmt::format("batch {}, prompt {}, context {}, dtype {}, weights {}, kv {}", w.batch, w.prompt,
+                  w.context, NameOf(a.act), NameOf(a.weight), NameOf(a.kv));
+  if (BitsOf(a.weight) == 4) s += fmt::format(" (group {})", w.group_size);
+  s += fmt::format(", tp {}, attention {}, fusion {}", w.tp,
+                   w.attention == AttentionImpl::kFlash ? "flash" : "eager",
+                   w.fusion == FusionMode::kFused ? "fused" : "eager");
+  return s;
+}
+
+std::string KernelLabel(const KernelCost& c, const Kernel& k) {
+  return k.group.empty() ? c.name : c.name;
+}
+
+}  // namespace
+
+std::string RenderModelsList(const ModelRegistry& registry) {
+  TextTable t({"id", "architecture", "layers", "hidden", "heads/kv", "params", "active", "dtype"},
+              {false, false, true, true, true, true, true, false});
+  std::string errors;
+  for (const ModelPreset& p : registry.presets()) {
+    Result<TransformerConfig> c = ParseHfConfig(p.text, p.origin);
+    if (!c.ok()) {
+      errors += "warning: " + c.status().ToString() + "\n";
+      continue;
+    }
+    const ParameterCount n = CountParameters(*c);
+    t.AddRow(
+        {p.id, c->architecture, std::to_string(c->layers), std::to_string(c->hidden),
+         fmt::format("{}/{}", c->heads, c->mla ? std::string("mla") : std::to_string(c->kv_heads)),
+         Params(n.total), Params(n.active), std::string(NameOf(c->torch_dtype))});
+  }
+  return t.Render() + errors +
+         fmt::format(
+             "{} presets (data/models/, each the model's HF config.json with its source). "
+             "Parameters counted from the graph: every weight, and those one token uses.\n",
+             registry.presets().size());
+}
+
+std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model) {
+  const Device& d = model.device();
+  std::string out;
+  out += fmt::format("{} ({}, {} layers) on {} ({}){}\n", a.config.origin, a.config.architecture,
+                     a.config.layers, d.name, d.id,
+                     a.workload.tp > 1 ? fmt::format(" x {}", a.workload.tp) : "");
+  out += fmt::format("parameters {} total, {} active per token\n", Params(a.params.total),
+                     Params(a.params.active));
+  out += WorkloadLine(a) + "\n";
+  out += "1 FLOP = one multiply or one add (a multiply-accumulate is 2); figures per device\n";
+  for (const PhaseResult& p : a.phases) {
+    out += fmt::format("\n== {} ==\n", NameOf(p.phase));
+    const bool grouped = std::any_of(p.kernels.begin(), p.kernels.end(),
+                                     [](const Kernel& k) { return k.repeat > 1; });
+    TextTable t({"kernel", "layers", "x", "FLOP", d.memory[0].name + " bytes", "FLOP/B", "time",
+                 "bound", "share"},
+                {false, false, true, true, true, true, true, false, true});
+    for (size_t i = 0; i < p.costs.size(); ++i) {
+      const KernelCost& c = p.costs[i];
+      const double share =
+          p.totals.time_s > 0 ? c.time_s * static_cast<double>(c.repeat) / p.totals.time_s : 0;
+      t.AddRow({KernelLabel(c, p.kernels[i]), p.kernels[i].group, std::to_string(c.repeat),
+                Si(c.flops, ""), Si(c.bytes[0], "B"), c.bytes[0] > 0 ? Num(c.Intensity(0)) : "-",
+                Seconds(c.time_s), model.BoundName(c), Percent(share)});
+    }
+    (void)grouped;
+    out += t.Render();
+    const Totals& s = p.totals;
+    out += fmt::format(
+        "total: {} ({}), {} FLOP, {} moved through {}; time compute-bound {}, memory-bound {}{}\n",
+        Seconds(s.time_s), s.bound, Si(s.flops, ""), Si(s.bytes[0], "B"), d.memory[0].name,
+        Percent(s.time_s > 0 ? p.compute_bound_s / s.time_s : 0),
+        Percent(s.time_s > 0 ? p.memory_bound_s / s.time_s : 0),
+        p.comm_bound_s > 0 ? fmt::format(", comm-bound {}", Percent(p.comm_bound_s / s.time_s))
+                           : "");
+    out += fmt::format("MFU at the bound {} (of {}), MBU {}\n", Percent(p.mfu), p.mfu_engine,
+                       Percent(p.mbu));
+    if (p.phase == Phase::kPrefill) {
+      out += fmt::format("time to first token (whole prompt, batch {}): {}\n", a.workload.batch,
+                         Seconds(p.ttft_s));
+    } else {
+      out += fmt::format("time per output token {}, {} tokens/s (batch {})\n",
+                         Seconds(p.time_per_token_s), Num(std::round(p.tokens_per_s * 10) / 10),
+                         a.workload.batch);
+    }
+  }
+  const MemoryFootprint& m = a.memory;
+  out += fmt::format("\n== memory (per device, context {}) ==\n",
+                     std::max(a.workload.prompt, a.workload.context));
+  out += fmt::format("weights {}, KV cache {} ({} per token), workspace {} = {} of {} ({})\n",
+                     Si(m.weights_bytes, "B"), Si(m.kv_cache_bytes, "B"),
+                     Si(m.kv_bytes_per_token, "B"), Si(m.workspace_bytes, "B"),
+                     Si(m.total_bytes(), "B"), Si(m.capacity_bytes, "B"),
+                     m.fits() ? "fits" : "DOES NOT FIT");
+  out += a.max_batch > 0 ? fmt::format(
+                               "largest batch that fits at this context: {} (weights + KV cache + "
+                               "decode workspace)\n",
+                               a.max_batch)
+                         : "not even batch 1 fits at this context\n";
+  out += fmt::format(
+      "prefilling the whole batch in one step needs {} of activations for its "
+      "largest kernel\n",
+      Si(m.prefill_workspace_bytes, "B"));
+  if (!a.notes.empty()) {
+    out += "\nassumptions:\n";
+    for (const auto& n : a.notes) out += "  - " + n + "\n";
+  }
+  return out;
+}
+
+std::string RenderModelJson(const ModelAnalysis& a, const CostModel& model) {
+  const Device& d = model.device();
+  json j;
+  j["flop_convention"] = "1 FLOP = one multiply or one add; a multiply-accumulate counts 2";
+  json m;
+  m["config"] = a.config.origin;
+  m["architecture"] = a.config.architecture;
+  m["layers"] = a.config.layers;
+  m["hidden"] = a.config.hidden;
+  m["parameters_total"] = a.params.total;
+  m["parameters_active"] = a.params.active;
+  j["model"] = m;
+  j["device"] = d.id;
+  json w;
+  w["batch"] = a.workload.batch;
+  w["prompt"] = a.workload.prompt;
+  w["context"] = a.workload.context;
+  w["dtype"] = std::string(NameOf(a.act));
+  w["weight_dtype"] = std::string(NameOf(a.weight));
+  w["kv_dtype"] = std::string(NameOf(a.kv));
+  w["tp"] = a.workload.tp;
+  w["attention"] = a.workload.attention == AttentionImpl::kFlash ? "flash" : "eager";
+  w["fusion"] = a.workload.fusion == FusionMode::kFused ? "fused" : "eager";
+  w["launch_overhead_s"] = a.workload.launch_overhead_s;
+  j["workload"] = w;
+  json mem;
+  mem["weights_bytes"] = a.memory.weights_bytes;
+  mem["kv_cache_bytes_per_token"] = a.memory.kv_bytes_per_token;
+  mem["kv_cache_bytes"] = a.memory.kv_cache_bytes;
+  mem["workspace_bytes"] = a.memory.workspace_bytes;
+  mem["prefill_workspace_bytes"] = a.memory.prefill_workspace_bytes;
+  mem["total_bytes"] = a.memory.total_bytes();
+  mem["capacity_bytes"] = a.memory.capacity_bytes;
+  mem["devices"] = a.memory.devices;
+  mem["fits"] = a.memory.fits();
+  mem["max_batch"] = a.max_batch;
+  j["memory"] = mem;
+  json phases = json::array();
+  for (const PhaseResult& p : a.phases) {
+    json ph;
+    ph["phase"] = std::string(NameOf(p.phase));
+    ph["tokens"] = p.graph.tokens;
+    ph["time_s"] = p.totals.time_s;
+    ph["bound"] = p.totals.bound;
+    ph["flops"] = p.totals.flops;
+    json bytes = json::object();
+    for (size_t l = 0; l < d.memory.size() && l < static_cast<size_t>(kMaxLevels); ++l) {
+      bytes[d.memory[l].name] = p.totals.bytes[l];
+    }
+    ph["bytes"] = bytes;
+    ph["comm_bytes"] = p.totals.comm_bytes;
+    ph["compute_bound_time_s"] = p.compute_bound_s;
+    ph["memory_bound_time_s"] = p.memory_bound_s;
+    ph["comm_bound_time_s"] = p.comm_bound_s;
+    ph["mfu"] = p.mfu;
+    ph["mfu_engine"] = p.mfu_engine;
+    ph["mbu"] = p.mbu;
+    if (p.phase == Phase::kPrefill) {
+      ph["ttft_s"] = p.ttft_s;
+    } else {
+      ph["time_per_output_token_s"] = p.time_per_token_s;
+      ph["tokens_per_s"] = p.tokens_per_s;
+    }
+    json kernels = json::array();
+    for (size_t i = 0; i < p.costs.size(); ++i) {
+      const KernelCost& c = p.costs[i];
+      json k;
+      k["name"] = c.name;
+      k["group"] = p.kernels[i].group;
+      k["repeat"] = c.repeat;
+      k["flops"] = c.flops;
+      json kb = json::object();
+      json ki = json::object();
+      for (int l = 0; l < c.num_levels; ++l) {
+        kb[d.memory[l].name] = c.bytes[l];
+        ki[d.memory[l].name] = c.Intensity(l);
+      }
+      k["bytes"] = kb;
+      k["intensity"] = ki;
+      if (c.comm_bytes > 0) k["comm_bytes"] = c.comm_bytes;
+      k["time_s"] = c.time_s;
+      k["bound"] = model.BoundName(c);
+      k["attainable_flops_per_s"] = c.attainable_flops_per_s;
+      std::vector<std::string> ops;
+      for (int o : p.kernels[i].ops) ops.push_back(p.graph.graph.ops()[o].name);
+      k["ops"] = ops;
+      kernels.push_back(k);
+    }
+    ph["kernels"] = kernels;
+    phases.push_back(ph);
+  }
+  j["phases"] = phases;
+  j["notes"] = a.notes;
+  return j.dump(2) + "\n";
+}
+
+std::string RenderModelCsv(const ModelAnalysis& a, const CostModel& model) {
+  const Device& d = model.device();
+  std::string out = "phase,group,kernel,repeat,flops";
+  for (const auto& m : d.memory) out += ",bytes_" + m.name;
+  out += ",intensity_" + d.memory[0].name + ",comm_bytes,time_s,bound,share\n";
+  for (const PhaseResult& p : a.phases) {
+    for (size_t i = 0; i < p.costs.size(); ++i) {
+      const KernelCost& c = p.costs[i];
+      out += fmt::format("{},\"{}\",\"{}\",{},{:.17g}", NameOf(p.phase), p.kernels[i].group, c.name,
+                         c.repeat, c.flops);
+      for (int l = 0; l < c.num_levels; ++l) out += fmt::format(",{:.17g}", c.bytes[l]);
+      const double share =
+          p.totals.time_s > 0 ? c.time_s * static_cast<double>(c.repeat) / p.totals.time_s : 0;
+      out += fmt::format(",{:.17g},{:.17g},{:.17g},{},{:.6g}\n", c.Intensity(0), c.comm_bytes,
+                         c.time_s, model.BoundName(c), share);
+    }
+  }
+  return out;
+}
+
+}  // namespace roofline
