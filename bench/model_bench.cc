@@ -1,0 +1,87 @@
+// Speed of a whole LLM analysis: llama-3-70b, both phases, in process.
+//   build/bench/roofline_model_bench
+#include <benchmark/benchmark.h>
+
+#include "roofline/device_db.h"
+#include "roofline/model_analysis.h"
+#include "roofline/model_registry.h"
+
+namespace roofline {
+namespace {
+
+struct Fixture {
+  Device device;
+  TransformerConfig config;
+};
+
+const Fixture& Get() {
+  static const Fixture f = [] {
+    Fixture x;
+    x.device = *DeviceDatabase::LoadEmbedded()->Find("h100-sxm").value();
+    x.config = *ResolveModel("llama-3-70b", ModelRegistry::LoadEmbedded());
+    return x;
+  }();
+  return f;
+}
+
+/// Build both phase graphs, fuse, evaluate every kernel, sum (no memory footprint search).
+void BM_Llama70bPhases(benchmark::State& state) {
+  const Fixture& f = Get();
+  const CostModel model(f.device);
+  Workload w;
+  w.batch = 16;
+  w.prompt = 2048;
+  w.tp = 4;
+  int64_t kernels = 0;
+  for (auto _ : state) {
+    for (Phase p : {Phase::kPrefill, Phase::kDecode}) {
+      Result<LlmGraph> g = BuildLlmGraph(f.config, w, p);
+      const std::vector<Kernel> ks = Fuse(g->graph, w.fusion);
+      double t = 0;
+      for (const Kernel& k : ks) t += model.Evaluate(g->graph, k).time_s;
+      benchmark::DoNotOptimize(t);
+      kernels += static_cast<int64_t>(ks.size());
+    }
+  }
+  state.SetItemsProcessed(kernels);
+  state.counters["kernels/analysis"] =
+      static_cast<double>(kernels) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_Llama70bPhases);
+
+/// The full `roofline model` analysis: both phases, parameters, footprint, largest batch.
+void BM_Llama70bFullAnalysis(benchmark::State& state) {
+  const Fixture& f = Get();
+  const CostModel model(f.device);
+  Workload w;
+  w.batch = 16;
+  w.prompt = 2048;
+  w.tp = 4;
+  for (auto _ : state) {
+    Result<ModelAnalysis> a = AnalyzeModel(f.config, w, model, PhaseSelection::kBoth);
+    benchmark::DoNotOptimize(a->max_batch);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Llama70bFullAnalysis);
+
+/// Evaluating the kernels of an already built decode graph (what a sweep repeats).
+void BM_Llama70bDecodeKernelEvaluations(benchmark::State& state) {
+  const Fixture& f = Get();
+  const CostModel model(f.device);
+  Workload w;
+  w.batch = 16;
+  w.prompt = 2048;
+  Result<LlmGraph> g = BuildLlmGraph(f.config, w, Phase::kDecode);
+  const std::vector<Kernel> ks = Fuse(g->graph, w.fusion);
+  for (auto _ : state) {
+    double t = 0;
+    for (const Kernel& k : ks) t += model.Evaluate(g->graph, k).time_s;
+    benchmark::DoNotOptimize(t);
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(ks.size()));
+}
+BENCHMARK(BM_Llama70bDecodeKernelEvaluations);
+
+}  // namespace
+}  // namespace roofline
