@@ -223,14 +223,19 @@ TEST(TensorParallel, SplitsWeightsAndAddsAllReduces) {
   EXPECT_NEAR(tp8.memory.weights_bytes / one.memory.weights_bytes, 1.0 / 8, 0.002);
   EXPECT_DOUBLE_EQ(tp8.memory.kv_bytes_per_token, one.memory.kv_bytes_per_token / 8);
   int all_reduces = 0;
+  int other = 0;
   for (const KernelCost& k : tp8.phases[0].costs) {
-    if (k.bound.kind == BoundKind::kComm || k.comm_bytes > 0) {
+    if (k.name == "attn_all_reduce" || k.name == "mlp_all_reduce") {
       all_reduces += static_cast<int>(k.repeat);
       // Ring all-reduce of 8 tokens x 8192 x 2 B across 8 devices.
       EXPECT_DOUBLE_EQ(k.comm_bytes, 2.0 * 7 / 8 * 8 * 8192 * 2);
+    } else if (k.comm_bytes > 0) {
+      ++other;
+      EXPECT_TRUE(k.name == "embed_all_reduce" || k.name == "logits_all_gather") << k.name;
     }
   }
   EXPECT_EQ(all_reduces, 2 * 80);
+  EXPECT_EQ(other, 2);
   EXPECT_LT(tp8.phases[0].totals.time_s, one.phases[0].totals.time_s);
 }
 

@@ -10,6 +10,7 @@
 #include "roofline/model_analysis.h"
 #include "roofline/model_registry.h"
 #include "roofline/op_analysis.h"
+#include "roofline/sweep.h"
 
 namespace roofline {
 
@@ -41,6 +42,14 @@ std::string RenderModelTable(const ModelAnalysis& analysis, const CostModel& mod
 std::string RenderModelJson(const ModelAnalysis& analysis, const CostModel& model);
 /// `roofline model --format csv`: one row per kernel and phase.
 std::string RenderModelCsv(const ModelAnalysis& analysis, const CostModel& model);
+
+/// `roofline sweep`: one row per point, then the crossovers and what never flips.
+std::string RenderSweepTable(const SweepResult& sweep, const std::string& title);
+/// `roofline sweep --format json`: axes, points[], crossovers[], never_flips[].
+std::string RenderSweepJson(const SweepResult& sweep, const std::string& model,
+                            const std::string& device);
+/// `roofline sweep --format csv`: one row per point and phase.
+std::string RenderSweepCsv(const SweepResult& sweep);
 
 }  // namespace roofline
 

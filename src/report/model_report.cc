@@ -21,10 +21,10 @@ std::string Percent(double x) { return fmt::format("{:.1f}%", 100 * x); }
 
 std::string WorkloadLine(const ModelAnalysis& a) {
   const Workload& w = a.workload;
-  std::string s =
-      fmt::format("batch {}, prompt {}, context {}, dtype {}, weights {}, kv {}", w.batch, w.prompt,
-                  w.context, NameOf(a.act), NameOf(a.weight), NameOf(a.kv));
-  if (BitsOf(a.weight) == 4) s += fmt::format(" (group {})", w.group_size);
+  std::string s = fmt::format("batch {}, prompt {}, context {}, dtype {}, weights {}{}, kv {}",
+                              w.batch, w.prompt, w.context, NameOf(a.act), NameOf(a.weight),
+                              BitsOf(a.weight) == 4 ? fmt::format(" (group {})", w.group_size) : "",
+                              NameOf(a.kv));
   s += fmt::format(", tp {}, attention {}, fusion {}", w.tp,
                    w.attention == AttentionImpl::kFlash ? "flash" : "eager",
                    w.fusion == FusionMode::kFused ? "fused" : "eager");
@@ -154,6 +154,11 @@ std::string RenderModelJson(const ModelAnalysis& a, const CostModel& model) {
   w["attention"] = a.workload.attention == AttentionImpl::kFlash ? "flash" : "eager";
   w["fusion"] = a.workload.fusion == FusionMode::kFused ? "fused" : "eager";
   w["launch_overhead_s"] = a.workload.launch_overhead_s;
+  w["group_size"] = a.workload.group_size;
+  w["all_logits"] = a.workload.all_logits;
+  w["mla"] = a.workload.mla == MlaForm::kAuto    ? "auto"
+             : a.workload.mla == MlaForm::kNaive ? "naive"
+                                                 : "absorbed";
   j["workload"] = w;
   json mem;
   mem["weights_bytes"] = a.memory.weights_bytes;

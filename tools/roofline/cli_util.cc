@@ -1,6 +1,8 @@
 #include "tools/roofline/cli_util.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <ostream>
 
 #include "roofline/suggest.h"
@@ -60,6 +62,25 @@ std::optional<int> ParseArgs(CLI::App& app, Context& ctx) {
     return Fail(ctx, Status::Invalid(app.get_name(), e.what()));
   }
   return std::nullopt;
+}
+
+Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp-roofline";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return Status::Io(path, "cannot open for writing");
+    out << text;
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      return Status::Io(path, "write failed");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Status::Io(path, "cannot move the finished file into place");
+  }
+  return Status::Ok();
 }
 
 void AddFormatOption(CLI::App& app, std::string& format, const std::vector<std::string>& allowed) {

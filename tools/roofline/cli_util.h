@@ -20,6 +20,10 @@ enum class Format { kTable, kJson, kCsv };
 /// Adds `--format` restricted to `allowed` ("table", "json", "csv").
 void AddFormatOption(CLI::App& app, std::string& format, const std::vector<std::string>& allowed);
 
+/// Writes `text` to `path` through a temporary file renamed into place, so an error never
+/// leaves a partial file.
+Status WriteFileAtomically(const std::string& path, const std::string& text);
+
 }  // namespace roofline::cli
 
 #endif  // ROOFLINE_TOOLS_ROOFLINE_CLI_UTIL_H_

@@ -3,106 +3,12 @@
 
 #include "roofline/model_analysis.h"
 #include "roofline/model_registry.h"
+#include "roofline/plot.h"
 #include "roofline/report.h"
 #include "tools/roofline/cli_util.h"
+#include "tools/roofline/workload_options.h"
 
 namespace roofline::cli {
-namespace {
-
-/// Options of `roofline model`; defaults are the tool's defaults.
-struct ModelOptions {
-  std::string model;            ///< preset id, config.json path or directory
-  std::string hw = "h100-sxm";  ///< device id or device JSON path
-  std::string phase = "both";   ///< prefill | decode | both
-  int64_t batch = 1;
-  int64_t prompt = 2048;
-  int64_t context = 0;       ///< 0: = prompt
-  std::string dtype;         ///< default: the config's torch_dtype
-  std::string weight_dtype;  ///< default: --dtype
-  std::string kv_dtype;      ///< default: --dtype
-  int64_t group_size = 128;
-  int64_t tp = 1;
-  std::string attention = "flash";
-  std::string fusion = "eager";
-  std::string mla = "auto";
-  bool all_logits = false;
-  double launch_overhead_us = 0;
-  std::string format = "table";
-};
-
-Result<std::optional<DType>> OptionalDType(const std::string& text, const std::string& flag) {
-  if (text.empty()) return std::optional<DType>();
-  Result<DType> d = ParseDType(text, flag);
-  if (!d.ok()) return d.status();
-  if (*d == DType::kTf32)
-    return Status::Invalid(flag, "tf32 is a compute mode, not a storage dtype");
-  return std::optional<DType>(*d);
-}
-
-}  // namespace
-
-/// Adds the workload options shared by `model` (and later `sweep`, `plan`).
-void AddWorkloadOptions(CLI::App& app, ModelOptions& o) {
-  app.add_option("--hw", o.hw, "device id (`roofline hw list`) or path to a device JSON")
-      ->capture_default_str();
-  app.add_option("--batch", o.batch, "sequences per step")->capture_default_str();
-  app.add_option("--prompt", o.prompt, "prefill: prompt tokens per sequence")
-      ->capture_default_str();
-  app.add_option("--context", o.context,
-                 "decode: keys each new token attends to (default: --prompt)");
-  app.add_option("--dtype", o.dtype, "activations (default: the config's torch_dtype)");
-  app.add_option("--weight-dtype", o.weight_dtype,
-                 "decoder linear weights: bf16|fp16|fp8|int8|int4 (default: --dtype)");
-  app.add_option("--kv-dtype", o.kv_dtype, "KV cache: bf16|fp16|fp8|int8 (default: --dtype)");
-  app.add_option("--group-size", o.group_size, "scale group of 4-bit weights")
-      ->capture_default_str();
-  app.add_option("--tp", o.tp, "tensor-parallel degree")->capture_default_str();
-  app.add_option("--attention", o.attention, "flash or eager")
-      ->check(CLI::IsMember({"flash", "eager"}))
-      ->capture_default_str();
-  app.add_option("--fusion", o.fusion,
-                 "eager (PyTorch eager: one kernel per op) or fused (epilogues and norms folded "
-                 "into matmuls)")
-      ->check(CLI::IsMember({"eager", "fused"}))
-      ->capture_default_str();
-  app.add_option("--mla", o.mla,
-                 "DeepSeek MLA form: auto (naive prefill, absorbed decode), "
-                 "naive, absorbed")
-      ->check(CLI::IsMember({"auto", "naive", "absorbed"}))
-      ->capture_default_str();
-  app.add_flag("--all-logits", o.all_logits, "prefill computes logits for every position");
-  app.add_option("--launch-overhead-us", o.launch_overhead_us,
-                 "added to every kernel's bound, microseconds")
-      ->capture_default_str();
-}
-
-Result<Workload> MakeWorkload(const ModelOptions& o) {
-  Workload w;
-  w.batch = o.batch;
-  w.prompt = o.prompt;
-  w.context = o.context;
-  w.group_size = o.group_size;
-  w.tp = o.tp;
-  w.attention = o.attention == "eager" ? AttentionImpl::kEager : AttentionImpl::kFlash;
-  w.fusion = o.fusion == "fused" ? FusionMode::kFused : FusionMode::kEager;
-  w.mla = o.mla == "naive" ? MlaForm::kNaive
-                           : (o.mla == "absorbed" ? MlaForm::kAbsorbed : MlaForm::kAuto);
-  w.all_logits = o.all_logits;
-  w.launch_overhead_s = o.launch_overhead_us * 1e-6;
-  auto d = OptionalDType(o.dtype, "--dtype");
-  if (!d.ok()) return d.status();
-  auto wd = OptionalDType(o.weight_dtype, "--weight-dtype");
-  if (!wd.ok()) return wd.status();
-  auto kv = OptionalDType(o.kv_dtype, "--kv-dtype");
-  if (!kv.ok()) return kv.status();
-  w.dtype = *d;
-  w.weight_dtype = *wd;
-  w.kv_dtype = *kv;
-  if (o.context < 0) return Status::Invalid("--context", "must be positive");
-  Status s = Validate(w);
-  if (!s.ok()) return s;
-  return w;
-}
 
 int RunModel(Context& ctx) {
   CLI::App app{
@@ -120,24 +26,35 @@ int RunModel(Context& ctx) {
       ->capture_default_str();
   AddWorkloadOptions(app, o);
   AddFormatOption(app, o.format, {"table", "json", "csv"});
+  std::string plot, report;
+  app.add_option("--plot", plot, "write the roofline of every kernel as an SVG file");
+  app.add_option("--report", report, "write a self-contained HTML report (tables and roofline)");
   if (auto done = ParseArgs(app, ctx)) return *done;
 
-  Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
-  if (!registry.ok()) return Fail(ctx, registry.status());
-  Result<TransformerConfig> config = ResolveModel(o.model, *registry);
-  if (!config.ok()) return Fail(ctx, config.status());
-  Result<Workload> workload = MakeWorkload(o);
-  if (!workload.ok()) return Fail(ctx, workload.status());
-  Result<Device> device = ctx.ResolveHw(o.hw);
-  if (!device.ok()) return Fail(ctx, device.status());
+  Result<Setup> setup = Prepare(ctx, o);
+  if (!setup.ok()) return Fail(ctx, setup.status());
   CostOptions options;
-  options.launch_overhead_s = workload->launch_overhead_s;
-  const CostModel model(*device, options);
-  const PhaseSelection phases = o.phase == "prefill"  ? PhaseSelection::kPrefill
-                                : o.phase == "decode" ? PhaseSelection::kDecode
-                                                      : PhaseSelection::kBoth;
-  Result<ModelAnalysis> a = AnalyzeModel(*config, *workload, model, phases);
+  options.launch_overhead_s = setup->workload.launch_overhead_s;
+  const CostModel model(setup->device, options);
+  Result<ModelAnalysis> a = AnalyzeModel(setup->config, setup->workload, model, Phases(o.phase));
   if (!a.ok()) return Fail(ctx, a.status());
+  if (!plot.empty() || !report.empty()) {
+    std::vector<std::string> engines;
+    const std::vector<RooflinePoint> points = RooflinePoints(*a, model, &engines);
+    const std::string title = o.model + " on " + setup->device.id + " (batch " +
+                              std::to_string(setup->workload.batch) + ", prompt " +
+                              std::to_string(setup->workload.prompt) + ")";
+    const Chart chart = RooflineChart(setup->device, engines, points, title);
+    if (!plot.empty()) {
+      Status s = WriteFileAtomically(plot, chart.svg);
+      if (!s.ok()) return Fail(ctx, s);
+    }
+    if (!report.empty()) {
+      Status s =
+          WriteFileAtomically(report, RenderHtml(title, RenderModelTable(*a, model), {chart.svg}));
+      if (!s.ok()) return Fail(ctx, s);
+    }
+  }
   if (o.format == "json") {
     *ctx.out << RenderModelJson(*a, model);
   } else if (o.format == "csv") {

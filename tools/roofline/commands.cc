@@ -55,6 +55,8 @@ const std::vector<Command>& Commands() {
       {"model", "an LLM (preset or HF config.json) on a device: prefill and decode, per kernel",
        RunModel},
       {"models", "model presets: `models list`", RunModels},
+      {"sweep", "vary batch/prompt/context/tp/dtype: exact crossovers, capacity and comm walls",
+       RunSweepCommand},
       {"hw", "the device database: `hw list`, `hw show ID`", RunHw},
       {"op",
        "one operator on one device: matmul, attention, elementwise, conv2d, norm, softmax, "

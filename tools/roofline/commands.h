@@ -55,6 +55,7 @@ int RunHw(Context& ctx);
 int RunOp(Context& ctx);
 int RunModel(Context& ctx);
 int RunModels(Context& ctx);
+int RunSweepCommand(Context& ctx);
 
 }  // namespace roofline::cli
 

@@ -90,7 +90,8 @@ class Builder {
   int DenseMlp(int x_norm, int64_t width, const std::string& prefix);
   int MoeMlp(int x_norm);
   void Layer(const LayerKind& kind);
-  void Model();
+  void Embed();
+  void Head();
 
   const TransformerConfig& c_;
   const Workload& w_;
@@ -105,6 +106,7 @@ class Builder {
   std::string group_;
   LayerKind kind_;
   bool absorbed_ = false;
+  int embed_ = -1;
 };
 
 int Builder::Attention(int xn) {
@@ -182,8 +184,17 @@ int Builder::MlaAttention(int xn) {
   LimitToWindow(a);
   if (!absorbed_) {
     // The cache holds the latent: every step up-projects all cached positions to per-head K, V.
-    Linear("kv_b_proj", Graph::kNew, batch_ * a.kv_len, c_.kv_lora_rank,
-           heads_ * (c_.qk_nope_dim + c_.v_head_dim), false);
+    {
+      MatmulSpec s;
+      s.m = batch_ * a.kv_len;
+      s.k = c_.kv_lora_rank;
+      s.n = heads_ * (c_.qk_nope_dim + c_.v_head_dim);
+      s.a_dtype = kv_;  // the cached latent, in the KV dtype
+      s.b_dtype = wdt_;
+      s.out_dtype = act_;
+      s.group_size = (BitsOf(wdt_) == 4 && s.k % w_.group_size == 0) ? w_.group_size : 0;
+      Add("kv_b_proj", s);
+    }
     a.kv_heads = heads_;
     a.head_dim = qk;
     a.v_head_dim = c_.v_head_dim;
@@ -327,38 +338,58 @@ void Builder::Layer(const LayerKind& kind) {
   }
 }
 
-void Builder::Model() {
+void Builder::Embed() {
   const int64_t t = tokens_;
-  const int64_t vocab = c_.vocab / w_.tp;
   repeat_ = 1;
   group_.clear();
   EmbeddingSpec e;
   e.tokens = t;
-  e.vocab = vocab;
+  e.vocab = c_.vocab / w_.tp;
   e.dim = c_.hidden;
   e.dtype = act_;
-  const int embed = Add(c_.names.embed, e);
+  embed_ = Add(c_.names.embed, e);
+  // Vocab-parallel: each device holds vocab/tp rows and the partial lookups are summed.
+  AllReduce("embed_all_reduce");
   if (c_.learned_positions) {
     EmbeddingSpec p = e;
     p.vocab = std::max<int64_t>(c_.max_positions, 1);
     const int wpe = Add("wpe", p);
-    Elementwise("embed_add", {embed, wpe}, static_cast<double>(t * c_.hidden), 1);
+    Elementwise("embed_add", {embed_, wpe}, static_cast<double>(t * c_.hidden), 1);
   }
   if (c_.scaled_embedding) {
-    Elementwise("embed_scale", {embed}, static_cast<double>(t * c_.hidden), 1);
+    Elementwise("embed_scale", {embed_}, static_cast<double>(t * c_.hidden), 1);
   }
+}
+
+void Builder::Head() {
+  const int64_t t = tokens_;
+  const int64_t vocab = c_.vocab / w_.tp;
+  repeat_ = 1;
+  group_.clear();
   const int norm = Norm(c_.names.final_norm, -1, t, c_.hidden);
-  (void)norm;
   const int64_t logit_rows = (phase_ == Phase::kPrefill && !w_.all_logits) ? batch_ : t;
   MatmulSpec lm;
   lm.m = logit_rows;
   lm.k = c_.hidden;
   lm.n = vocab;
   lm.a_dtype = lm.b_dtype = lm.out_dtype = act_;
-  const int table = (c_.tie_embeddings && status_.ok()) ? g_.TensorOf(embed, 1) : Graph::kNew;
-  const int head = Add(c_.names.lm_head, lm, {Graph::kNew, table});
+  const int table =
+      (c_.tie_embeddings && status_.ok() && embed_ >= 0) ? g_.TensorOf(embed_, 1) : Graph::kNew;
+  // The head reads the final norm's output directly when it covers the same rows.
+  const int input = (logit_rows == t && norm >= 0) ? Out(norm) : Graph::kNew;
+  const int head = Add(c_.names.lm_head, lm, {input, table});
   if (c_.logit_softcap) {
     Elementwise("logit_softcap", {head}, static_cast<double>(logit_rows * vocab), 3);
+  }
+  if (w_.tp > 1) {
+    // Vocab-parallel logits are gathered onto every device.
+    CollectiveSpec s;
+    s.kind = CollectiveKind::kAllGather;
+    s.message_bytes =
+        static_cast<double>(logit_rows) * static_cast<double>(c_.vocab) * BytesOf(act_);
+    s.devices = w_.tp;
+    s.dtype = act_;
+    Add("logits_all_gather", s);
   }
 }
 
@@ -398,6 +429,7 @@ Status Builder::Build() {
   const bool moe_varies = std::any_of(groups.begin(), groups.end(), [&](const auto& gr) {
     return gr.first.moe != groups.front().first.moe;
   });
+  Embed();
   for (const auto& [kind, indices] : groups) {
     repeat_ = static_cast<int64_t>(indices.size());
     // "layers 3-60 (moe)" when contiguous, else "21 layers (sliding 4096)".
@@ -413,7 +445,7 @@ Status Builder::Build() {
     if (!what.empty()) group_ += " (" + what + ")";
     Layer(kind);
   }
-  Model();
+  Head();
   return status_;
 }
 
@@ -436,7 +468,7 @@ Status Validate(const Workload& w) {
     s = Status::Invalid("--group-size", fmt::format("must be positive, got {}", w.group_size));
   }
   if (s.ok() && (w.launch_overhead_s < 0 || w.launch_overhead_s > 1)) {
-    s = Status::Invalid("--launch-overhead", "must be between 0 and 1 second");
+    s = Status::Invalid("--launch-overhead-us", "must be between 0 and 1e6 microseconds");
   }
   return s;
 }
@@ -472,12 +504,18 @@ Result<LlmGraph> BuildLlmGraph(const TransformerConfig& c, const Workload& w, Ph
   if (w.tp > 1) {
     out.notes.push_back(fmt::format(
         "tensor parallel {}: heads, MLP width and vocabulary split; two ring all-reduces of the "
-        "activations per layer, not overlapped with compute",
+        "activations per layer, one after the vocab-parallel embedding, an all-gather of the "
+        "logits; none overlapped with compute",
         w.tp));
     if (c.kv_heads < w.tp) {
       out.notes.push_back(fmt::format("{} key/value heads < tp {}: each device keeps a copy of one",
                                       c.kv_heads, w.tp));
     }
+  }
+  const int64_t longest = std::max(w.prompt, w.DecodeContext());
+  if (c.max_positions > 0 && longest > c.max_positions) {
+    out.notes.push_back(fmt::format("context {} exceeds the model's max_position_embeddings {}",
+                                    longest, c.max_positions));
   }
   if (c.mla) {
     const bool absorbed =

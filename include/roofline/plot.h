@@ -1,0 +1,61 @@
+// Self-contained SVG charts (a browser opens them directly) and HTML reports.
+#ifndef ROOFLINE_PLOT_H_
+#define ROOFLINE_PLOT_H_
+
+#include <string>
+#include <vector>
+
+#include "roofline/device.h"
+#include "roofline/model_analysis.h"
+#include "roofline/sweep.h"
+
+namespace roofline {
+
+/// One kernel on a roofline chart.
+struct RooflinePoint {
+  std::string label;
+  std::string series;      ///< "prefill", "decode" (and later "measured")
+  double intensity = 0;    ///< FLOP/B at device memory
+  double flops_per_s = 0;  ///< attainable (or achieved) FLOP/s
+  double share = 0;        ///< share of its phase's time, 0..1 (sets the marker size)
+};
+
+/// A text box placed on a chart (for overlap checks).
+struct LabelBox {
+  std::string text;
+  double x = 0, y = 0, width = 0, height = 0;  ///< top-left corner and size, pixels
+};
+
+/// An SVG document and the labels placed on it.
+struct Chart {
+  std::string svg;
+  std::vector<LabelBox> labels;
+};
+
+/// Roofline chart: log-log axes (FLOP/B against FLOP/s), a ceiling per engine in `engines`,
+/// a diagonal per memory level with a bandwidth, ridge points, one marker per kernel sized by its
+/// share of phase time and labelled (labels never overlap; kernels under 1% of their phase are
+/// drawn but not labelled), phases told apart by colour and shape, a legend.
+Chart RooflineChart(const Device& device, const std::vector<std::string>& engines,
+                    const std::vector<RooflinePoint>& points, const std::string& title);
+
+/// The kernels of a model analysis as roofline points, and the engines they use.
+std::vector<RooflinePoint> RooflinePoints(const ModelAnalysis& analysis, const CostModel& model,
+                                          std::vector<std::string>* engines);
+
+/// Time of each phase against the first swept variable, split into the time of compute-,
+/// memory- and comm-bound kernels, with crossovers and the capacity wall marked. With two axes,
+/// one line per value of the second.
+Chart SweepChart(const SweepResult& sweep, const std::string& title);
+
+std::string RenderSweepSvg(const SweepResult& sweep, const std::string& title,
+                           const Device& device);
+/// One self-contained HTML page: `text` (the table report) and the charts inline.
+std::string RenderHtml(const std::string& title, const std::string& text,
+                       const std::vector<std::string>& svgs);
+std::string RenderSweepHtml(const SweepResult& sweep, const std::string& title,
+                            const Device& device, const std::string& text);
+
+}  // namespace roofline
+
+#endif  // ROOFLINE_PLOT_H_

@@ -1,0 +1,193 @@
+// The sweep chart and the HTML report pages.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "roofline/plot.h"
+#include "roofline/units.h"
+#include "src/report/svg_writer.h"
+
+namespace roofline {
+namespace {
+
+const char* kLineColors[] = {"#1f5fbf", "#e8710a", "#2a9d3a", "#b22222", "#7b3fb5",
+                             "#8c564b", "#d6339c", "#555555", "#17a2b8", "#b8a017"};
+
+double NiceStep(double range) {
+  const double raw = range / 5;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+    if (raw <= m * mag) return m * mag;
+  }
+  return 10 * mag;
+}
+
+}  // namespace
+
+Chart SweepChart(const SweepResult& r, const std::string& title) {
+  const SweepAxis& ax = r.axes.front();
+  const size_t nphase = r.points.empty() ? 0 : r.points.front().phases.size();
+  const double W = 1000, panel = 300, L = 90, R = W - 240;
+  const double H = 90 + panel * static_cast<double>(std::max<size_t>(nphase, 1)) + 30;
+  SvgWriter svg(W, H);
+  svg.Text(L, 30, title, 16, "start", "#111", 0, "bold");
+  std::vector<LabelBox> all_labels;
+  const size_t n0 = ax.size();
+  const size_t n1 = r.axes.size() == 2 ? r.axes[1].size() : 1;
+  const bool numeric = IsInteger(ax.variable);
+  const bool logx = numeric && ax.values.front() > 0 && ax.values.back() >= 16 * ax.values.front();
+  auto xval = [&](size_t i) { return numeric ? static_cast<double>(ax.values[i]) : double(i); };
+  const double xa = xval(0), xb = std::max(xval(n0 - 1), xa + (numeric ? 1e-9 : 1));
+  auto X = [&](double v) {
+    if (!numeric) return L + (v + 0.5) / static_cast<double>(n0) * (R - L);
+    if (logx) return L + (std::log(v) - std::log(xa)) / (std::log(xb) - std::log(xa)) * (R - L);
+    return L + (v - xa) / (xb - xa) * (R - L);
+  };
+  for (size_t ph = 0; ph < nphase; ++ph) {
+    const double T = 60 + panel * static_cast<double>(ph), B = T + panel - 60;
+    const std::string phase(NameOf(r.points.front().phases[ph].phase));
+    LabelPlacer placer(L + 2, T + 2, R - 2, B - 2);
+    double ymax = 0;
+    for (const SweepPoint& p : r.points) ymax = std::max(ymax, p.phases[ph].time_s);
+    ymax = ymax > 0 ? ymax * 1.12 : 1;
+    auto Y = [&](double t) { return B - t / ymax * (B - T); };
+    // Grid and axes.
+    const double step = NiceStep(ymax);
+    for (double t = 0; t <= ymax; t += step) {
+      svg.Line(L, Y(t), R, Y(t), "#e6e6e6", 1);
+      svg.Text(L - 8, Y(t) + 4, Seconds(t), 11, "end");
+    }
+    svg.Rect(L, T, R - L, B - T, "none", "#999");
+    svg.Text(L, T - 8,
+             phase + ": time per step (" +
+                 (phase == "prefill" ? std::string("whole prompt") : "one token") + ")",
+             13, "start", "#111", 0, "bold");
+    svg.Text(24, (T + B) / 2, "time per step", 12, "middle", "#222", -90);
+    // X ticks: at most ~10 labels.
+    const size_t every = std::max<size_t>(1, n0 / 10);
+    for (size_t i = 0; i < n0; i += every) {
+      const std::string label = numeric ? Num(xval(i)) : std::string(NameOf(ax.dtypes[i]));
+      svg.Line(X(xval(i)), B, X(xval(i)), B + 4, "#999", 1);
+      svg.Text(X(xval(i)), B + 17, label, 11, "middle");
+    }
+    svg.Text((L + R) / 2, B + 36, std::string(NameOf(ax.variable)) + (logx ? " (log scale)" : ""),
+             12, "middle");
+    if (r.axes.size() == 1) {
+      // Stacked bands: compute-, memory-, comm-bound kernel time.
+      struct Band {
+        const char* name;
+        const char* color;
+        double PhasePoint::*field;
+      };
+      const Band bands[] = {{"compute-bound kernels", "#d9534f", &PhasePoint::compute_bound_s},
+                            {"memory-bound kernels", "#428bca", &PhasePoint::memory_bound_s},
+                            {"comm-bound kernels", "#5cb85c", &PhasePoint::comm_bound_s}};
+      std::vector<double> base(n0, 0);
+      for (const Band& band : bands) {
+        std::vector<std::pair<double, double>> poly;
+        std::vector<double> next = base;
+        for (size_t i = 0; i < n0; ++i) next[i] += r.points[i].phases[ph].*(band.field);
+        if (!numeric) {
+          const double bw = (R - L) / static_cast<double>(n0) * 0.6;
+          for (size_t i = 0; i < n0; ++i) {
+            svg.Rect(X(xval(i)) - bw / 2, Y(next[i]), bw, Y(base[i]) - Y(next[i]), band.color);
+          }
+        } else {
+          for (size_t i = 0; i < n0; ++i) poly.emplace_back(X(xval(i)), Y(next[i]));
+          for (size_t i = n0; i-- > 0;) poly.emplace_back(X(xval(i)), Y(base[i]));
+          svg.Polygon(poly, band.color, "none", 0.75);
+        }
+        base = next;
+      }
+      double ly = T + 10;
+      for (const Band& band : bands) {
+        svg.Rect(R + 20, ly - 9, 14, 12, band.color);
+        svg.Text(R + 40, ly + 2, band.name, 12);
+        ly += 20;
+      }
+      // Capacity wall: shade from the first value that does not fit.
+      for (const Crossover& x : r.crossovers) {
+        if (x.what != "capacity" || x.to != "exceeds" || !numeric) continue;
+        const double xw = X(static_cast<double>(x.int_value));
+        svg.Rect(xw, T, R - xw, B - T, "#f2b8b5", "none", 0.35);
+        svg.Line(xw, T, xw, B, "#b22222", 2);
+        const std::string label = fmt::format("capacity wall: {} >= {}", x.variable, x.value);
+        LabelBox box;
+        if (placer.Place(label, xw, T + 14, 11, 2, &box)) {
+          svg.Text(box.x + 1, box.y + box.height - 3, label, 11, "start", "#b22222");
+        }
+      }
+      // Crossovers of this phase.
+      int k = 0;
+      for (const Crossover& x : r.crossovers) {
+        if (x.what.rfind(phase, 0) != 0 || !numeric) continue;
+        const double xv = X(static_cast<double>(x.int_value));
+        svg.Line(xv, T, xv, B, "#333", 1.2, "5,4");
+        const std::string what = x.what.substr(phase.size() + 1);
+        const std::string to = x.to.substr(0, x.to.find(':'));
+        const std::string label = fmt::format("{}: {} at {}", what, to, x.value);
+        LabelBox box;
+        if (placer.Place(label, xv, T + 30 + 18.0 * (k % 8), 11, 2, &box)) {
+          svg.Text(box.x + 1, box.y + box.height - 3, label, 11, "start", "#111");
+        }
+        ++k;
+      }
+    } else {
+      // One line of total time per value of the second axis.
+      for (size_t j = 0; j < n1; ++j) {
+        const char* color = kLineColors[j % 10];
+        for (size_t i = 0; i + 1 < n0; ++i) {
+          svg.Line(X(xval(i)), Y(r.points[i * n1 + j].phases[ph].time_s), X(xval(i + 1)),
+                   Y(r.points[(i + 1) * n1 + j].phases[ph].time_s), color, 2);
+        }
+        for (size_t i = 0; i < n0; ++i) {
+          const SweepPoint& p = r.points[i * n1 + j];
+          // Hollow markers where the footprint does not fit.
+          svg.Circle(X(xval(i)), Y(p.phases[ph].time_s), 3, p.fits ? color : "white", color);
+        }
+        if (j < 14) {
+          svg.Line(R + 20, T + 10 + 18.0 * static_cast<double>(j), R + 34,
+                   T + 10 + 18.0 * static_cast<double>(j), color, 2);
+          svg.Text(R + 40, T + 14 + 18.0 * static_cast<double>(j), r.axes[1].Label(j), 12);
+        }
+      }
+      svg.Text(R + 20, B - 6, "hollow: does not fit memory", 11, "start", "#444");
+    }
+    for (const auto& b : placer.placed()) all_labels.push_back(b);
+  }
+  return Chart{svg.Finish(), all_labels};
+}
+
+std::string RenderSweepSvg(const SweepResult& sweep, const std::string& title,
+                           const Device& device) {
+  (void)device;
+  return SweepChart(sweep, title).svg;
+}
+
+std::string RenderHtml(const std::string& title, const std::string& text,
+                       const std::vector<std::string>& svgs) {
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
+                    XmlEscape(title) +
+                    "</title>\n<style>body{font-family:sans-serif;margin:24px;max-width:1200px}"
+                    "pre{font-size:12px;background:#f7f7f7;padding:12px;overflow-x:auto}"
+                    "figure{margin:24px 0}</style></head><body>\n<h1>" +
+                    XmlEscape(title) + "</h1>\n";
+  for (const std::string& s : svgs) {
+    // Inline the SVG without its XML declaration.
+    const size_t start = s.find("<svg");
+    out += "<figure>" + (start == std::string::npos ? s : s.substr(start)) + "</figure>\n";
+  }
+  out += "<pre>" + XmlEscape(text) + "</pre>\n";
+  out +=
+      "<p>Generated by roofline. 1 FLOP = one multiply or one add (a multiply-accumulate "
+      "counts 2); decimal prefixes (GB = 1e9 B).</p>\n</body></html>\n";
+  return out;
+}
+
+std::string RenderSweepHtml(const SweepResult& sweep, const std::string& title,
+                            const Device& device, const std::string& text) {
+  return RenderHtml(title, text, {RenderSweepSvg(sweep, title, device)});
+}
+
+}  // namespace roofline

@@ -1,0 +1,275 @@
+// Sweeps: exact crossovers, the closed forms they must agree with, the capacity wall, charts.
+#include "roofline/sweep.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "roofline/llm.h"
+#include "roofline/model_registry.h"
+#include "roofline/plot.h"
+#include "tests/test_util.h"
+
+namespace roofline {
+namespace {
+
+using testing::Dev;
+
+TransformerConfig Preset(const std::string& id) {
+  Result<TransformerConfig> c = ResolveModel(id, ModelRegistry::LoadEmbedded());
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return *c;
+}
+
+/// A one-layer Llama with Llama-2-70B's widths (hidden 8192, MLP 28672): its decode is
+/// "a weight-dominated matmul", and at batch ~300 every activation still fits half an H100's L2,
+/// so traffic is compulsory and the closed form below applies.
+TransformerConfig WideLlama() {
+  Result<TransformerConfig> c = ParseHfConfig(
+      R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 8192, "num_hidden_layers": 1,
+          "num_attention_heads": 64, "num_key_value_heads": 8, "intermediate_size": 28672,
+          "vocab_size": 1024, "torch_dtype": "bfloat16"})",
+      "wide-llama");
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return *c;
+}
+
+SweepResult Sweep(const TransformerConfig& c, const Device& d, Workload w, const std::string& spec,
+                  PhaseSelection p = PhaseSelection::kDecode) {
+  Result<SweepAxis> axis = ParseSweepAxis(spec);
+  EXPECT_TRUE(axis.ok()) << axis.status().ToString();
+  const CostModel model(d);
+  Result<SweepResult> r = RunSweep(c, w, model, p, {*axis});
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return *r;
+}
+
+const Crossover* Find(const SweepResult& r, const std::string& what) {
+  for (const Crossover& x : r.crossovers) {
+    if (x.what == what) return &x;
+  }
+  return nullptr;
+}
+
+/// Closed form for the decode matmul class at batch B (compulsory traffic, tiles resident):
+/// compute 2*B*sum(K*N) / peak >= (weight bytes + B * activation bytes per token) / bandwidth.
+double ClosedFormBatch(const TransformerConfig& c, const Workload& w, const Device& d,
+                       double peak) {
+  Workload one = w;
+  one.batch = 1;
+  Result<LlmGraph> g = BuildLlmGraph(c, one, Phase::kDecode);
+  double flops_per_token = 0, weight_bytes = 0, act_bytes_per_token = 0;
+  for (const Op& op : g->graph.ops()) {
+    if (op.kind() != OpKind::kMatmul || op.name.rfind("attn_", 0) == 0) continue;
+    const auto& s = std::get<MatmulSpec>(op.spec);
+    const double r = static_cast<double>(op.repeat);
+    flops_per_token += 2.0 * s.n * s.k * r;
+    const std::vector<Operand> operands = OperandsOf(op.spec);
+    for (size_t j = 0; j < operands.size(); ++j) {
+      const double bytes = g->graph.tensors()[op.operands[j]].bytes() * r;
+      (operands[j].role == TensorRole::kWeight ? weight_bytes : act_bytes_per_token) += bytes;
+    }
+  }
+  const double bw = d.device_memory().bandwidth_bytes_per_s();
+  return (weight_bytes / bw) / (flops_per_token / peak - act_bytes_per_token / bw);
+}
+
+// scaling-book ("All About Rooflines"): a weight-dominated matmul turns compute-bound once the
+// batch passes the ridge point - ~295 on an H100 SXM (989e12 / 3.35e12), ~240 on a TPU v5e in
+// bf16, ~120 with int8 weights computed in bf16. The sweep's bisection must land on the integer
+// the closed form gives.
+TEST(Sweep, DecodeMatmulsFlipAtTheRidgeToTheInteger) {
+  struct Case {
+    const char* device;
+    std::optional<DType> weights;
+    double expected;  ///< the published approximation
+  };
+  for (const Case& k : {Case{"h100-sxm", std::nullopt, 295}, Case{"tpu-v5e", std::nullopt, 240},
+                        Case{"tpu-v5e", DType::kInt8, 120}}) {
+    const Device& d = Dev(k.device);
+    const TransformerConfig c = WideLlama();
+    Workload w;
+    w.prompt = 128;
+    w.weight_dtype = k.weights;
+    const SweepResult r = Sweep(c, d, w, "batch=1:1024");
+    const Crossover* x = Find(r, "decode matmuls");
+    ASSERT_NE(x, nullptr) << k.device;
+    const double peak = d.FindCompute("tensor.bf16")->peak.value;
+    EXPECT_EQ(x->int_value, static_cast<int64_t>(std::ceil(ClosedFormBatch(c, w, d, peak))))
+        << k.device;
+    // The published figure is the ridge, which assumes batch << hidden; counting activation bytes
+    // too moves the flip up by ridge * (1/K + 1/N) ~ 7% at hidden 8192.
+    EXPECT_GE(static_cast<double>(x->int_value), k.expected * 0.98) << k.device;
+    EXPECT_NEAR(static_cast<double>(x->int_value), k.expected, 0.09 * k.expected) << k.device;
+  }
+}
+
+// Every crossover is exact: the verdict one below the value differs from the verdict at it.
+TEST(Sweep, CrossoversAreExact) {
+  const CostModel model(Dev("h100-sxm"));
+  for (const char* spec : {"batch=1:1024", "context=1024:262144"}) {
+    Workload w;
+    w.batch = 8;
+    const TransformerConfig c = Preset("llama-3-8b");
+    const SweepResult r = Sweep(c, Dev("h100-sxm"), w, spec, PhaseSelection::kBoth);
+    ASSERT_FALSE(r.crossovers.empty()) << spec;
+    const SweepAxis axis = *ParseSweepAxis(spec);
+    for (const Crossover& x : r.crossovers) {
+      auto signal = [&](int64_t v) {
+        SweepAxis one = axis;
+        one.values = {v};
+        Result<SweepResult> p = RunSweep(c, w, model, PhaseSelection::kBoth, {one});
+        for (const Crossover& ignored : p->crossovers) (void)ignored;
+        const SweepPoint& pt = p->points.front();
+        if (x.what == "capacity") return std::string(pt.fits ? "fits" : "exceeds");
+        for (const PhasePoint& ph : pt.phases) {
+          const std::string phase(NameOf(ph.phase));
+          if (x.what == phase + " step") return ph.bound;
+          for (int k = 0; k < kNumClasses; ++k) {
+            if (x.what == phase + " " + std::string(NameOf(static_cast<KernelClass>(k)))) {
+              return ph.class_bound[k];
+            }
+          }
+        }
+        return std::string("?");
+      };
+      EXPECT_EQ(signal(x.int_value), x.to) << x.sentence;
+      EXPECT_EQ(signal(x.int_value - 1), x.from) << x.sentence;
+      EXPECT_NE(x.sentence, "");
+    }
+  }
+}
+
+// Capacity wall, by hand: Llama-3-8B in bf16 holds 8.03e9 weights x 2 B = 16.06 GB; each
+// sequence at context 8192 holds 8192 tokens x 131,072 B (2 x 32 layers x 8 kv heads x 128 x 2 B)
+// = 1.074 GB of KV cache. (80e9 - 16.06e9) / 1.074e9 = 59.5: batch 59 fits, 60 does not (the
+// decode workspace, a few MB, does not move it).
+TEST(Sweep, CapacityWallMatchesTheHandComputation) {
+  const TransformerConfig c = Preset("llama-3-8b");
+  Workload w;
+  w.prompt = 8192;
+  w.context = 8192;
+  const SweepResult r = Sweep(c, Dev("h100-sxm"), w, "batch=1:256");
+  const Crossover* x = Find(r, "capacity");
+  ASSERT_NE(x, nullptr);
+  const double weights = CountParameters(c).total * 2;
+  const double per_sequence = 8192.0 * 2 * 32 * 8 * 128 * 2;
+  EXPECT_EQ(x->int_value, static_cast<int64_t>(std::floor((80e9 - weights) / per_sequence)) + 1);
+  EXPECT_EQ(x->int_value, 60);
+  EXPECT_NE(x->sentence.find("no longer fit"), std::string::npos);
+}
+
+TEST(Sweep, DecodeAttentionNeverFlipsAndSaysWhy) {
+  Workload w;
+  w.batch = 4;
+  const SweepResult r = Sweep(Preset("llama-3-8b"), Dev("h100-sxm"), w, "context=1024:131072");
+  const NeverFlips* attention = nullptr;
+  for (const NeverFlips& n : r.never) {
+    if (n.what == "decode attention") attention = &n;
+  }
+  ASSERT_NE(attention, nullptr);
+  // Llama-3-8B: 32 query heads share 8 K/V heads, bf16 KV: ~2*4*(d+d) FLOP per 2*(d+d) B = 4.
+  EXPECT_NEAR(attention->limit_intensity, 4.0, 0.1);
+  EXPECT_LT(attention->limit_intensity, attention->ridge);
+  EXPECT_NE(attention->sentence.find("4 query heads"), std::string::npos);
+}
+
+TEST(Sweep, CommunicationWallUnderTensorParallelism) {
+  // Decode on PCIe-linked L4s at batch 64: at some tp the all-reduces outgrow the compute.
+  Workload w;
+  w.batch = 64;
+  w.prompt = 512;
+  const SweepResult r = Sweep(Preset("llama-3-8b"), Dev("l4"), w, "tp=1:8");
+  bool wall = false;
+  for (const Crossover& x : r.crossovers) wall = wall || x.what == "decode comm wall";
+  for (const NeverFlips& n : r.never) wall = wall || n.what == "decode comm wall";
+  EXPECT_TRUE(wall);
+}
+
+TEST(Sweep, DtypeListsCompareEachElement) {
+  const SweepResult r =
+      Sweep(Preset("llama-3-8b"), Dev("h100-sxm"), Workload{}, "weight-dtype=bf16,fp8,int4");
+  ASSERT_EQ(r.points.size(), 3u);
+  EXPECT_GT(r.points[0].phases[0].time_s, r.points[1].phases[0].time_s);
+  EXPECT_GT(r.points[1].phases[0].time_s, r.points[2].phases[0].time_s);
+}
+
+TEST(Sweep, TwoAxesMakeAGrid) {
+  const CostModel model(Dev("h100-sxm"));
+  Result<SweepResult> r =
+      RunSweep(Preset("llama-3-8b"), Workload{}, model, PhaseSelection::kDecode,
+               {*ParseSweepAxis("batch=1:64"), *ParseSweepAxis("context=1024:8192")});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->points.size(), 7u * 4u);
+}
+
+TEST(SweepSpec, ParsesRangesStepsAndLists) {
+  EXPECT_EQ(ParseSweepAxis("batch=1:16")->values, (std::vector<int64_t>{1, 2, 4, 8, 16}));
+  EXPECT_EQ(ParseSweepAxis("batch=1:10:x3")->values, (std::vector<int64_t>{1, 3, 9, 10}));
+  EXPECT_EQ(ParseSweepAxis("prompt=128:512:+128")->values,
+            (std::vector<int64_t>{128, 256, 384, 512}));
+  EXPECT_EQ(ParseSweepAxis("batch=1,8,64")->values, (std::vector<int64_t>{1, 8, 64}));
+  EXPECT_EQ(ParseSweepAxis("kv-dtype=bf16,fp8")->dtypes.size(), 2u);
+  struct Bad {
+    const char* spec;
+    const char* expect;
+  };
+  for (const Bad& b :
+       {Bad{"batch=10:1", "backwards"}, Bad{"batch=0:8", "between 1 and"},
+        Bad{"bacth=1:8", "did you mean 'batch'"}, Bad{"batch", "expected NAME="},
+        Bad{"batch=1:8:y2", "xF"}, Bad{"batch=1:8:x1", "> 1"}, Bad{"batch=8,4", "increase"},
+        Bad{"dtype=bf16,fp9", "unknown dtype"}, Bad{"batch=a:8", "not an integer"}}) {
+    Result<SweepAxis> a = ParseSweepAxis(b.spec);
+    ASSERT_FALSE(a.ok()) << b.spec;
+    EXPECT_NE(a.status().ToString().find(b.expect), std::string::npos) << a.status().ToString();
+    EXPECT_EQ(a.status().where(), std::string("--vary ") + b.spec);
+  }
+}
+
+bool Overlap(const LabelBox& a, const LabelBox& b) {
+  return a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+}
+
+TEST(Charts, RooflineIsWellFormedAndLabelsDoNotOverlap) {
+  const CostModel model(Dev("h100-sxm"));
+  for (const char* id : {"llama-3-8b", "deepseek-v3", "mixtral-8x7b"}) {
+    Workload w;
+    w.batch = 8;
+    Result<ModelAnalysis> a = AnalyzeModel(Preset(id), w, model, PhaseSelection::kBoth);
+    ASSERT_TRUE(a.ok());
+    std::vector<std::string> engines;
+    const std::vector<RooflinePoint> pts = RooflinePoints(*a, model, &engines);
+    ASSERT_FALSE(pts.empty());
+    const Chart chart = RooflineChart(Dev("h100-sxm"), engines, pts, id);
+    EXPECT_EQ(chart.svg.rfind("<?xml", 0), 0u);
+    EXPECT_NE(chart.svg.find("</svg>"), std::string::npos);
+    for (const char* must : {"FLOP/byte", "FLOP/s", "tensor.bf16", "hbm 3.35 TB/s", "ridge",
+                             "prefill kernels", "decode kernels", "Legend"}) {
+      EXPECT_NE(chart.svg.find(must), std::string::npos) << id << ": " << must;
+    }
+    EXPECT_GT(chart.labels.size(), 5u);
+    for (size_t i = 0; i < chart.labels.size(); ++i) {
+      for (size_t j = i + 1; j < chart.labels.size(); ++j) {
+        EXPECT_FALSE(Overlap(chart.labels[i], chart.labels[j]))
+            << id << ": '" << chart.labels[i].text << "' overlaps '" << chart.labels[j].text << "'";
+      }
+    }
+  }
+}
+
+TEST(Charts, SweepChartMarksCrossoversAndTheCapacityWall) {
+  Workload w;
+  const SweepResult r = Sweep(Preset("llama-3-8b"), Dev("h100-sxm"), w, "batch=1:1024");
+  const Chart chart = SweepChart(r, "sweep");
+  EXPECT_NE(chart.svg.find("capacity wall: batch &gt;= 238"), std::string::npos);
+  EXPECT_NE(chart.svg.find("matmuls: compute at"), std::string::npos);
+  EXPECT_NE(chart.svg.find("memory-bound kernels"), std::string::npos);
+  for (size_t i = 0; i < chart.labels.size(); ++i) {
+    for (size_t j = i + 1; j < chart.labels.size(); ++j) {
+      EXPECT_FALSE(Overlap(chart.labels[i], chart.labels[j]));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace roofline

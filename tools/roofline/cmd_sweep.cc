@@ -1,0 +1,78 @@
+// `roofline sweep MODEL --vary NAME=FROM:TO[:xF|+S] [--vary ...]`.
+#include <ostream>
+
+#include "roofline/plot.h"
+#include "roofline/report.h"
+#include "roofline/sweep.h"
+#include "tools/roofline/cli_util.h"
+#include "tools/roofline/workload_options.h"
+
+namespace roofline::cli {
+
+/// Options of `roofline sweep` beyond the workload flags.
+struct SweepOptions {
+  std::vector<std::string> vary;  ///< one or two NAME=FROM:TO[:xF|+S] or NAME=A,B,C
+  std::string plot;               ///< SVG of time against the first variable
+  std::string report;             ///< self-contained HTML page
+};
+
+int RunSweepCommand(Context& ctx) {
+  CLI::App app{
+      "Vary one or two workload variables; find exactly where the binding resource "
+      "changes, where memory runs out and where communication overtakes compute.\n"
+      "example: roofline sweep llama-3-8b --hw h100-sxm --vary batch=1:1024 --phase "
+      "decode",
+      "roofline sweep"};
+  ModelOptions o;
+  SweepOptions so;
+  app.add_option("MODEL", o.model, "preset id, config.json, or a directory holding one")
+      ->required();
+  app.add_option("--vary", so.vary,
+                 "NAME=FROM:TO (doubling), NAME=FROM:TO:xF, NAME=FROM:TO:+S or NAME=A,B,C; NAME "
+                 "is batch, prompt, context, tp, dtype, weight-dtype or kv-dtype; once or twice")
+      ->required();
+  app.add_option("--phase", o.phase, "prefill, decode or both")
+      ->check(CLI::IsMember({"prefill", "decode", "both"}))
+      ->capture_default_str();
+  AddWorkloadOptions(app, o);
+  AddFormatOption(app, o.format, {"table", "json", "csv"});
+  app.add_option("--plot", so.plot, "write an SVG of time against the first variable");
+  app.add_option("--report", so.report, "write a self-contained HTML report");
+  if (auto done = ParseArgs(app, ctx)) return *done;
+
+  std::vector<SweepAxis> axes;
+  for (const std::string& v : so.vary) {
+    Result<SweepAxis> a = ParseSweepAxis(v);
+    if (!a.ok()) return Fail(ctx, a.status());
+    axes.push_back(std::move(a).value());
+  }
+  if (axes.size() > 2) return Fail(ctx, Status::Invalid("--vary", "at most two variables"));
+  Result<Setup> setup = Prepare(ctx, o);
+  if (!setup.ok()) return Fail(ctx, setup.status());
+  CostOptions options;
+  options.launch_overhead_s = setup->workload.launch_overhead_s;
+  const CostModel model(setup->device, options);
+  Result<SweepResult> r = RunSweep(setup->config, setup->workload, model, Phases(o.phase), axes);
+  if (!r.ok()) return Fail(ctx, r.status());
+  std::string title = o.model + " on " + setup->device.id + ": sweep";
+  for (const SweepAxis& a : axes) title += " " + std::string(NameOf(a.variable));
+  if (!so.plot.empty()) {
+    Status s = WriteFileAtomically(so.plot, RenderSweepSvg(*r, title, setup->device));
+    if (!s.ok()) return Fail(ctx, s);
+  }
+  if (!so.report.empty()) {
+    Status s = WriteFileAtomically(
+        so.report, RenderSweepHtml(*r, title, setup->device, RenderSweepTable(*r, title)));
+    if (!s.ok()) return Fail(ctx, s);
+  }
+  if (o.format == "json") {
+    *ctx.out << RenderSweepJson(*r, o.model, setup->device.id);
+  } else if (o.format == "csv") {
+    *ctx.out << RenderSweepCsv(*r);
+  } else {
+    *ctx.out << RenderSweepTable(*r, title);
+  }
+  return kExitOk;
+}
+
+}  // namespace roofline::cli

@@ -1,0 +1,102 @@
+#include "tools/roofline/workload_options.h"
+
+#include <optional>
+
+#include "roofline/model_registry.h"
+
+namespace roofline::cli {
+namespace {
+
+Result<std::optional<DType>> OptionalDType(const std::string& text, const std::string& flag) {
+  if (text.empty()) return std::optional<DType>();
+  Result<DType> d = ParseDType(text, flag);
+  if (!d.ok()) return d.status();
+  if (*d == DType::kTf32)
+    return Status::Invalid(flag, "tf32 is a compute mode, not a storage dtype");
+  return std::optional<DType>(*d);
+}
+
+}  // namespace
+
+/// Adds the workload options shared by `model` (and later `sweep`, `plan`).
+void AddWorkloadOptions(CLI::App& app, ModelOptions& o) {
+  app.add_option("--hw", o.hw, "device id (`roofline hw list`) or path to a device JSON")
+      ->capture_default_str();
+  app.add_option("--batch", o.batch, "sequences per step")->capture_default_str();
+  app.add_option("--prompt", o.prompt, "prefill: prompt tokens per sequence")
+      ->capture_default_str();
+  app.add_option("--context", o.context,
+                 "decode: keys each new token attends to (default: --prompt)");
+  app.add_option("--dtype", o.dtype, "activations (default: the config's torch_dtype)");
+  app.add_option("--weight-dtype", o.weight_dtype,
+                 "decoder linear weights: bf16|fp16|fp8|int8|int4 (default: --dtype)");
+  app.add_option("--kv-dtype", o.kv_dtype, "KV cache: bf16|fp16|fp8|int8 (default: --dtype)");
+  app.add_option("--group-size", o.group_size, "scale group of 4-bit weights")
+      ->capture_default_str();
+  app.add_option("--tp", o.tp, "tensor-parallel degree")->capture_default_str();
+  app.add_option("--attention", o.attention, "flash or eager")
+      ->check(CLI::IsMember({"flash", "eager"}))
+      ->capture_default_str();
+  app.add_option("--fusion", o.fusion,
+                 "eager (PyTorch eager: one kernel per op) or fused (epilogues and norms folded "
+                 "into matmuls)")
+      ->check(CLI::IsMember({"eager", "fused"}))
+      ->capture_default_str();
+  app.add_option("--mla", o.mla,
+                 "DeepSeek MLA form: auto (naive prefill, absorbed decode), "
+                 "naive, absorbed")
+      ->check(CLI::IsMember({"auto", "naive", "absorbed"}))
+      ->capture_default_str();
+  app.add_flag("--all-logits", o.all_logits, "prefill computes logits for every position");
+  app.add_option("--launch-overhead-us", o.launch_overhead_us,
+                 "added to every kernel's bound, microseconds")
+      ->capture_default_str();
+}
+
+Result<Workload> MakeWorkload(const ModelOptions& o) {
+  Workload w;
+  w.batch = o.batch;
+  w.prompt = o.prompt;
+  w.context = o.context;
+  w.group_size = o.group_size;
+  w.tp = o.tp;
+  w.attention = o.attention == "eager" ? AttentionImpl::kEager : AttentionImpl::kFlash;
+  w.fusion = o.fusion == "fused" ? FusionMode::kFused : FusionMode::kEager;
+  w.mla = o.mla == "naive" ? MlaForm::kNaive
+                           : (o.mla == "absorbed" ? MlaForm::kAbsorbed : MlaForm::kAuto);
+  w.all_logits = o.all_logits;
+  w.launch_overhead_s = o.launch_overhead_us * 1e-6;
+  auto d = OptionalDType(o.dtype, "--dtype");
+  if (!d.ok()) return d.status();
+  auto wd = OptionalDType(o.weight_dtype, "--weight-dtype");
+  if (!wd.ok()) return wd.status();
+  auto kv = OptionalDType(o.kv_dtype, "--kv-dtype");
+  if (!kv.ok()) return kv.status();
+  w.dtype = *d;
+  w.weight_dtype = *wd;
+  w.kv_dtype = *kv;
+  if (o.context < 0) return Status::Invalid("--context", "must be positive");
+  Status s = Validate(w);
+  if (!s.ok()) return s;
+  return w;
+}
+
+Result<Setup> Prepare(Context& ctx, const ModelOptions& o) {
+  Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
+  if (!registry.ok()) return registry.status();
+  Result<TransformerConfig> config = ResolveModel(o.model, *registry);
+  if (!config.ok()) return config.status();
+  Result<Workload> workload = MakeWorkload(o);
+  if (!workload.ok()) return workload.status();
+  Result<Device> device = ctx.ResolveHw(o.hw);
+  if (!device.ok()) return device.status();
+  return Setup{std::move(config).value(), std::move(workload).value(), std::move(device).value()};
+}
+
+PhaseSelection Phases(const std::string& phase) {
+  return phase == "prefill"  ? PhaseSelection::kPrefill
+         : phase == "decode" ? PhaseSelection::kDecode
+                             : PhaseSelection::kBoth;
+}
+
+}  // namespace roofline::cli

@@ -1,0 +1,54 @@
+// Workload options shared by `model`, `sweep` and `plan`.
+#ifndef ROOFLINE_TOOLS_ROOFLINE_WORKLOAD_OPTIONS_H_
+#define ROOFLINE_TOOLS_ROOFLINE_WORKLOAD_OPTIONS_H_
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "roofline/model_analysis.h"
+#include "roofline/workload.h"
+#include "tools/roofline/commands.h"
+
+namespace roofline::cli {
+
+/// Options of `roofline model` (and the workload part of `sweep` and `plan`); defaults are the
+/// tool's defaults.
+struct ModelOptions {
+  std::string model;            ///< preset id, config.json path or directory
+  std::string hw = "h100-sxm";  ///< device id or device JSON path
+  std::string phase = "both";   ///< prefill | decode | both
+  int64_t batch = 1;
+  int64_t prompt = 2048;
+  int64_t context = 0;       ///< 0: = prompt
+  std::string dtype;         ///< default: the config's torch_dtype
+  std::string weight_dtype;  ///< default: --dtype
+  std::string kv_dtype;      ///< default: --dtype
+  int64_t group_size = 128;
+  int64_t tp = 1;
+  std::string attention = "flash";
+  std::string fusion = "eager";
+  std::string mla = "auto";
+  bool all_logits = false;
+  double launch_overhead_us = 0;
+  std::string format = "table";
+};
+
+/// Adds --hw and every workload flag (not MODEL, --phase or --format).
+void AddWorkloadOptions(CLI::App& app, ModelOptions& o);
+/// The workload the options describe; errors name the flag.
+Result<Workload> MakeWorkload(const ModelOptions& o);
+
+/// A resolved model, workload and device.
+struct Setup {
+  TransformerConfig config;
+  Workload workload;
+  Device device;
+};
+/// Resolves MODEL, the workload flags and --hw, in that order of error reporting.
+Result<Setup> Prepare(Context& ctx, const ModelOptions& o);
+/// `--phase` as a selection.
+PhaseSelection Phases(const std::string& phase);
+
+}  // namespace roofline::cli
+
+#endif  // ROOFLINE_TOOLS_ROOFLINE_WORKLOAD_OPTIONS_H_
