@@ -5,6 +5,7 @@
 #include "roofline/device_db.h"
 #include "roofline/model_analysis.h"
 #include "roofline/model_registry.h"
+#include "roofline/sweep.h"
 
 namespace roofline {
 namespace {
@@ -82,6 +83,48 @@ void BM_Llama70bDecodeKernelEvaluations(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(ks.size()));
 }
 BENCHMARK(BM_Llama70bDecodeKernelEvaluations);
+
+}  // namespace
+}  // namespace roofline
+
+namespace roofline {
+namespace {
+
+/// Graph construction alone (both phases).
+void BM_Llama70bBuildGraphs(benchmark::State& state) {
+  const Fixture& f = Get();
+  Workload w;
+  w.batch = 16;
+  w.prompt = 2048;
+  for (auto _ : state) {
+    for (Phase p : {Phase::kPrefill, Phase::kDecode}) {
+      Result<LlmGraph> g = BuildLlmGraph(f.config, w, p);
+      benchmark::DoNotOptimize(g->graph.ops().size());
+    }
+  }
+}
+BENCHMARK(BM_Llama70bBuildGraphs);
+
+/// A batch sweep of llama-3-70b (both phases), points per second: grid evaluation plus the
+/// bisections for its crossovers.
+void BM_Llama70bSweepBatch(benchmark::State& state) {
+  const Fixture& f = Get();
+  const CostModel model(f.device);
+  Workload w;
+  w.prompt = 2048;
+  w.tp = 4;
+  Result<SweepAxis> axis = ParseSweepAxis("batch=1:" + std::to_string(state.range(0)) + ":+1");
+  int64_t points = 0;
+  for (auto _ : state) {
+    Result<SweepResult> r = RunSweep(f.config, w, model, PhaseSelection::kBoth, {*axis});
+    points += static_cast<int64_t>(r->points.size());
+    benchmark::DoNotOptimize(r->crossovers.size());
+  }
+  state.SetItemsProcessed(points);
+  state.counters["points/s"] =
+      benchmark::Counter(static_cast<double>(points), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Llama70bSweepBatch)->Arg(1000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace roofline

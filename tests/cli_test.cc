@@ -258,6 +258,68 @@ TEST(Cli, BrokenConfigFilesExitTwo) {
   EXPECT_TRUE(o.out.empty());
 }
 
+INSTANTIATE_TEST_SUITE_P(
+    SweepAndPlanContract, CliBadInput,
+    ::testing::Values(
+        BadArgs{{"sweep", "llama-3-8b", "--vary", "batch=10:1"}, "backwards"},
+        BadArgs{{"sweep", "llama-3-8b", "--vary", "batch=0:8"}, "between 1 and"},
+        BadArgs{{"sweep", "llama-3-8b", "--vary", "batchsize=1:8"}, "did you mean 'batch'"},
+        BadArgs{{"sweep", "llama-3-8b", "--vary", "batch=1:8", "--vary", "batch=1:4"},
+                "same variable"},
+        BadArgs{{"sweep", "llama-3-8b", "--vary", "batch=1:8", "--plot", "/nonexistent/d/x.svg"},
+                "cannot open"},
+        BadArgs{{"plan", "llama-3-8b", "--gpus", "0"}, "--gpus"},
+        BadArgs{{"plan", "llama-3-8b", "--output", "-1"}, "--output"},
+        BadArgs{{"plan", "llama-3.1-405b", "--hw", "l4", "--gpus", "2"}, "does not fit"}),
+    [](const ::testing::TestParamInfo<BadArgs>& info) {
+      std::string n;
+      for (const auto& a : info.param.args) n += a + "_";
+      for (char& c : n) {
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      }
+      return n + std::to_string(info.index);
+    });
+
+TEST(Cli, SweepWritesJsonPlotAndReport) {
+  const std::string svg = ::testing::TempDir() + "/roofline_sweep.svg";
+  const std::string html = ::testing::TempDir() + "/roofline_sweep.html";
+  std::remove(svg.c_str());
+  std::remove(html.c_str());
+  const Output o = RunCli({"sweep", "llama-3-8b", "--vary", "batch=1:512", "--phase", "decode",
+                           "--format", "json", "--plot", svg, "--report", html});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  ASSERT_FALSE(j["crossovers"].empty());
+  for (const auto& x : j["crossovers"]) {
+    for (const char* f : {"what", "variable", "value", "from", "to", "sentence"}) {
+      EXPECT_TRUE(x.contains(f)) << f;
+    }
+  }
+  EXPECT_EQ(j["points"].size(), 10u);
+  std::ifstream s(svg), h(html);
+  ASSERT_TRUE(s.good());
+  ASSERT_TRUE(h.good());
+  std::stringstream hs;
+  hs << h.rdbuf();
+  EXPECT_NE(hs.str().find("<svg"), std::string::npos);
+  EXPECT_NE(hs.str().find("Crossovers"), std::string::npos);
+}
+
+TEST(Cli, ModelPlotAndPlanJson) {
+  const std::string svg = ::testing::TempDir() + "/roofline_model.svg";
+  ASSERT_EQ(RunCli({"model", "llama-3-8b", "--plot", svg}).status, 0);
+  std::ifstream s(svg);
+  std::stringstream ss;
+  ss << s.rdbuf();
+  EXPECT_NE(ss.str().find("Arithmetic intensity"), std::string::npos);
+  const Output o = RunCli({"plan", "mixtral-8x7b", "--hw", "h100-sxm", "--gpus", "4", "--prompt",
+                           "1024", "--output", "128", "--price-per-hour", "2", "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  EXPECT_GE(j["variants"].size(), 1u);
+  EXPECT_GT(j["variants"][0]["largest_batch"]["cost_per_million_output_tokens"].get<double>(), 0);
+}
+
 TEST(Cli, HelpExitsZero) {
   EXPECT_EQ(RunCli({"help"}).status, 0);
   const Output o = RunCli({"op", "matmul", "--help"});

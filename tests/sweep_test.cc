@@ -7,6 +7,7 @@
 
 #include "roofline/llm.h"
 #include "roofline/model_registry.h"
+#include "roofline/plan.h"
 #include "roofline/plot.h"
 #include "tests/test_util.h"
 
@@ -269,6 +270,73 @@ TEST(Charts, SweepChartMarksCrossoversAndTheCapacityWall) {
       EXPECT_FALSE(Overlap(chart.labels[i], chart.labels[j]));
     }
   }
+}
+
+}  // namespace
+}  // namespace roofline
+
+namespace roofline {
+namespace {
+
+using testing::Dev;
+
+TransformerConfig PlanPreset(const std::string& id) {
+  return *ResolveModel(id, ModelRegistry::LoadEmbedded());
+}
+
+Plan MakeTestPlan(const std::string& id, const std::string& device, double price) {
+  PlanRequest r;
+  r.gpus = 8;
+  r.prompt = 2048;
+  r.output = 256;
+  r.price_per_hour = price;
+  Result<Plan> p = MakePlan(PlanPreset(id), Workload{}, Dev(device), r);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return *p;
+}
+
+// The seed question ("how much inference can we do"): memory-bound batch 1 is the lower end,
+// FLOPs at peak the upper one; the largest batch that fits lies between them.
+TEST(Plan, LargestBatchThroughputLiesBetweenTheBounds) {
+  for (const char* id : {"llama-3-70b", "mixtral-8x7b", "llama-3-8b"}) {
+    const Plan p = MakeTestPlan(id, "h100-sxm", 2.0);
+    for (const PlanVariant& v : p.variants) {
+      EXPECT_GE(v.max_batch, 1) << id;
+      EXPECT_GT(v.largest.output_tokens_per_s_per_gpu, v.batch1.output_tokens_per_s_per_gpu)
+          << id << " " << v.name;
+      EXPECT_LT(v.largest.output_tokens_per_s_per_gpu, v.flop_limit.output_tokens_per_s_per_gpu)
+          << id << " " << v.name;
+      EXPECT_EQ(v.tp * v.replicas + v.idle_gpus, 8);
+    }
+  }
+}
+
+TEST(Plan, DoublingThePriceDoublesTheCostPerToken) {
+  const Plan a = MakeTestPlan("llama-3-8b", "a100-sxm-80gb", 1.5);
+  const Plan b = MakeTestPlan("llama-3-8b", "a100-sxm-80gb", 3.0);
+  for (size_t v = 0; v < a.variants.size(); ++v) {
+    for (auto pt : {&PlanVariant::batch1, &PlanVariant::largest, &PlanVariant::flop_limit}) {
+      EXPECT_DOUBLE_EQ((b.variants[v].*pt).cost_per_m_output,
+                       2 * (a.variants[v].*pt).cost_per_m_output);
+      EXPECT_DOUBLE_EQ((b.variants[v].*pt).cost_per_m_input,
+                       2 * (a.variants[v].*pt).cost_per_m_input);
+      EXPECT_GT((a.variants[v].*pt).cost_per_m_output, 0);
+    }
+  }
+}
+
+TEST(Plan, ChoosesTheSmallestTensorParallelismThatFits) {
+  // Llama-3-70B in bf16 (141 GB of weights) needs two 80 GB H100s; in fp8 one is enough.
+  const Plan p = MakeTestPlan("llama-3-70b", "h100-sxm", 0);
+  EXPECT_EQ(p.variants[0].tp, 2);
+  EXPECT_EQ(p.variants[0].replicas, 4);
+  EXPECT_EQ(p.variants[1].tp, 1);
+  // Mixture of experts is stated.
+  const Plan m = MakeTestPlan("mixtral-8x7b", "h100-sxm", 0);
+  bool moe = false;
+  for (const auto& a : m.assumptions)
+    moe = moe || a.find("mixture of experts") != std::string::npos;
+  EXPECT_TRUE(moe);
 }
 
 }  // namespace

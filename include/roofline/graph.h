@@ -3,6 +3,8 @@
 #define ROOFLINE_GRAPH_H_
 
 #include <cstdint>
+#include <initializer_list>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -13,7 +15,8 @@ namespace roofline {
 
 /// A tensor of the graph. Its size comes from the operand of the op that first used it.
 struct Tensor {
-  std::string name;
+  int origin_op = -1;               ///< the op that created it (its producer or first consumer)
+  const char* origin_operand = "";  ///< that op's operand name
   double elements = 0;
   double bytes_per_element = 2;
   DType dtype = DType::kBf16;
@@ -31,6 +34,7 @@ struct Op {
   std::vector<int> operands;  ///< tensor ids, in OperandsOf(spec) order (inputs, then outputs)
   int64_t repeat = 1;         ///< how many times the op runs per step (identical layers)
   std::string group;          ///< the layers it stands for ("layers 0-31"); empty: model-level
+  int output = -1;            ///< tensor id of its first output
 
   OpKind kind() const { return KindOf(spec); }
 };
@@ -44,13 +48,25 @@ class Graph {
   /// Appends an op. `inputs[i]` binds input operand i to an existing tensor id or kNew (missing
   /// entries are kNew). Outputs always get fresh tensors named "<op>.<operand>".
   /// Returns the op index, or an error if the spec is invalid or a bound tensor does not match.
-  Result<int> AddOp(std::string name, OpSpec spec, std::vector<int> inputs = {}, int64_t repeat = 1,
+  Result<int> AddOp(std::string name, OpSpec spec, std::span<const int> inputs, int64_t repeat = 1,
                     std::string group = "");
+  Result<int> AddOp(std::string name, OpSpec spec, std::initializer_list<int> inputs = {},
+                    int64_t repeat = 1, std::string group = "") {
+    return AddOp(std::move(name), std::move(spec),
+                 std::span<const int>(inputs.begin(), inputs.size()), repeat, std::move(group));
+  }
+  /// Reserves room for `ops` ops and `tensors` tensors.
+  void Reserve(size_t ops, size_t tensors) {
+    ops_.reserve(ops);
+    tensors_.reserve(tensors);
+  }
 
   /// The tensor bound to operand `operand` of op `op` (e.g. its output).
   int TensorOf(int op, int operand) const { return ops_[op].operands[operand]; }
   /// The first output tensor of op `op`.
-  int OutputOf(int op) const;
+  int OutputOf(int op) const { return ops_[op].output; }
+  /// "<op>.<operand>" of the op that created the tensor, e.g. "q_proj.C".
+  std::string TensorName(int tensor) const;
 
   const std::vector<Op>& ops() const { return ops_; }
   const std::vector<Tensor>& tensors() const { return tensors_; }

@@ -49,8 +49,17 @@ enum class PhaseSelection { kPrefill, kDecode, kBoth };
 Result<ModelAnalysis> AnalyzeModel(const TransformerConfig& config, const Workload& workload,
                                    const CostModel& model, PhaseSelection phases);
 
+/// One phase only: graph, kernel costs and totals (no footprint or batch search).
+Result<PhaseResult> AnalyzePhase(const TransformerConfig& config, const Workload& workload,
+                                 const CostModel& model, Phase phase);
+
 /// Activations of the largest op when the whole batch is prefilled in one step.
 double PrefillWorkspace(const TransformerConfig& config, const Workload& workload);
+
+/// The same from a decode graph already built for `workload` at that batch and context.
+MemoryFootprint FootprintFromGraph(const TransformerConfig& config, const Workload& workload,
+                                   const Device& device, const Graph& decode, int64_t batch,
+                                   int64_t context);
 
 /// Memory on one device (weights, KV cache, decode workspace) for a batch at a context length.
 Result<MemoryFootprint> Footprint(const TransformerConfig& config, const Workload& workload,

@@ -155,7 +155,7 @@ enum class TensorRole { kActivation, kWeight, kKvCache, kIndex };
 
 /// One operand of an op as its rule sees it.
 struct Operand {
-  std::string name;  ///< "A", "B", "Q", "K", "x", ...
+  const char* name = "";  ///< "A", "B", "Q", "K", "x", ... (static storage)
   double elements = 0;
   DType dtype = DType::kBf16;
   double bytes_per_element = 2;  ///< usually BytesOf(dtype); 8 for int64 indices

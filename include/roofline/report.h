@@ -10,6 +10,7 @@
 #include "roofline/model_analysis.h"
 #include "roofline/model_registry.h"
 #include "roofline/op_analysis.h"
+#include "roofline/plan.h"
 #include "roofline/sweep.h"
 
 namespace roofline {
@@ -50,6 +51,11 @@ std::string RenderSweepJson(const SweepResult& sweep, const std::string& model,
                             const std::string& device);
 /// `roofline sweep --format csv`: one row per point and phase.
 std::string RenderSweepCsv(const SweepResult& sweep);
+
+/// `roofline plan`: layout, memory, the three operating points per dtype variant, assumptions.
+std::string RenderPlanTable(const Plan& plan);
+/// `roofline plan --format json`.
+std::string RenderPlanJson(const Plan& plan);
 
 }  // namespace roofline
 

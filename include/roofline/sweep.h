@@ -105,9 +105,12 @@ Result<SweepResult> RunSweep(const TransformerConfig& config, const Workload& ba
                              const std::vector<SweepAxis>& axes);
 
 /// Evaluates one workload (no sweep): the per-phase figures a sweep point holds.
+/// With `footprint`, also the memory footprint at the workload's batch and the longer of prompt
+/// and context (from the decode graph, which is built for it when decode is not selected).
 Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& config,
                                                const Workload& workload, const CostModel& model,
-                                               PhaseSelection phases);
+                                               PhaseSelection phases,
+                                               MemoryFootprint* footprint = nullptr);
 
 }  // namespace roofline
 

@@ -54,6 +54,15 @@ PhaseResult RunPhase(const TransformerConfig& c, const Workload& w, const CostMo
 
 }  // namespace
 
+Result<PhaseResult> AnalyzePhase(const TransformerConfig& c, const Workload& w,
+                                 const CostModel& model, Phase phase) {
+  Result<LlmGraph> g = BuildLlmGraph(c, w, phase);
+  if (!g.ok()) return g.status();
+  const DType act = w.dtype.value_or(c.torch_dtype);
+  const DType weight = w.weight_dtype.value_or(act);
+  return RunPhase(c, w, model, std::move(g).value(), BitsOf(weight) > BitsOf(act) ? weight : act);
+}
+
 Result<ModelAnalysis> AnalyzeModel(const TransformerConfig& c, const Workload& w,
                                    const CostModel& model, PhaseSelection which) {
   ModelAnalysis a;

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <map>
+#include <array>
 
 namespace roofline {
 
@@ -28,9 +28,11 @@ Result<OpAnalysis> AnalyzeOp(const OpRequest& request, const CostModel& model, b
 
 Totals Sum(const std::vector<KernelCost>& costs, const CostModel& model) {
   Totals t;
-  std::map<std::string, double> engine_time;
+  // Time per ceiling (index into Device::compute; the last slot: no ceiling).
+  std::array<double, 16> engine_time{};
+  const int none_slot = 15;
   int levels = 0;
-  std::string comm_link;
+  int comm_link = -1;
   for (const KernelCost& c : costs) {
     const double r = static_cast<double>(c.repeat);
     levels = std::max(levels, c.num_levels);
@@ -43,30 +45,31 @@ Totals Sum(const std::vector<KernelCost>& costs, const CostModel& model) {
     }
     t.comm_bytes += c.comm_bytes * r;
     t.comm_time_s += c.comm_time_s * r;
-    if (c.link >= 0) comm_link = model.device().links[c.link].name;
+    if (c.link >= 0) comm_link = c.link;
     for (int e = 0; e < c.num_engines; ++e) {
-      engine_time[model.CeilingName(c.engines[e])] += c.engines[e].time_s * r;
+      const int ceiling = c.engines[e].ceiling;
+      engine_time[ceiling >= 0 && ceiling < none_slot ? ceiling : none_slot] +=
+          c.engines[e].time_s * r;
     }
   }
+  const Device& d = model.device();
   double best = t.compute_time_s;
-  std::string engine = "compute";
-  double engine_best = -1;
-  for (const auto& [name, time] : engine_time) {
-    if (name != "none" && time > engine_best) {
-      engine_best = time;
-      engine = "compute:" + name;
+  int best_engine = -1;
+  for (int e = 0; e < none_slot && e < static_cast<int>(d.compute.size()); ++e) {
+    if (engine_time[e] > 0 && (best_engine < 0 || engine_time[e] > engine_time[best_engine])) {
+      best_engine = e;
     }
   }
-  t.bound = engine;
+  t.bound = best_engine >= 0 ? "compute:" + d.compute[best_engine].engine : "compute";
   for (int l = 0; l < levels; ++l) {
     if (t.memory_time_s[l] > best) {
       best = t.memory_time_s[l];
-      t.bound = "memory:" + model.device().memory[l].name;
+      t.bound = "memory:" + d.memory[l].name;
     }
   }
-  if (t.comm_time_s > best) {
+  if (t.comm_time_s > best && comm_link >= 0) {
     best = t.comm_time_s;
-    t.bound = "comm:" + comm_link;
+    t.bound = "comm:" + d.links[comm_link].name;
   }
   if (best == 0) t.bound = "overhead";
   return t;

@@ -313,21 +313,38 @@ KernelClass ClassOf(const Graph& g, const Kernel& k) {
 }
 
 Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const Workload& w,
-                                               const CostModel& model, PhaseSelection which) {
+                                               const CostModel& model, PhaseSelection which,
+                                               MemoryFootprint* footprint) {
   std::vector<PhasePoint> out;
   const Device& d = model.device();
+  const int64_t context = std::max(w.prompt, w.DecodeContext());
+  // The footprint's decode graph is built at the longer of prompt and context.
+  auto footprint_from = [&](const Graph& decode) {
+    if (footprint != nullptr) {
+      *footprint = FootprintFromGraph(c, w, d, decode, w.batch, context);
+    }
+  };
+  if (footprint != nullptr && (which == PhaseSelection::kPrefill || context != w.DecodeContext())) {
+    Workload wf = w;
+    wf.context = context;
+    Result<LlmGraph> g = BuildLlmGraph(c, wf, Phase::kDecode);
+    if (!g.ok()) return g.status();
+    footprint_from(g->graph);
+    footprint = nullptr;  // done
+  }
   for (Phase p : {Phase::kPrefill, Phase::kDecode}) {
     if (which == PhaseSelection::kPrefill && p != Phase::kPrefill) continue;
     if (which == PhaseSelection::kDecode && p != Phase::kDecode) continue;
     Result<LlmGraph> g = BuildLlmGraph(c, w, p);
     if (!g.ok()) return g.status();
+    if (p == Phase::kDecode) footprint_from(g->graph);
     const std::vector<Kernel> kernels = Fuse(g->graph, w.fusion);
     PhasePoint pp;
     pp.phase = p;
     // Per class: compute time per ceiling, memory time per level, comm time.
     struct Acc {
       bool present = false;
-      std::map<int, double> engine_time;
+      std::array<double, 16> engine_time{};  ///< per ceiling index; slot 15: no ceiling
       std::array<double, kMaxLevels> memory{};
       double comm = 0;
       int link = -1;
@@ -342,7 +359,8 @@ Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const
       Acc& a = acc[cls];
       a.present = true;
       for (int e = 0; e < cost.num_engines; ++e) {
-        a.engine_time[cost.engines[e].ceiling] += cost.engines[e].time_s * r;
+        const int ceiling = cost.engines[e].ceiling;
+        a.engine_time[ceiling >= 0 && ceiling < 15 ? ceiling : 15] += cost.engines[e].time_s * r;
       }
       for (int l = 0; l < cost.num_levels; ++l) a.memory[l] += cost.memory_time_s[l] * r;
       a.comm += cost.comm_time_s * r;
@@ -381,9 +399,10 @@ Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const
       double compute = 0;
       int best_engine = -1;
       double best_engine_time = -1;
-      for (const auto& [ceiling, time] : a.engine_time) {
+      for (int ceiling = 0; ceiling < 16; ++ceiling) {
+        const double time = a.engine_time[ceiling];
         compute += time;
-        if (ceiling >= 0 && time > best_engine_time) {
+        if (ceiling < 15 && time > 0 && time > best_engine_time) {
           best_engine_time = time;
           best_engine = ceiling;
         }
@@ -420,15 +439,13 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
 
   auto evaluate = [&](const Workload& w, SweepPoint& p) -> Status {
     ++r.evaluations;
-    Result<std::vector<PhasePoint>> ph = EvaluatePhases(c, w, model, phases);
+    MemoryFootprint m;
+    Result<std::vector<PhasePoint>> ph = EvaluatePhases(c, w, model, phases, &m);
     if (!ph.ok()) return ph.status();
     p.phases = std::move(ph).value();
-    const int64_t context = std::max(w.prompt, w.DecodeContext());
-    Result<MemoryFootprint> m = Footprint(c, w, d, w.batch, context);
-    if (!m.ok()) return m.status();
-    p.footprint_bytes = m->total_bytes();
-    p.capacity_bytes = m->capacity_bytes;
-    p.fits = m->fits();
+    p.footprint_bytes = m.total_bytes();
+    p.capacity_bytes = m.capacity_bytes;
+    p.fits = m.fits();
     return Status::Ok();
   };
   auto workload_at = [&](const std::vector<size_t>& index) {
@@ -454,6 +471,22 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
     }
   }
   auto point = [&](size_t i, size_t j) -> const SweepPoint& { return r.points[i * n1 + j]; };
+  // The comm wall is tracked when tensor parallelism is on or swept.
+  const bool comm_tracked =
+      base.tp > 1 || std::any_of(axes.begin(), axes.end(), [](const SweepAxis& a) {
+        return a.variable == SweepVariable::kTp;
+      });
+  std::vector<std::vector<std::pair<std::string, std::string>>> signals;
+  signals.reserve(r.points.size());
+  for (const SweepPoint& p : r.points) signals.push_back(Signals(p, comm_tracked));
+  auto signal_at = [&](const SweepPoint& p, const std::string& what) -> const std::string& {
+    static const std::string kNone;
+    const auto& s = signals[static_cast<size_t>(&p - r.points.data())];
+    for (const auto& [w, v] : s) {
+      if (w == what) return v;
+    }
+    return kNone;
+  };
 
   // Along each axis, for each value of the other axis.
   for (size_t along = 0; along < axes.size(); ++along) {
@@ -483,8 +516,8 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
         if (ax.variable == SweepVariable::kContext && what.rfind("prefill", 0) == 0) continue;
         bool changed = false;
         for (size_t k = 0; k + 1 < ax.size(); ++k) {
-          const std::string a = SignalOf(pt(k), what);
-          const std::string b = SignalOf(pt(k + 1), what);
+          const std::string& a = signal_at(pt(k), what);
+          const std::string& b = signal_at(pt(k + 1), what);
           if (a == b) continue;
           changed = true;
           Crossover x;

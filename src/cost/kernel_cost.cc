@@ -158,7 +158,7 @@ KernelCost CostModel::Evaluate(const Graph& graph, const Kernel& kernel, Trace* 
         bool internal = !t.consumers.empty();
         for (int consumer : t.consumers) internal = internal && Contains(kernel.ops, consumer);
         if (internal) {
-          if (trace) trace->Add(fmt::format("  fused: {} stays on chip", t.name));
+          if (trace) trace->Add(fmt::format("  fused: {} stays on chip", graph.TensorName(tid)));
           continue;
         }
         for (int l = 0; l < lv.num_levels; ++l) c.bytes[l] += w.bytes[j][l];

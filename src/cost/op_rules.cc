@@ -357,6 +357,7 @@ void ApplyRule(const Graph& g, int op_index, const LevelModel& lv, OpWork& w, Tr
     case OpKind::kCollective: {
       const auto& s = std::get<CollectiveSpec>(op.spec);
       w.num_operands = 2;  // buffers: no device-memory traffic is modelled for collectives
+      for (int j = 0; j < 2; ++j) w.bytes[j].fill(0);
       const double n = D(s.devices);
       const double frac = (n - 1) / n;
       if (s.kind == CollectiveKind::kAllReduce) {

@@ -24,7 +24,9 @@ struct LevelModel {
 /// The work of one op: bytes per operand per level, FLOPs per engine, communication.
 struct OpWork {
   int num_operands = 0;
-  std::array<std::array<double, kMaxLevels>, kMaxOperands> bytes{};
+  /// Filled by the rule for operands [0, num_operands) and every level (not zero-initialized:
+  /// this array is the hot path's largest object).
+  std::array<std::array<double, kMaxLevels>, kMaxOperands> bytes;
   int num_flops = 0;
   std::array<EngineKey, 2> engine{};
   std::array<double, 2> flops{};

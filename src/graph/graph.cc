@@ -6,7 +6,7 @@
 
 namespace roofline {
 
-Result<int> Graph::AddOp(std::string name, OpSpec spec, std::vector<int> inputs, int64_t repeat,
+Result<int> Graph::AddOp(std::string name, OpSpec spec, std::span<const int> inputs, int64_t repeat,
                          std::string group) {
   Status s = Validate(spec);
   if (!s.ok()) return s.WithPrefix(name);
@@ -16,6 +16,7 @@ Result<int> Graph::AddOp(std::string name, OpSpec spec, std::vector<int> inputs,
   Op op;
   op.name = name;
   op.spec = std::move(spec);
+  op.operands.reserve(operands.size());
   op.repeat = repeat;
   op.group = std::move(group);
   size_t input_i = 0;
@@ -32,12 +33,13 @@ Result<int> Graph::AddOp(std::string name, OpSpec spec, std::vector<int> inputs,
       if (std::fabs(t.elements - o.elements) > 0.5 || t.bytes_per_element != o.bytes_per_element) {
         return Status::Invalid(
             name, fmt::format("operand {} expects {} elements of {} B, tensor '{}' has {} of {} B",
-                              o.name, o.elements, o.bytes_per_element, t.name, t.elements,
+                              o.name, o.elements, o.bytes_per_element, TensorName(id), t.elements,
                               t.bytes_per_element));
       }
     } else {
       Tensor t;
-      t.name = name + "." + o.name;
+      t.origin_op = op_index;
+      t.origin_operand = o.name;
       t.elements = o.elements;
       t.bytes_per_element = o.bytes_per_element;
       t.dtype = o.dtype;
@@ -46,6 +48,7 @@ Result<int> Graph::AddOp(std::string name, OpSpec spec, std::vector<int> inputs,
       tensors_.push_back(std::move(t));
     }
     if (o.is_output) {
+      if (op.output < 0) op.output = id;
       tensors_[id].producer = op_index;
     } else {
       tensors_[id].consumers.push_back(op_index);
@@ -60,12 +63,10 @@ Result<int> Graph::AddOp(std::string name, OpSpec spec, std::vector<int> inputs,
   return op_index;
 }
 
-int Graph::OutputOf(int op) const {
-  const std::vector<Operand> operands = OperandsOf(ops_[op].spec);
-  for (size_t i = 0; i < operands.size(); ++i) {
-    if (operands[i].is_output) return ops_[op].operands[i];
-  }
-  return -1;
+std::string Graph::TensorName(int tensor) const {
+  const Tensor& t = tensors_[tensor];
+  if (t.origin_op < 0 || t.origin_op >= static_cast<int>(ops_.size())) return "?";
+  return ops_[t.origin_op].name + "." + t.origin_operand;
 }
 
 Result<int> AppendAttention(Graph& graph, const AttentionSpec& a, AttentionImpl impl,

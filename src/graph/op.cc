@@ -43,9 +43,9 @@ bool IsQuantized(DType t) {
   return t == DType::kInt8 || t == DType::kInt4 || t == DType::kFp8 || t == DType::kFp4;
 }
 
-Operand Make(std::string name, double elements, DType dtype, TensorRole role, bool output) {
+Operand Make(const char* name, double elements, DType dtype, TensorRole role, bool output) {
   Operand o;
-  o.name = std::move(name);
+  o.name = name;
   o.elements = elements;
   o.dtype = dtype;
   o.bytes_per_element = BytesOf(dtype);
@@ -151,8 +151,10 @@ std::vector<Operand> OperandsOf(const OpSpec& spec) {
           [](const ElementwiseSpec& s) {
             std::vector<Operand> v;
             for (int i = 0; i < s.inputs; ++i) {
-              v.push_back(Make(fmt::format("in{}", i), s.elements, s.dtype, TensorRole::kActivation,
-                               false));
+              static const char* const kInputs[] = {"in0",  "in1",  "in2",  "in3", "in4",  "in5",
+                                                    "in6",  "in7",  "in8",  "in9", "in10", "in11",
+                                                    "in12", "in13", "in14", "in15"};
+              v.push_back(Make(kInputs[i], s.elements, s.dtype, TensorRole::kActivation, false));
             }
             v.push_back(Make("out", s.elements, s.dtype, TensorRole::kActivation, true));
             return v;

@@ -57,6 +57,7 @@ const std::vector<Command>& Commands() {
       {"models", "model presets: `models list`", RunModels},
       {"sweep", "vary batch/prompt/context/tp/dtype: exact crossovers, capacity and comm walls",
        RunSweepCommand},
+      {"plan", "serving estimate for a fleet: batch, latency, throughput, cost per token", RunPlan},
       {"hw", "the device database: `hw list`, `hw show ID`", RunHw},
       {"op",
        "one operator on one device: matmul, attention, elementwise, conv2d, norm, softmax, "

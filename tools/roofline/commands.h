@@ -56,6 +56,7 @@ int RunOp(Context& ctx);
 int RunModel(Context& ctx);
 int RunModels(Context& ctx);
 int RunSweepCommand(Context& ctx);
+int RunPlan(Context& ctx);
 
 }  // namespace roofline::cli
 

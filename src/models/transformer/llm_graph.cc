@@ -26,9 +26,12 @@ class Builder {
 
  private:
   /// Throws nothing: errors are collected in status_ and later calls become no-ops.
-  int Add(const std::string& name, OpSpec spec, std::vector<int> inputs = {}) {
+  int Add(const std::string& name, OpSpec spec, std::initializer_list<int> inputs = {}) {
+    return AddSpan(name, std::move(spec), std::span<const int>(inputs.begin(), inputs.size()));
+  }
+  int AddSpan(const std::string& name, OpSpec spec, std::span<const int> inputs) {
     if (!status_.ok()) return -1;
-    Result<int> r = g_.AddOp(name, std::move(spec), std::move(inputs), repeat_, group_);
+    Result<int> r = g_.AddOp(name, std::move(spec), inputs, repeat_, group_);
     if (!r.ok()) {
       status_ = r.status();
       return -1;
@@ -58,7 +61,7 @@ class Builder {
     s.dtype = act_;
     return Add(name, s, {Out(input_op)});
   }
-  int Elementwise(const std::string& name, std::vector<int> input_ops, double elements,
+  int Elementwise(const std::string& name, std::initializer_list<int> input_ops, double elements,
                   double flops, int fresh_inputs = 0) {
     ElementwiseSpec s;
     s.elements = elements;
@@ -66,9 +69,10 @@ class Builder {
     s.flops_per_element = flops;
     s.dtype = act_;
     s.function = name;
-    std::vector<int> ids;
-    for (int op : input_ops) ids.push_back(Out(op));
-    return Add(name, s, ids);
+    std::array<int, 16> ids{};
+    size_t n = 0;
+    for (int op : input_ops) ids[n++] = Out(op);
+    return AddSpan(name, s, std::span<const int>(ids.data(), n));
   }
   void AllReduce(const std::string& name) {
     if (w_.tp <= 1) return;
@@ -406,6 +410,7 @@ Status Builder::Build() {
   }
   tokens_ = batch_ * q_len_;
   out_.tokens = tokens_;
+  g_.Reserve(32 * 8, 96 * 8);
   heads_ = c_.heads / w_.tp;
   kv_heads_ = std::max<int64_t>(1, c_.kv_heads / w_.tp);
   absorbed_ = c_.mla && (w_.mla == MlaForm::kAbsorbed ||

@@ -18,7 +18,7 @@ ParameterCount SumWeights(const Graph& g, bool with_scales) {
     const auto* mm = std::get_if<MatmulSpec>(&op.spec);
     for (size_t j = 0; j < operands.size(); ++j) {
       if (operands[j].role != TensorRole::kWeight) continue;
-      if (!with_scales && operands[j].name == "scales") continue;
+      if (!with_scales && std::string_view(operands[j].name) == "scales") continue;
       const int id = op.operands[j];
       if (!seen.insert(id).second) continue;
       const double n = g.tensors()[id].elements * static_cast<double>(op.repeat);
@@ -74,17 +74,13 @@ ParameterCount CountParameters(const TransformerConfig& config) {
   return SumWeights(g->graph, false);
 }
 
-Result<MemoryFootprint> Footprint(const TransformerConfig& c, const Workload& w,
-                                  const Device& device, int64_t batch, int64_t context) {
-  Workload wb = w;
-  wb.batch = batch;
-  wb.context = context;
-  Result<LlmGraph> decode = BuildLlmGraph(c, wb, Phase::kDecode);
-  if (!decode.ok()) return decode.status();
+MemoryFootprint FootprintFromGraph(const TransformerConfig& c, const Workload& w,
+                                   const Device& device, const Graph& decode, int64_t batch,
+                                   int64_t context) {
   MemoryFootprint m;
   m.devices = w.tp;
   m.capacity_bytes = device.device_memory().total_capacity_bytes();
-  m.weights_bytes = WeightBytes(decode->graph);
+  m.weights_bytes = WeightBytes(decode);
   // KV cache: per token and layer, what the decode step's attention reads per key.
   const DType act = w.dtype.value_or(c.torch_dtype);
   const double ekv = BytesOf(w.kv_dtype.value_or(act));
@@ -101,8 +97,18 @@ Result<MemoryFootprint> Footprint(const TransformerConfig& c, const Workload& w,
     const int64_t kept = k.window > 0 ? std::min(context, k.window) : context;
     m.kv_cache_bytes += per_token_layer * static_cast<double>(kept) * static_cast<double>(batch);
   }
-  m.workspace_bytes = Workspace(decode->graph);
+  m.workspace_bytes = Workspace(decode);
   return m;
+}
+
+Result<MemoryFootprint> Footprint(const TransformerConfig& c, const Workload& w,
+                                  const Device& device, int64_t batch, int64_t context) {
+  Workload wb = w;
+  wb.batch = batch;
+  wb.context = context;
+  Result<LlmGraph> decode = BuildLlmGraph(c, wb, Phase::kDecode);
+  if (!decode.ok()) return decode.status();
+  return FootprintFromGraph(c, w, device, decode->graph, batch, context);
 }
 
 double PrefillWorkspace(const TransformerConfig& c, const Workload& w) {

@@ -1,0 +1,68 @@
+// Serving plans: how much inference a fleet of devices can do, and what it costs.
+#ifndef ROOFLINE_PLAN_H_
+#define ROOFLINE_PLAN_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "roofline/model_analysis.h"
+
+namespace roofline {
+
+/// What the fleet serves.
+struct PlanRequest {
+  int64_t gpus = 1;           ///< devices in the fleet
+  int64_t prompt = 2048;      ///< input tokens per request
+  int64_t output = 256;       ///< generated tokens per request
+  double price_per_hour = 0;  ///< per device-hour (0: no cost figures)
+  int64_t tp = 0;             ///< tensor-parallel degree; 0 = the smallest that fits
+};
+
+/// One operating point of a replica (tp devices serving `batch` requests together).
+struct PlanPoint {
+  std::string label;
+  int64_t batch = 0;
+  double ttft_s = 0;     ///< prefill of the batch's prompts
+  double tpot_s = 0;     ///< one decode step at the mean context of the generation
+  double request_s = 0;  ///< ttft + output x tpot
+  double input_tokens_per_s_per_gpu = 0;
+  double output_tokens_per_s_per_gpu = 0;
+  double cost_per_m_input = 0;   ///< price of the prefill time per million input tokens
+  double cost_per_m_output = 0;  ///< price of the decode time per million output tokens
+  std::string prefill_bound, decode_bound;
+};
+
+/// A plan under one set of dtypes.
+struct PlanVariant {
+  std::string name;  ///< "as configured", "fp8 (W8A8, fp8 KV)"
+  std::string dtypes;
+  int64_t tp = 1;
+  int64_t replicas = 1;
+  int64_t idle_gpus = 0;
+  double weights_bytes = 0;          ///< per device
+  double kv_bytes_per_sequence = 0;  ///< per device, at prompt + output tokens
+  int64_t max_batch = 0;             ///< per replica
+  PlanPoint batch1;                  ///< memory-bound lower end
+  PlanPoint largest;                 ///< at the largest batch that fits
+  PlanPoint flop_limit;              ///< every FLOP at the tensor peak (the upper limit)
+  double flops_per_request = 0;
+};
+
+struct Plan {
+  PlanRequest request;
+  std::string model, device;
+  ParameterCount params;
+  std::vector<PlanVariant> variants;
+  std::vector<std::string> assumptions;
+};
+
+/// Plans the fleet: the smallest tensor-parallel degree whose footprint fits (unless given),
+/// replicas, the largest batch, latency and throughput at batch 1, at the largest batch and at
+/// the FLOP limit, cost per million tokens; the same under FP8; MoE activation stated.
+Result<Plan> MakePlan(const TransformerConfig& config, const Workload& base, const Device& device,
+                      const PlanRequest& request);
+
+}  // namespace roofline
+
+#endif  // ROOFLINE_PLAN_H_

@@ -1,0 +1,232 @@
+#include "roofline/plan.h"
+
+#include <fmt/format.h>
+
+#include "roofline/flip.h"
+#include "roofline/units.h"
+
+namespace roofline {
+namespace {
+
+Result<PhaseResult> RunOne(const TransformerConfig& c, const Workload& w, const CostModel& m,
+                           Phase p) {
+  return AnalyzePhase(c, w, m, p);
+}
+
+Result<PlanPoint> Point(const TransformerConfig& c, Workload w, const CostModel& m,
+                        const PlanRequest& r, int64_t tp, int64_t batch, const std::string& label) {
+  w.batch = batch;
+  w.prompt = r.prompt;
+  // Decode cost is affine in the context, so the mean step equals the step at the mean context.
+  w.context = r.prompt + std::max<int64_t>(1, r.output / 2);
+  Result<PhaseResult> pre = RunOne(c, w, m, Phase::kPrefill);
+  if (!pre.ok()) return pre.status();
+  Result<PhaseResult> dec = RunOne(c, w, m, Phase::kDecode);
+  if (!dec.ok()) return dec.status();
+  PlanPoint p;
+  p.label = label;
+  p.batch = batch;
+  p.ttft_s = pre->totals.time_s;
+  p.tpot_s = dec->totals.time_s;
+  p.request_s = p.ttft_s + static_cast<double>(r.output) * p.tpot_s;
+  const double cycle = p.request_s;  // a batch is prefilled, then decoded to the end
+  const double b = static_cast<double>(batch);
+  p.input_tokens_per_s_per_gpu =
+      b * static_cast<double>(r.prompt) / cycle / static_cast<double>(tp);
+  p.output_tokens_per_s_per_gpu =
+      b * static_cast<double>(r.output) / cycle / static_cast<double>(tp);
+  if (r.price_per_hour > 0) {
+    const double dollars_per_s = r.price_per_hour / 3600 * static_cast<double>(tp);
+    p.cost_per_m_input = dollars_per_s * p.ttft_s / (b * static_cast<double>(r.prompt)) * 1e6;
+    p.cost_per_m_output = dollars_per_s * static_cast<double>(r.output) * p.tpot_s /
+                          (b * static_cast<double>(r.output)) * 1e6;
+  }
+  p.prefill_bound = pre->totals.bound;
+  p.decode_bound = dec->totals.bound;
+  return p;
+}
+
+Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const Device& d,
+                            const PlanRequest& r, std::string name) {
+  PlanVariant v;
+  v.name = std::move(name);
+  const DType act = w.dtype.value_or(c.torch_dtype);
+  v.dtypes = fmt::format("activations {}, weights {}, kv {}", NameOf(act),
+                         NameOf(w.weight_dtype.value_or(act)), NameOf(w.kv_dtype.value_or(act)));
+  const int64_t context = r.prompt + r.output;
+  auto fits = [&](int64_t tp, int64_t batch) {
+    Workload wt = w;
+    wt.tp = tp;
+    wt.prompt = r.prompt;
+    Result<MemoryFootprint> f = Footprint(c, wt, d, batch, context);
+    return f.ok() && f->fits();
+  };
+  if (r.tp > 0) {
+    v.tp = r.tp;
+    if (!fits(v.tp, 1)) {
+      return Status::Invalid("--tp", fmt::format("{} does not fit on {} devices at tp {} (one "
+                                                 "sequence of {} tokens)",
+                                                 c.architecture, v.tp, v.tp, context));
+    }
+  } else {
+    v.tp = 0;
+    for (int64_t tp = 1; tp <= r.gpus; tp *= 2) {
+      Workload wt = w;
+      wt.tp = tp;
+      if (!BuildLlmGraph(c, wt, Phase::kDecode).ok()) continue;  // tp must divide heads
+      if (fits(tp, 1)) {
+        v.tp = tp;
+        break;
+      }
+    }
+    if (v.tp == 0) {
+      return Status::Invalid("--gpus", fmt::format("the model does not fit {} x {} at any "
+                                                   "power-of-two tensor-parallel degree",
+                                                   r.gpus, d.id));
+    }
+  }
+  if (v.tp > r.gpus) {
+    return Status::Invalid("--tp", fmt::format("tp {} exceeds the {} GPUs", v.tp, r.gpus));
+  }
+  if (v.tp > 1 && d.links.empty()) {
+    return Status::Invalid("--gpus", "the model needs tensor parallelism " + std::to_string(v.tp) +
+                                         " but device '" + d.id + "' lists no interconnect");
+  }
+  v.replicas = r.gpus / v.tp;
+  v.idle_gpus = r.gpus - v.replicas * v.tp;
+  Workload wt = w;
+  wt.tp = v.tp;
+  wt.prompt = r.prompt;
+  Result<MemoryFootprint> one = Footprint(c, wt, d, 1, context);
+  if (!one.ok()) return one.status();
+  v.weights_bytes = one->weights_bytes;
+  v.kv_bytes_per_sequence = one->kv_cache_bytes;
+  const FlipPoint f =
+      FindFlipUp([&](int64_t b) { return std::string(fits(v.tp, b) ? "fits" : "exceeds"); }, 1,
+                 int64_t{1} << 20);
+  v.max_batch = f.found ? f.value - 1 : int64_t{1} << 20;
+  CostOptions opt;
+  opt.launch_overhead_s = w.launch_overhead_s;
+  const CostModel m(d, opt);
+  Result<PlanPoint> p1 = Point(c, wt, m, r, v.tp, 1, "batch 1 (memory-bound lower end)");
+  if (!p1.ok()) return p1.status();
+  v.batch1 = *p1;
+  Result<PlanPoint> pm = Point(c, wt, m, r, v.tp, v.max_batch,
+                               fmt::format("largest batch that fits ({})", v.max_batch));
+  if (!pm.ok()) return pm.status();
+  v.largest = *pm;
+  // The FLOP limit: the largest batch's FLOPs per request at the tensor peak on every device.
+  Workload wl = wt;
+  wl.batch = v.max_batch;
+  wl.context = r.prompt + std::max<int64_t>(1, r.output / 2);
+  Result<PhaseResult> pre = RunOne(c, wl, m, Phase::kPrefill);
+  Result<PhaseResult> dec = RunOne(c, wl, m, Phase::kDecode);
+  if (!pre.ok()) return pre.status();
+  if (!dec.ok()) return dec.status();
+  const double b = static_cast<double>(v.max_batch);
+  v.flops_per_request =
+      (pre->totals.flops + static_cast<double>(r.output) * dec->totals.flops) / b;  // per device
+  const DType compute =
+      BitsOf(w.weight_dtype.value_or(act)) > BitsOf(act) ? w.weight_dtype.value_or(act) : act;
+  const int ceiling = m.ResolveEngine({true, compute});
+  const double peak = ceiling >= 0 ? d.compute[ceiling].peak.value : 0;
+  PlanPoint& fl = v.flop_limit;
+  fl.label = fmt::format("FLOP limit (every FLOP at {})",
+                         ceiling >= 0 ? d.compute[ceiling].engine : std::string("peak"));
+  fl.batch = v.max_batch;
+  if (peak > 0 && v.flops_per_request > 0) {
+    // FLOPs are per device (each of the tp devices holds its shard), so a replica finishes one
+    // request's FLOPs in this time when every device runs at peak.
+    const double request_s = v.flops_per_request / peak;
+    const double tp = static_cast<double>(v.tp);
+    fl.request_s = request_s;
+    fl.output_tokens_per_s_per_gpu = static_cast<double>(r.output) / request_s / tp;
+    fl.input_tokens_per_s_per_gpu = static_cast<double>(r.prompt) / request_s / tp;
+    if (r.price_per_hour > 0) {
+      // Split the cost as the largest batch splits its time between prefill and decode.
+      const double pre_share = v.largest.ttft_s / v.largest.request_s;
+      const double dollars = r.price_per_hour / 3600 * request_s * tp;
+      fl.cost_per_m_input = dollars * pre_share / static_cast<double>(r.prompt) * 1e6;
+      fl.cost_per_m_output = dollars * (1 - pre_share) / static_cast<double>(r.output) * 1e6;
+    }
+    fl.prefill_bound = fl.decode_bound = "compute (assumed)";
+  }
+  return v;
+}
+
+}  // namespace
+
+Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const Device& d,
+                      const PlanRequest& r) {
+  if (r.gpus < 1 || r.gpus > 1000000) {
+    return Status::Invalid("--gpus", fmt::format("must be between 1 and 1000000, got {}", r.gpus));
+  }
+  if (r.prompt < 1 || r.prompt > (int64_t{1} << 24)) {
+    return Status::Invalid("--prompt", fmt::format("must be between 1 and 2^24, got {}", r.prompt));
+  }
+  if (r.output < 1 || r.output > (int64_t{1} << 24)) {
+    return Status::Invalid("--output", fmt::format("must be between 1 and 2^24, got {}", r.output));
+  }
+  if (!(r.price_per_hour >= 0) || r.price_per_hour > 1e6) {
+    return Status::Invalid("--price-per-hour", "must be between 0 and 1e6");
+  }
+  if (r.tp < 0) return Status::Invalid("--tp", "must be positive");
+  Plan plan;
+  plan.request = r;
+  plan.device = d.id;
+  plan.params = CountParameters(c);
+  Result<PlanVariant> as_is = PlanFor(c, base, d, r, "as configured");
+  if (!as_is.ok()) return as_is.status();
+  plan.variants.push_back(*as_is);
+  // FP8: W8A8 on FP8 tensor cores where the device has them, else weight-only FP8.
+  Workload fp8 = base;
+  const bool fp8_cores = d.FindCompute("tensor.fp8") != nullptr;
+  if (fp8_cores) fp8.dtype = DType::kFp8;
+  fp8.weight_dtype = DType::kFp8;
+  fp8.kv_dtype = DType::kFp8;
+  Result<PlanVariant> v8 =
+      PlanFor(c, fp8, d, r,
+              fp8_cores ? "fp8 (W8A8 on fp8 tensor cores, fp8 KV cache)"
+                        : "fp8 weights and KV cache (no fp8 tensor cores: computed at bf16)");
+  if (v8.ok()) plan.variants.push_back(*v8);
+  auto& a = plan.assumptions;
+  a.push_back(
+      fmt::format("each request: {} prompt tokens prefilled together with the batch, then "
+                  "{} tokens decoded; a batch runs prefill then decode to the end "
+                  "(no continuous batching)",
+                  r.prompt, r.output));
+  a.push_back(
+      fmt::format("time per output token = one decode step at the mean context {} (decode "
+                  "cost is affine in the context, so this equals the mean over the "
+                  "generation)",
+                  r.prompt + std::max<int64_t>(1, r.output / 2)));
+  a.push_back(
+      fmt::format("memory: weights + KV cache for {} tokens per sequence + decode "
+                  "workspace per device; tensor parallelism = the smallest power of two "
+                  "that fits one sequence, unless --tp is given",
+                  r.prompt + r.output));
+  a.push_back(
+      "throughput at the roofline bound: no efficiency factor, no scheduling or host "
+      "overhead");
+  a.push_back(
+      "FLOP limit: the largest batch's FLOPs per request (prefill + decode) at the tensor "
+      "peak, memory ignored");
+  if (r.price_per_hour > 0) {
+    a.push_back(
+        fmt::format("cost: {} per device-hour; prefill time is charged to input tokens, "
+                    "decode time to output tokens",
+                    r.price_per_hour));
+  }
+  if (c.experts > 0) {
+    a.push_back(fmt::format(
+        "mixture of experts: {} of {} parameters active per token ({} of {} experts): FLOPs "
+        "scale with the active ones; memory holds all of them; at batch 1 decode reads only the "
+        "touched experts, at large batches nearly all",
+        Si(plan.params.active, ""), Si(plan.params.total, ""), c.experts_per_token, c.experts));
+  } else {
+    a.push_back("dense model: every parameter is used by every token");
+  }
+  return plan;
+}
+
+}  // namespace roofline

@@ -1,0 +1,115 @@
+// Reports of `roofline plan`.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "roofline/report.h"
+#include "roofline/units.h"
+#include "src/report/table.h"
+
+namespace roofline {
+namespace {
+
+std::string Dollars(double x) { return x > 0 ? fmt::format("${:.3g}", x) : "-"; }
+
+std::string Rate(double x) { return x > 0 ? Num(std::round(x * 10) / 10) : "-"; }
+
+}  // namespace
+
+std::string RenderPlanTable(const Plan& p) {
+  const PlanRequest& r = p.request;
+  std::string out = fmt::format(
+      "plan: {} on {} x {}, {} prompt + {} output tokens per request{}\n", p.model, r.gpus,
+      p.device, r.prompt, r.output,
+      r.price_per_hour > 0 ? fmt::format(", ${} per device-hour", r.price_per_hour) : "");
+  out += fmt::format("parameters {} total, {} active per token\n", Si(p.params.total, ""),
+                     Si(p.params.active, ""));
+  for (const PlanVariant& v : p.variants) {
+    out += fmt::format("\n== {} ({}) ==\n", v.name, v.dtypes);
+    out += fmt::format(
+        "layout: tp {} x {} replicas{}; per device: weights {}, KV cache {} per "
+        "sequence ({} tokens); largest batch per replica {}\n",
+        v.tp, v.replicas, v.idle_gpus > 0 ? fmt::format(" ({} GPUs idle)", v.idle_gpus) : "",
+        Si(v.weights_bytes, "B"), Si(v.kv_bytes_per_sequence, "B"), r.prompt + r.output,
+        v.max_batch);
+    TextTable t({"operating point", "TTFT", "time/token", "request", "out tok/s/GPU",
+                 "in tok/s/GPU", "$/M in", "$/M out", "prefill", "decode"},
+                {false, true, true, true, true, true, true, true, false, false});
+    for (const PlanPoint* pt : {&v.batch1, &v.largest, &v.flop_limit}) {
+      t.AddRow({pt->label, pt->ttft_s > 0 ? Seconds(pt->ttft_s) : "-",
+                pt->tpot_s > 0 ? Seconds(pt->tpot_s) : "-", Seconds(pt->request_s),
+                Rate(pt->output_tokens_per_s_per_gpu), Rate(pt->input_tokens_per_s_per_gpu),
+                Dollars(pt->cost_per_m_input), Dollars(pt->cost_per_m_output), pt->prefill_bound,
+                pt->decode_bound});
+    }
+    out += t.Render();
+    out += fmt::format("fleet: {} output tokens/s at the largest batch ({} replicas)\n",
+                       Rate(v.largest.output_tokens_per_s_per_gpu * static_cast<double>(v.tp) *
+                            static_cast<double>(v.replicas)),
+                       v.replicas);
+  }
+  if (p.variants.size() > 1) {
+    const PlanVariant& a = p.variants[0];
+    const PlanVariant& b = p.variants[1];
+    out += fmt::format(
+        "\nFP8 vs as configured: largest batch {} -> {}, output tokens/s per GPU at it {} -> {} "
+        "(x{:.2f}), at batch 1 {} -> {} (x{:.2f})\n",
+        a.max_batch, b.max_batch, Rate(a.largest.output_tokens_per_s_per_gpu),
+        Rate(b.largest.output_tokens_per_s_per_gpu),
+        b.largest.output_tokens_per_s_per_gpu / a.largest.output_tokens_per_s_per_gpu,
+        Rate(a.batch1.output_tokens_per_s_per_gpu), Rate(b.batch1.output_tokens_per_s_per_gpu),
+        b.batch1.output_tokens_per_s_per_gpu / a.batch1.output_tokens_per_s_per_gpu);
+  }
+  out += "\nassumptions:\n";
+  for (const auto& a : p.assumptions) out += "  - " + a + "\n";
+  return out;
+}
+
+std::string RenderPlanJson(const Plan& p) {
+  using nlohmann::json;
+  json j;
+  j["model"] = p.model;
+  j["device"] = p.device;
+  j["gpus"] = p.request.gpus;
+  j["prompt"] = p.request.prompt;
+  j["output"] = p.request.output;
+  j["price_per_hour"] = p.request.price_per_hour;
+  j["parameters_total"] = p.params.total;
+  j["parameters_active"] = p.params.active;
+  auto point = [](const PlanPoint& pt) {
+    json q;
+    q["label"] = pt.label;
+    q["batch"] = pt.batch;
+    q["ttft_s"] = pt.ttft_s;
+    q["time_per_output_token_s"] = pt.tpot_s;
+    q["request_s"] = pt.request_s;
+    q["output_tokens_per_s_per_gpu"] = pt.output_tokens_per_s_per_gpu;
+    q["input_tokens_per_s_per_gpu"] = pt.input_tokens_per_s_per_gpu;
+    q["cost_per_million_input_tokens"] = pt.cost_per_m_input;
+    q["cost_per_million_output_tokens"] = pt.cost_per_m_output;
+    q["prefill_bound"] = pt.prefill_bound;
+    q["decode_bound"] = pt.decode_bound;
+    return q;
+  };
+  json variants = json::array();
+  for (const PlanVariant& v : p.variants) {
+    json jv;
+    jv["name"] = v.name;
+    jv["dtypes"] = v.dtypes;
+    jv["tp"] = v.tp;
+    jv["replicas"] = v.replicas;
+    jv["idle_gpus"] = v.idle_gpus;
+    jv["weights_bytes"] = v.weights_bytes;
+    jv["kv_bytes_per_sequence"] = v.kv_bytes_per_sequence;
+    jv["max_batch"] = v.max_batch;
+    jv["batch1"] = point(v.batch1);
+    jv["largest_batch"] = point(v.largest);
+    jv["flop_limit"] = point(v.flop_limit);
+    variants.push_back(jv);
+  }
+  j["variants"] = variants;
+  j["assumptions"] = p.assumptions;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace roofline
