@@ -11,6 +11,7 @@ packages=(
   libfmt-dev          # formatting
   libgtest-dev        # tests
   libbenchmark-dev    # bench/
+  libopenblas-dev     # BLAS for `roofline measure` and `roofline validate`
 )
 
 missing=()

@@ -70,6 +70,17 @@ struct Link {
   double latency_s() const { return latency ? latency->value : 0.0; }
 };
 
+/// Efficiency factors fitted by `roofline validate --save-calibration`: measured time is
+/// predicted bound / efficiency, per kernel class.
+struct Calibration {
+  double matmul = 1;     ///< matmul kernels
+  double attention = 1;  ///< attention kernels (fused, or attn_qk/softmax/pv)
+  double vector = 1;     ///< norms, elementwise, softmax, embedding
+  int kernels = 0;       ///< how many kernels the fit used
+  std::string method;    ///< how it was obtained
+  std::string date;      ///< YYYY-MM-DD
+};
+
 /// A device: what it can compute, store and move, and where each figure came from.
 struct Device {
   std::string id;    ///< command-line id, e.g. "h100-sxm"
@@ -81,6 +92,7 @@ struct Device {
   std::vector<MemoryLevel> memory;      ///< far to near; memory[0] is device memory
   std::vector<Link> links;
   std::vector<std::pair<std::string, Quantity>> info;  ///< informational only
+  std::optional<Calibration> calibration;              ///< from `validate --save-calibration`
   std::string origin;  ///< file the device was loaded from ("<embedded>/h100-sxm.json", a path)
 
   /// The ceiling for "tensor.bf16" etc., or nullptr.

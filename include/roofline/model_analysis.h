@@ -28,6 +28,8 @@ struct PhaseResult {
   double ttft_s = 0;            ///< prefill: time to first token (the whole prompt)
   double time_per_token_s = 0;  ///< decode: one step
   double tokens_per_s = 0;      ///< decode: batch / step time (all devices together)
+  /// With a calibrated device: sum of bound / efficiency of the kernel's class; else 0.
+  double expected_s = 0;
 };
 
 /// Everything `roofline model` reports.

@@ -4,6 +4,7 @@
 
 #include "roofline/flip.h"
 #include "roofline/units.h"
+#include "roofline/validate.h"
 
 namespace roofline {
 namespace {
@@ -48,6 +49,12 @@ PhaseResult RunPhase(const TransformerConfig& c, const Workload& w, const CostMo
     r.tokens_per_s = r.totals.time_s > 0 ? static_cast<double>(w.batch) / r.totals.time_s : 0;
   }
   (void)c;
+  if (d.calibration) {
+    for (size_t i = 0; i < r.kernels.size(); ++i) {
+      const double e = EfficiencyOf(*d.calibration, ClassOf(graph.graph, r.kernels[i]));
+      r.expected_s += r.costs[i].time_s * static_cast<double>(r.costs[i].repeat) / e;
+    }
+  }
   r.graph = std::move(graph);
   return r;
 }

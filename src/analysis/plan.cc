@@ -18,7 +18,7 @@ Result<PlanPoint> Point(const TransformerConfig& c, Workload w, const CostModel&
   w.batch = batch;
   w.prompt = r.prompt;
   // Decode cost is affine in the context, so the mean step equals the step at the mean context.
-  w.context = r.prompt + std::max<int64_t>(1, r.output / 2);
+  w.context = r.prompt + (r.output + 1) / 2;
   Result<PhaseResult> pre = RunOne(c, w, m, Phase::kPrefill);
   if (!pre.ok()) return pre.status();
   Result<PhaseResult> dec = RunOne(c, w, m, Phase::kDecode);
@@ -118,7 +118,7 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   // The FLOP limit: the largest batch's FLOPs per request at the tensor peak on every device.
   Workload wl = wt;
   wl.batch = v.max_batch;
-  wl.context = r.prompt + std::max<int64_t>(1, r.output / 2);
+  wl.context = r.prompt + (r.output + 1) / 2;
   Result<PhaseResult> pre = RunOne(c, wl, m, Phase::kPrefill);
   Result<PhaseResult> dec = RunOne(c, wl, m, Phase::kDecode);
   if (!pre.ok()) return pre.status();
@@ -176,8 +176,7 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
   plan.device = d.id;
   plan.params = CountParameters(c);
   Result<PlanVariant> as_is = PlanFor(c, base, d, r, "as configured");
-  if (!as_is.ok()) return as_is.status();
-  plan.variants.push_back(*as_is);
+  if (as_is.ok()) plan.variants.push_back(*as_is);
   // FP8: W8A8 on FP8 tensor cores where the device has them, else weight-only FP8.
   Workload fp8 = base;
   const bool fp8_cores = d.FindCompute("tensor.fp8") != nullptr;
@@ -189,6 +188,11 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
               fp8_cores ? "fp8 (W8A8 on fp8 tensor cores, fp8 KV cache)"
                         : "fp8 weights and KV cache (no fp8 tensor cores: computed at bf16)");
   if (v8.ok()) plan.variants.push_back(*v8);
+  if (!as_is.ok()) {
+    if (!v8.ok()) return as_is.status();
+    plan.assumptions.push_back("as configured it does not fit: " + as_is.status().ToString() +
+                               "; only the FP8 plan is shown");
+  }
   auto& a = plan.assumptions;
   a.push_back(
       fmt::format("each request: {} prompt tokens prefilled together with the batch, then "

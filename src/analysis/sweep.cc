@@ -557,14 +557,15 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
           const std::string where = x.at.empty() ? "" : " (" + x.at + ")";
           // One plain sentence.
           if (what == "capacity") {
-            x.sentence = x.to == "exceeds"
-                             ? fmt::format(
-                                   "weights + KV cache + workspace no longer fit {} x {} "
-                                   "at {} {} {}{}",
-                                   Si(pt(k).capacity_bytes, "B"), base.tp, x.variable,
-                                   IsInteger(ax.variable) ? ">=" : "=", x.value, where)
-                             : fmt::format("the model fits again at {} {} {}{}", x.variable,
-                                           IsInteger(ax.variable) ? ">=" : "=", x.value, where);
+            x.sentence =
+                x.to == "exceeds"
+                    ? fmt::format(
+                          "weights + KV cache + workspace no longer fit {} x {} "
+                          "at {} {} {}{}",
+                          Si(pt(k).capacity_bytes, "B"), base.tp, x.variable,
+                          IsInteger(ax.variable) ? ">=" : "=", x.value, where)
+                    : fmt::format("weights + KV cache + workspace fit from {} {} {} on{}",
+                                  x.variable, IsInteger(ax.variable) ? ">=" : "=", x.value, where);
           } else if (what.find("comm wall") != std::string::npos) {
             x.sentence = fmt::format(
                 "{}: all-reduce time {} compute time at {} {} {}{}", what.substr(0, what.find(' ')),
@@ -601,8 +602,8 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
             }
           }
           cap.sentence =
-              fmt::format("weights + KV cache + workspace {} at every swept {}{}{}",
-                          verdict0 == "fits" ? "fit" : "do not fit", cap.variable, at_text, beyond);
+              fmt::format("weights + KV cache + workspace fit at {} swept {}{}{}",
+                          verdict0 == "fits" ? "every" : "no", cap.variable, at_text, beyond);
           r.never.push_back(std::move(cap));
           continue;
         }
@@ -639,8 +640,8 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
           }
           if (f.found) {
             nf.sentence =
-                fmt::format("{} {} {} over the swept range; beyond it, {} at {} >= {}", what,
-                            Verb(what, "stays"), Plain(verdict0),
+                fmt::format("{} {} {} over the swept range{}; beyond it, {} at {} >= {}", what,
+                            Verb(what, "stays"), Plain(verdict0), at_text,
                             Verb(what, "becomes") + " " + Plain(f.to), nf.variable, f.value);
             r.never.push_back(std::move(nf));
             continue;
@@ -678,7 +679,7 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
               why += fmt::format(
                   ", set by the {} query heads sharing each K/V head and the KV "
                   "dtype, not by {}",
-                  c.heads / std::max<int64_t>(1, c.kv_heads), nf.variable);
+                  (c.heads / base.tp) / std::max<int64_t>(1, c.kv_heads / base.tp), nf.variable);
             }
           }
           if (what.find("comm wall") != std::string::npos) {
@@ -690,6 +691,11 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
             nf.sentence = fmt::format("{} {} {} at any {}{}{}", what, Verb(what, "stays"),
                                       Plain(verdict0), nf.variable, at_text, why);
           }
+        } else if (what.find("comm wall") != std::string::npos) {
+          nf.sentence =
+              fmt::format("{}: all-reduce time stays {} compute time over the swept {}{}",
+                          what.substr(0, what.find(' ')),
+                          verdict0 == "comm > compute" ? "above" : "below", nf.variable, at_text);
         } else {
           nf.sentence = fmt::format("{} {} {} over the swept {}{}", what, Verb(what, "stays"),
                                     Plain(verdict0), nf.variable, at_text);

@@ -204,6 +204,34 @@ Device ParseDeviceJson(const json& root) {
                           ParseQuantity(value, "info." + key, {"count", "Hz", "W", "B", "B/s"}));
     }
   }
+  if (root.contains("calibration")) {
+    const json& cal = root.at("calibration");
+    RequireObject(cal, "calibration");
+    CheckKeys(cal, "calibration", {"efficiency", "kernels", "method", "date"});
+    if (!cal.contains("efficiency")) {
+      throw JsonFieldError("calibration.efficiency",
+                           "missing (expected {\"matmul\": x, \"attention\": y, \"vector\": z})");
+    }
+    const json& eff = cal.at("efficiency");
+    RequireObject(eff, "calibration.efficiency");
+    CheckKeys(eff, "calibration.efficiency", {"matmul", "attention", "vector"});
+    Calibration c;
+    for (auto [key, field] : {std::pair{"matmul", &c.matmul}, std::pair{"attention", &c.attention},
+                              std::pair{"vector", &c.vector}}) {
+      if (!eff.contains(key)) continue;
+      const double v = RequirePositive(eff, key, "calibration.efficiency");
+      if (v > 2) {
+        throw JsonFieldError(std::string("calibration.efficiency.") + key,
+                             "implausible efficiency " + FormatNumber(v) +
+                                 " (expected a fraction of the bound, at most 2)");
+      }
+      *field = v;
+    }
+    c.kernels = static_cast<int>(RequirePositiveInteger(cal, "kernels", "calibration"));
+    c.method = RequireString(cal, "method", "calibration");
+    c.date = RequireString(cal, "date", "calibration");
+    d.calibration = c;
+  }
   return d;
 }
 
@@ -328,6 +356,16 @@ std::string DeviceToJson(const Device& d) {
     json info = json::object();
     for (const auto& [k, q] : d.info) info[k] = QuantityToJson(q);
     root["info"] = info;
+  }
+  if (d.calibration) {
+    json cal;
+    cal["efficiency"] = {{"matmul", d.calibration->matmul},
+                         {"attention", d.calibration->attention},
+                         {"vector", d.calibration->vector}};
+    cal["kernels"] = d.calibration->kernels;
+    cal["method"] = d.calibration->method;
+    cal["date"] = d.calibration->date;
+    root["calibration"] = cal;
   }
   return root.dump(2);
 }

@@ -97,6 +97,13 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model) {
                            : "");
     out += fmt::format("MFU at the bound {} (of {}), MBU {}\n", Percent(p.mfu), p.mfu_engine,
                        Percent(p.mbu));
+    if (p.expected_s > 0) {
+      const Calibration& cal = *d.calibration;
+      out += fmt::format(
+          "expected (calibrated: matmul {:.2f}, attention {:.2f}, norms/elementwise {:.2f} of "
+          "the bound; from {}, {}): {}\n",
+          cal.matmul, cal.attention, cal.vector, d.origin, cal.date, Seconds(p.expected_s));
+    }
     if (p.phase == Phase::kPrefill) {
       out += fmt::format("time to first token (whole prompt, batch {}): {}\n", a.workload.batch,
                          Seconds(p.ttft_s));
@@ -143,6 +150,13 @@ std::string RenderModelJson(const ModelAnalysis& a, const CostModel& model) {
   m["parameters_active"] = a.params.active;
   j["model"] = m;
   j["device"] = d.id;
+  if (d.calibration) {
+    j["calibration"] = {{"profile", d.origin},
+                        {"date", d.calibration->date},
+                        {"matmul", d.calibration->matmul},
+                        {"attention", d.calibration->attention},
+                        {"vector", d.calibration->vector}};
+  }
   json w;
   w["batch"] = a.workload.batch;
   w["prompt"] = a.workload.prompt;
@@ -192,6 +206,7 @@ std::string RenderModelJson(const ModelAnalysis& a, const CostModel& model) {
     ph["mfu"] = p.mfu;
     ph["mfu_engine"] = p.mfu_engine;
     ph["mbu"] = p.mbu;
+    if (p.expected_s > 0) ph["expected_time_s"] = p.expected_s;
     if (p.phase == Phase::kPrefill) {
       ph["ttft_s"] = p.ttft_s;
     } else {

@@ -120,7 +120,13 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
   };
   std::vector<PendingText> texts;
 
-  // Memory diagonals (each up to the highest ceiling).
+  // Memory diagonals (each up to the highest ceiling); their labels are placed after the
+  // ceilings and ridge points are reserved.
+  struct DiagonalLabel {
+    std::string text, color;
+    double ia, ib, bw;
+  };
+  std::vector<DiagonalLabel> diagonal_labels;
   const double top = pmax;
   int li = 0;
   for (const MemoryLevel& m : d.memory) {
@@ -132,15 +138,7 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
     const std::string color = kLevelColor[li % 6];
     svg.Line(X(ia), Y(ia * bw), X(ib), Y(ib * bw), color, li == 0 ? 2.2 : 1.3,
              li == 0 ? "" : "6,4");
-    const std::string label = fmt::format("{} {}", m.name, Si(bw, "B/s"));
-    for (double f : {0.15, 0.3, 0.45, 0.6, 0.75}) {
-      const double im = std::pow(10.0, std::log10(ia) + f * (std::log10(ib) - std::log10(ia)));
-      LabelBox box;
-      if (placer.Place(label, X(im), Y(im * bw), 11, 2, &box)) {
-        texts.push_back({box, color, 0, 0, -1});
-        break;
-      }
-    }
+    diagonal_labels.push_back({fmt::format("{} {}", m.name, Si(bw, "B/s")), color, ia, ib, bw});
     ++li;
   }
   // Compute ceilings and ridge points against device memory.
@@ -163,6 +161,18 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
     if (placer.Place(rl, rx, ry, 11, 6, &box)) texts.push_back({box, "#b22222", rx, ry, 6});
   }
 
+  for (const DiagonalLabel& dl : diagonal_labels) {
+    for (double f : {0.15, 0.3, 0.45, 0.6, 0.75}) {
+      const double im =
+          std::pow(10.0, std::log10(dl.ia) + f * (std::log10(dl.ib) - std::log10(dl.ia)));
+      LabelBox box;
+      if (placer.Place(dl.text, X(im), Y(im * dl.bw), 11, 2, &box)) {
+        texts.push_back({box, dl.color, 0, 0, -1});
+        break;
+      }
+    }
+  }
+
   // Markers (largest first, so small ones stay visible on top).
   for (const auto& p : pts) {
     const int s = SeriesIndex(p.series);
@@ -177,7 +187,7 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
       svg.Circle(x, y, r, kSeriesColor[s], "#333");
     }
   }
-  int unlabelled = 0;
+  int unlabelled = 0, no_room = 0;
   for (const auto& p : pts) {
     if (p.share < 0.01) {
       ++unlabelled;
@@ -189,7 +199,7 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
     if (placer.Place(p.label, x, y, 11, r, &box)) {
       texts.push_back({box, kSeriesColor[s], x, y, r});
     } else {
-      ++unlabelled;
+      ++no_room;
     }
   }
   // Leader lines for labels set away from their point, then every text on top.
@@ -269,6 +279,7 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
   for (const std::string& line :
        {std::string("marker area ~ share of phase time"),
         fmt::format("{} kernel(s) under 1% of", unlabelled), std::string("their phase: unlabelled"),
+        no_room > 0 ? fmt::format("{} more without room", no_room) : std::string(""),
         std::string("points: attainable FLOP/s"), std::string("at the time bound"),
         "device: " + d.id}) {
     svg.Text(lx, ly, line, 11, "start", "#444");

@@ -9,17 +9,10 @@
 #include "roofline/report.h"
 #include "roofline/suggest.h"
 #include "tools/roofline/cli_util.h"
+#include "tools/roofline/op_options.h"
 
 namespace roofline::cli {
 namespace {
-
-/// Options every `op` subcommand shares.
-struct CommonOptions {
-  std::string hw = "h100-sxm";   ///< device id or device JSON path
-  std::string format = "table";  ///< table | json
-  bool explain = false;          ///< print the derivation and the flip point
-  std::string dtype = "bf16";    ///< activation dtype
-};
 
 struct MatmulOptions {
   int64_t m = 0, n = 0, k = 0, batch = 1;
@@ -201,13 +194,14 @@ int Emit(Context& ctx, const CommonOptions& common, const OpRequest& request) {
 
 }  // namespace
 
-int RunOp(Context& ctx) {
+std::optional<int> ParseOpCommand(Context& ctx, OpCommand* cmd,
+                                  const std::function<void(CLI::App*)>& extra) {
+  CommonOptions& common = cmd->common;
   CLI::App app{
       "One operator on one device: FLOPs, bytes per memory level, arithmetic intensity, "
       "time bound and what binds it.",
       "roofline op"};
   app.require_subcommand(1, 1);
-  CommonOptions common;
 
   MatmulOptions mm;
   CLI::App* matmul =
@@ -312,9 +306,13 @@ int RunOp(Context& ctx) {
   embedding->add_option("--dim", em.dim, "row width")->required();
   AddCommon(embedding, common);
 
+  for (CLI::App* sub : app.get_subcommands({})) {
+    if (extra) extra(sub);
+  }
   if (auto done = ParseArgs(app, ctx)) return *done;
 
-  Result<OpRequest> request = Status::Invalid("op", "no operator given");
+  Result<OpRequest>& request = cmd->request;
+  request = Status::Invalid("op", "no operator given");
   if (matmul->parsed()) {
     request = BuildMatmul(common, mm);
   } else if (attention->parsed()) {
@@ -358,7 +356,15 @@ int RunOp(Context& ctx) {
     request = OpRequest{s};
   }
   if (!request.ok()) return Fail(ctx, request.status());
-  return Emit(ctx, common, *request);
+  Status valid = Validate(request->spec);
+  if (!valid.ok()) return Fail(ctx, Status::Invalid("--" + valid.where(), valid.what()));
+  return std::nullopt;
+}
+
+int RunOp(Context& ctx) {
+  OpCommand cmd;
+  if (auto done = ParseOpCommand(ctx, &cmd, nullptr)) return *done;
+  return Emit(ctx, cmd.common, *cmd.request);
 }
 
 }  // namespace roofline::cli

@@ -27,7 +27,7 @@ int RunPlan(Context& ctx) {
   AddFormatOption(app, o.format, {"table", "json"});
   if (auto done = ParseArgs(app, ctx)) return *done;
   r.prompt = o.prompt;
-  const bool tp_given = std::find(ctx.args.begin(), ctx.args.end(), "--tp") != ctx.args.end();
+  const bool tp_given = app.get_option("--tp")->count() > 0;
   r.tp = tp_given ? o.tp : 0;
   Result<Setup> setup = Prepare(ctx, o);
   if (!setup.ok()) return Fail(ctx, setup.status());

@@ -57,6 +57,8 @@ int RunModel(Context& ctx);
 int RunModels(Context& ctx);
 int RunSweepCommand(Context& ctx);
 int RunPlan(Context& ctx);
+int RunMeasure(Context& ctx);
+int RunValidate(Context& ctx);
 
 }  // namespace roofline::cli
 

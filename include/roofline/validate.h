@@ -1,0 +1,55 @@
+// Predicted bound against measured time, kernel by kernel, and per-class efficiency fits.
+#ifndef ROOFLINE_VALIDATE_H_
+#define ROOFLINE_VALIDATE_H_
+
+#include <string>
+#include <vector>
+
+#include "roofline/cost.h"
+#include "roofline/kernel_runner.h"
+#include "roofline/sweep.h"
+
+namespace roofline {
+
+/// One kernel: its predicted bound and its measured time on the host.
+struct ValidationRow {
+  std::string name;
+  std::string group;
+  KernelClass kernel_class = KernelClass::kMatmul;
+  std::string bound;       ///< predicted binding resource
+  double predicted_s = 0;  ///< the roofline time bound (one instance)
+  double measured_s = 0;   ///< median measured time (one instance)
+  double spread = 0;
+  double efficiency = 0;  ///< predicted / measured (1 = at the roofline)
+  bool skipped = false;
+  std::string note;  ///< why skipped, or the implementation that ran
+};
+
+/// Efficiency per class from a least-squares fit on log time, and how well it explains the
+/// measurements.
+struct CalibrationFit {
+  Calibration calibration;
+  double median_abs_log_before = 0;  ///< median |log(bound / measured)|
+  double median_abs_log_after = 0;   ///< median |log(bound / efficiency / measured)|
+};
+
+struct Validation {
+  std::vector<ValidationRow> rows;
+  CalibrationFit fit;
+};
+
+/// Evaluates every op of `graph` as its own kernel against `model`, runs it on the host CPU
+/// (RunGraphOnCpu) and fits one efficiency per class: with measured = bound / e, the
+/// least-squares estimate of log e over a class is the mean of log(bound / measured).
+Result<Validation> ValidateOnCpu(const Graph& graph, const CostModel& model,
+                                 const RunOptions& options);
+
+/// The fit alone, from rows already measured (classes with no rows keep efficiency 1).
+CalibrationFit FitCalibration(const std::vector<ValidationRow>& rows);
+
+/// Efficiency of a class under a calibration.
+double EfficiencyOf(const Calibration& c, KernelClass k);
+
+}  // namespace roofline
+
+#endif  // ROOFLINE_VALIDATE_H_
