@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "roofline/device_db.h"
 #include "tests/test_util.h"
 #include "tools/roofline/commands.h"
 
@@ -318,6 +319,51 @@ TEST(Cli, ModelPlotAndPlanJson) {
   const nlohmann::json j = nlohmann::json::parse(o.out);
   EXPECT_GE(j["variants"].size(), 1u);
   EXPECT_GT(j["variants"][0]["largest_batch"]["cost_per_million_output_tokens"].get<double>(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    MeasureAndValidateContract, CliBadInput,
+    ::testing::Values(BadArgs{{"measure", "--device", "cuda"}, "no CUDA backend"},
+                      BadArgs{{"measure", "--device", "tpu"}, "expected cpu or cuda"},
+                      BadArgs{{"measure", "--threads", "-1"}, "--threads"},
+                      BadArgs{{"validate", "op", "matmul", "--m", "8", "--n", "8", "--k", "8",
+                               "--device", "cuda"},
+                              "no CUDA backend"},
+                      BadArgs{{"validate", "op", "matmul", "--m", "8", "--n", "8", "--k", "8",
+                               "--hw", "cpu-generic", "--save-calibration"},
+                              "device JSON file"},
+                      BadArgs{{"validate", "op", "matmul", "--m", "0", "--n", "8", "--k", "8"},
+                              "--m"},
+                      BadArgs{{"validate", "gpt2", "--repetitions", "0"}, "--repetitions"}),
+    [](const ::testing::TestParamInfo<BadArgs>& info) {
+      std::string n;
+      for (const auto& a : info.param.args) n += a + "_";
+      for (char& c : n) {
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      }
+      return n + std::to_string(info.index);
+    });
+
+// validate --save-calibration stores the fit in the profile; `model` then shows the calibrated
+// expected time beside the bound and names the profile.
+TEST(Cli, SavedCalibrationShowsUpInModel) {
+  const std::string profile = ::testing::TempDir() + "/roofline_cpu_profile.json";
+  {
+    Result<DeviceDatabase> db = DeviceDatabase::LoadEmbedded();
+    std::ofstream(profile) << DeviceToJson(**db->Find("cpu-generic"));
+  }
+  const Output v = RunCli({"validate", "op", "matmul", "--m", "64", "--n", "256", "--k", "256",
+                           "--hw", profile, "--repetitions", "2", "--save-calibration"});
+  ASSERT_EQ(v.status, 0) << v.err;
+  EXPECT_NE(v.out.find("cblas_sgemm"), std::string::npos);
+  Result<Device> saved = LoadDeviceFile(profile);
+  ASSERT_TRUE(saved.ok()) << saved.status().ToString();
+  ASSERT_TRUE(saved->calibration.has_value());
+  EXPECT_GT(saved->calibration->matmul, 0);
+  const Output m = RunCli({"model", "gpt2", "--hw", profile, "--phase", "decode"});
+  ASSERT_EQ(m.status, 0) << m.err;
+  EXPECT_NE(m.out.find("expected (calibrated"), std::string::npos);
+  EXPECT_NE(m.out.find(profile), std::string::npos);
 }
 
 TEST(Cli, HelpExitsZero) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -37,18 +38,28 @@ void AddValidateOptions(CLI::App* app, ValidateOptions& v) {
 
 std::string ClassName(KernelClass k) { return std::string(NameOf(k)); }
 
+/// Today in UTC, YYYY-MM-DD.
+std::string Today() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d", &tm);
+  return buf;
+}
+
+bool IsFile(const std::string& hw) {
+  return hw.find('/') != std::string::npos || hw.find(".json") != std::string::npos;
+}
+
 int Report(Context& ctx, const std::vector<ValidationRow>& rows, const CalibrationFit& fit,
            const Device& device, const std::string& hw, const ValidateOptions& v,
            const std::string& format, const std::string& title) {
   if (v.save) {
-    if (hw.find('/') == std::string::npos && hw.find(".json") == std::string::npos) {
-      return Fail(ctx, Status::Invalid("--save-calibration",
-                                       "--hw must be a device JSON file to store the "
-                                       "calibration in (e.g. one written by `roofline measure`)"));
-    }
     Device d = device;
     d.calibration = fit.calibration;
     d.calibration->method = "roofline validate --device cpu: " + title;
+    d.calibration->date = Today();
     Status s = WriteFileAtomically(hw, DeviceToJson(d) + "\n");
     if (!s.ok()) return Fail(ctx, s);
   }
@@ -105,7 +116,12 @@ int Report(Context& ctx, const std::vector<ValidationRow>& rows, const Calibrati
   return kExitOk;
 }
 
-Status CheckDevice(const ValidateOptions& v) {
+Status CheckDevice(const ValidateOptions& v, const std::string& hw) {
+  if (v.save && !IsFile(hw)) {
+    return Status::Invalid("--save-calibration",
+                           "--hw must be a device JSON file to store the calibration in (e.g. "
+                           "one written by `roofline measure`)");
+  }
   if (v.device.rfind("cuda", 0) == 0) {
     return Status::Unsupported("--device", "this build has no CUDA backend; use --device cpu");
   }
@@ -135,7 +151,7 @@ int RunValidate(Context& ctx) {
     if (auto done = ParseOpCommand(ctx, &cmd, [&](CLI::App* a) { AddValidateOptions(a, v); })) {
       return *done;
     }
-    Status s = CheckDevice(v);
+    Status s = CheckDevice(v, cmd.common.hw);
     if (!s.ok()) return Fail(ctx, s);
     Result<Device> device = ctx.ResolveHw(cmd.common.hw);
     if (!device.ok()) return Fail(ctx, device.status());
@@ -165,7 +181,7 @@ int RunValidate(Context& ctx) {
   AddFormatOption(app, o.format, {"table", "json"});
   AddValidateOptions(&app, v);
   if (auto done = ParseArgs(app, ctx)) return *done;
-  Status s = CheckDevice(v);
+  Status s = CheckDevice(v, o.hw);
   if (!s.ok()) return Fail(ctx, s);
   if (o.dtype.empty()) o.dtype = "fp32";  // the host computes in fp32
   Result<Setup> setup = Prepare(ctx, o);

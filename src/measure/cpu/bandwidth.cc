@@ -368,19 +368,25 @@ std::vector<MeasuredLevel> DetectLevels(const CpuInfo& info,
         }
       }
       if (in.empty()) continue;
-      std::vector<double> medians;
+      // median: the median of the points' medians; min, max: the extreme repetitions over the
+      // plateau; spread: the median of the points' spreads (repetition noise, not the slope of
+      // the plateau).
+      std::vector<double> medians, spreads;
       Sample s;
       s.min = in.front()->bytes_per_s.min;
       s.max = in.front()->bytes_per_s.max;
+      double from = in.front()->working_set_bytes, to = from;
       for (const BandwidthPoint* p : in) {
         medians.push_back(p->bytes_per_s.median);
+        spreads.push_back(p->bytes_per_s.spread);
         s.min = std::min(s.min, p->bytes_per_s.min);
         s.max = std::max(s.max, p->bytes_per_s.max);
         s.repetitions += p->bytes_per_s.repetitions;
+        from = std::min(from, p->working_set_bytes);
+        to = std::max(to, p->working_set_bytes);
       }
-      s.median = measure_internal::Summarize(medians).median;
-      // Spread of the repetitions over the whole plateau.
-      s.spread = s.median > 0 ? (s.max - s.min) / s.median : 0;
+      s.median = Summarize(medians).median;
+      s.spread = Summarize(spreads).median;
       if (s.median > best_median) {
         best_median = s.median;
         best.level = name;
@@ -388,8 +394,8 @@ std::vector<MeasuredLevel> DetectLevels(const CpuInfo& info,
         best.instances = instances;
         best.bandwidth = s;
         best.kernel = kind;
-        best.from_bytes = in.front()->working_set_bytes;
-        best.to_bytes = in.back()->working_set_bytes;
+        best.from_bytes = from;
+        best.to_bytes = to;
       }
     }
     if (best_median > 0) levels.push_back(std::move(best));

@@ -51,11 +51,12 @@ Sample TimeGemm(const Shape& s, bool quick) {
   std::vector<T> c(static_cast<size_t>(s.m * s.n));
   const double flop =
       2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
-  // Warm-up (BLAS thread pool start, page faults of C) for at least two calls and min_time,
-  // then enough calls per timing that one timing lasts >= min_time (at the fastest call seen).
+  // Warm-up (BLAS thread pool start and buffers, page faults of C: the first GEMM of a process
+  // is often slow for tens of ms) for at least two calls and 4 x min_time, then enough calls per
+  // timing that one timing lasts >= min_time (at the fastest call seen).
   const double min_time = quick ? 0.005 : 0.02;
   double fastest = 0, spent = 0;
-  for (int i = 0; i < 100 && (i < 2 || spent < min_time); ++i) {
+  for (int i = 0; i < 1000 && (i < 2 || spent < 4 * min_time); ++i) {
     const double t0 = NowSeconds();
     Gemm(s, a.data(), b.data(), c.data());
     const double dt = NowSeconds() - t0;
