@@ -88,6 +88,16 @@ struct BadArgs {
 
 class CliBadInput : public ::testing::TestWithParam<BadArgs> {};
 
+/// A test name from the arguments ("model_llama_3_8b___batch_0_3").
+std::string ArgsName(const ::testing::TestParamInfo<BadArgs>& info) {
+  std::string n;
+  for (const auto& a : info.param.args) n += a + "_";
+  for (char& c : n) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return n + std::to_string(info.index);
+}
+
 TEST_P(CliBadInput, ExitsTwoWithOneLine) {
   const Output o = RunCli(GetParam().args);
   EXPECT_EQ(o.status, 2);
@@ -129,14 +139,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadArgs{{"op", "wat"}, "wat"}, BadArgs{{"hw", "show", "tpu-v5"}, "did you mean 'tpu-v5"},
         BadArgs{{"hww"}, "did you mean 'hw'"},
         BadArgs{{"hw", "show", "/nonexistent/device.json"}, "cannot open"}),
-    [](const ::testing::TestParamInfo<BadArgs>& info) {
-      std::string n;
-      for (const auto& a : info.param.args) n += a + "_";
-      for (char& c : n) {
-        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-      }
-      return n + std::to_string(info.index);
-    });
+    ArgsName);
 
 TEST(Cli, MalformedDeviceFileNamesFileAndLine) {
   const std::string path = WriteTemp("broken.json", "{\n  \"id\": \"x\",\n  \"name\": \n");
@@ -235,14 +238,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadArgs{{"model", "llama-3-8b", "--hw", "cpu-generic", "--tp", "2"},
                               "interconnect"},
                       BadArgs{{"models", "lst"}, "lst"}),
-    [](const ::testing::TestParamInfo<BadArgs>& info) {
-      std::string n;
-      for (const auto& a : info.param.args) n += a + "_";
-      for (char& c : n) {
-        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-      }
-      return n + std::to_string(info.index);
-    });
+    ArgsName);
 
 TEST(Cli, BrokenConfigFilesExitTwo) {
   const std::string truncated =
@@ -272,14 +268,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadArgs{{"plan", "llama-3-8b", "--gpus", "0"}, "--gpus"},
         BadArgs{{"plan", "llama-3-8b", "--output", "-1"}, "--output"},
         BadArgs{{"plan", "llama-3.1-405b", "--hw", "l4", "--gpus", "2"}, "does not fit"}),
-    [](const ::testing::TestParamInfo<BadArgs>& info) {
-      std::string n;
-      for (const auto& a : info.param.args) n += a + "_";
-      for (char& c : n) {
-        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-      }
-      return n + std::to_string(info.index);
-    });
+    ArgsName);
 
 TEST(Cli, SweepWritesJsonPlotAndReport) {
   const std::string svg = ::testing::TempDir() + "/roofline_sweep.svg";
@@ -335,14 +324,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadArgs{{"validate", "op", "matmul", "--m", "0", "--n", "8", "--k", "8"},
                               "--m"},
                       BadArgs{{"validate", "gpt2", "--repetitions", "0"}, "--repetitions"}),
-    [](const ::testing::TestParamInfo<BadArgs>& info) {
-      std::string n;
-      for (const auto& a : info.param.args) n += a + "_";
-      for (char& c : n) {
-        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-      }
-      return n + std::to_string(info.index);
-    });
+    ArgsName);
 
 // validate --save-calibration stores the fit in the profile; `model` then shows the calibrated
 // expected time beside the bound and names the profile.

@@ -42,15 +42,13 @@ class Builder {
 
   int Linear(const std::string& name, int input_op, int64_t m, int64_t k, int64_t n, bool bias,
              bool quantizable = true, DType out = DType::kBf16, bool out_set = false) {
-    MatmulSpec s;
-    s.m = m;
-    s.k = k;
-    s.n = n;
-    s.a_dtype = act_;
-    s.b_dtype = quantizable ? wdt_ : act_;
-    s.out_dtype = out_set ? out : act_;
+    MatmulSpec s = WeightMatmul(m, k, n);
+    if (!quantizable) {
+      s.b_dtype = act_;
+      s.group_size = 0;
+    }
+    if (out_set) s.out_dtype = out;
     s.bias = bias;
-    s.group_size = (quantizable && BitsOf(wdt_) == 4 && k % w_.group_size == 0) ? w_.group_size : 0;
     return Add(name, s, {Out(input_op)});
   }
   int Norm(const std::string& name, int input_op, int64_t rows, int64_t cols) {
@@ -88,6 +86,44 @@ class Builder {
   /// serving engines' caches do), so the new token attends min(context, window) keys.
   void LimitToWindow(AttentionSpec& a) const {
     if (phase_ == Phase::kDecode && a.window > 0 && a.kv_len > a.window) a.kv_len = a.window;
+  }
+  /// The step's attention shape (heads per device, lengths, window, dtypes); callers adjust the
+  /// head dims.
+  AttentionSpec StepAttention() const {
+    AttentionSpec a;
+    a.batch = batch_;
+    a.heads = heads_;
+    a.kv_heads = kv_heads_;
+    a.q_len = q_len_;
+    a.kv_len = kv_len_;
+    a.causal = true;
+    a.window = kind_.window;
+    a.dtype = act_;
+    a.kv_dtype = kv_;
+    LimitToWindow(a);
+    return a;
+  }
+  /// Appends attention in the workload's implementation; returns the op producing its output.
+  int AttentionOps(const AttentionSpec& a) {
+    if (!status_.ok()) return -1;
+    Result<int> att = AppendAttention(g_, a, w_.attention, "", Graph::kNew, Graph::kNew,
+                                      Graph::kNew, repeat_, group_);
+    if (!att.ok()) {
+      status_ = att.status();
+      return -1;
+    }
+    return *att;
+  }
+  /// A matmul whose B is a decoder weight in the weight dtype (4-bit: grouped scales).
+  MatmulSpec WeightMatmul(int64_t m, int64_t k, int64_t n) const {
+    MatmulSpec s;
+    s.m = m;
+    s.k = k;
+    s.n = n;
+    s.a_dtype = s.out_dtype = act_;
+    s.b_dtype = wdt_;
+    s.group_size = (BitsOf(wdt_) == 4 && k % w_.group_size == 0) ? w_.group_size : 0;
+    return s;
   }
   int Attention(int x_norm);
   int MlaAttention(int x_norm);
@@ -136,26 +172,10 @@ int Builder::Attention(int xn) {
     Elementwise("rope", {}, static_cast<double>(t * (heads_ + kv_heads_) * d) * c_.rotary_fraction,
                 3, 1);
   }
-  AttentionSpec a;
-  a.batch = batch_;
-  a.heads = heads_;
-  a.kv_heads = kv_heads_;
+  AttentionSpec a = StepAttention();
   a.head_dim = d;
-  a.q_len = q_len_;
-  a.kv_len = kv_len_;
-  a.causal = true;
-  a.window = kind_.window;
-  a.dtype = act_;
-  a.kv_dtype = kv_;
-  LimitToWindow(a);
-  if (!status_.ok()) return -1;
-  Result<int> att = AppendAttention(g_, a, w_.attention, "", Graph::kNew, Graph::kNew, Graph::kNew,
-                                    repeat_, group_);
-  if (!att.ok()) {
-    status_ = att.status();
-    return -1;
-  }
-  return Linear(c_.names.o, *att, t, heads_ * d, c_.hidden, c_.o_bias);
+  const int att = AttentionOps(a);
+  return Linear(c_.names.o, att, t, heads_ * d, c_.hidden, c_.o_bias);
 }
 
 int Builder::MlaAttention(int xn) {
@@ -177,71 +197,34 @@ int Builder::MlaAttention(int xn) {
   kn.dtype = kv_;
   Add("kv_a_layernorm", kn);
   Elementwise("rope", {}, static_cast<double>(t * (heads_ + 1) * c_.qk_rope_dim), 3, 1);
-  AttentionSpec a;
-  a.batch = batch_;
-  a.heads = heads_;
-  a.q_len = q_len_;
-  a.kv_len = kv_len_;
-  a.causal = true;
-  a.window = kind_.window;
-  a.dtype = act_;
-  LimitToWindow(a);
+  AttentionSpec a = StepAttention();
   if (!absorbed_) {
     // The cache holds the latent: every step up-projects all cached positions to per-head K, V.
-    {
-      MatmulSpec s;
-      s.m = batch_ * a.kv_len;
-      s.k = c_.kv_lora_rank;
-      s.n = heads_ * (c_.qk_nope_dim + c_.v_head_dim);
-      s.a_dtype = kv_;  // the cached latent, in the KV dtype
-      s.b_dtype = wdt_;
-      s.out_dtype = act_;
-      s.group_size = (BitsOf(wdt_) == 4 && s.k % w_.group_size == 0) ? w_.group_size : 0;
-      Add("kv_b_proj", s);
-    }
+    MatmulSpec up =
+        WeightMatmul(batch_ * a.kv_len, c_.kv_lora_rank, heads_ * (c_.qk_nope_dim + c_.v_head_dim));
+    up.a_dtype = kv_;  // the cached latent, in the KV dtype
+    Add("kv_b_proj", up);
     a.kv_heads = heads_;
     a.head_dim = qk;
     a.v_head_dim = c_.v_head_dim;
     a.kv_dtype = act_;
-    if (!status_.ok()) return -1;
-    Result<int> att = AppendAttention(g_, a, w_.attention, "", Graph::kNew, Graph::kNew,
-                                      Graph::kNew, repeat_, group_);
-    if (!att.ok()) {
-      status_ = att.status();
-      return -1;
-    }
-    return Linear(c_.names.o, *att, t, heads_ * c_.v_head_dim, c_.hidden, false);
+    const int att = AttentionOps(a);
+    return Linear(c_.names.o, att, t, heads_ * c_.v_head_dim, c_.hidden, false);
   }
   // Absorbed: q_nope . W_UK per head, attention over the latent (V is the latent too), then
   // W_UV per head.
-  MatmulSpec uk;
+  MatmulSpec uk = WeightMatmul(t, c_.qk_nope_dim, c_.kv_lora_rank);
   uk.batch = heads_;
-  uk.m = t;
-  uk.k = c_.qk_nope_dim;
-  uk.n = c_.kv_lora_rank;
-  uk.a_dtype = uk.out_dtype = act_;
-  uk.b_dtype = wdt_;
   Add("q_absorb (W_UK)", uk);
   a.kv_heads = 1;
   a.head_dim = c_.kv_lora_rank + c_.qk_rope_dim;
   a.v_head_dim = c_.kv_lora_rank;
   a.kv_dtype = kv_;
   a.v_in_k = true;
-  if (!status_.ok()) return -1;
-  Result<int> att = AppendAttention(g_, a, w_.attention, "", Graph::kNew, Graph::kNew, Graph::kNew,
-                                    repeat_, group_);
-  if (!att.ok()) {
-    status_ = att.status();
-    return -1;
-  }
-  MatmulSpec uv;
+  const int att = AttentionOps(a);
+  MatmulSpec uv = WeightMatmul(t, c_.kv_lora_rank, c_.v_head_dim);
   uv.batch = heads_;
-  uv.m = t;
-  uv.k = c_.kv_lora_rank;
-  uv.n = c_.v_head_dim;
-  uv.a_dtype = uv.out_dtype = act_;
-  uv.b_dtype = wdt_;
-  const int o = Add("o_absorb (W_UV)", uv, {Out(*att)});
+  const int o = Add("o_absorb (W_UV)", uv, {Out(att)});
   return Linear(c_.names.o, o, t, heads_ * c_.v_head_dim, c_.hidden, false);
 }
 
@@ -277,16 +260,9 @@ int Builder::MoeMlp(int xn) {
   Elementwise("router_topk", {router}, static_cast<double>(t * e), 5);
   const std::string p = c_.names.experts + ".";
   auto expert = [&](const std::string& name, int input_op, int64_t k, int64_t n) {
-    MatmulSpec s;
-    s.m = t * top;
-    s.k = k;
-    s.n = n;
-    s.a_dtype = act_;
-    s.b_dtype = wdt_;
-    s.out_dtype = act_;
+    MatmulSpec s = WeightMatmul(t * top, k, n);
     s.experts = e;
     s.expert_top_k = top;
-    s.group_size = (BitsOf(wdt_) == 4 && k % w_.group_size == 0) ? w_.group_size : 0;
     return Add(name, s, {Out(input_op)});
   };
   const double rows = static_cast<double>(t * top * i);
