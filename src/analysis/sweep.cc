@@ -4,8 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "roofline/flip.h"
 #include "roofline/suggest.h"
@@ -437,8 +440,9 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
   r.axes = axes;
   const Device& d = model.device();
 
+  std::atomic<int64_t> evaluations{0};
   auto evaluate = [&](const Workload& w, SweepPoint& p) -> Status {
-    ++r.evaluations;
+    ++evaluations;
     MemoryFootprint m;
     Result<std::vector<PhasePoint>> ph = EvaluatePhases(c, w, model, phases, &m);
     if (!ph.ok()) return ph.status();
@@ -458,18 +462,36 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
   const size_t n0 = axes[0].size();
   const size_t n1 = axes.size() == 2 ? axes[1].size() : 1;
   if (n0 * n1 > 2000000) return Status::Invalid("--vary", "more than 2,000,000 grid points");
-  r.points.reserve(n0 * n1);
-  for (size_t i = 0; i < n0; ++i) {
-    for (size_t j = 0; j < n1; ++j) {
-      SweepPoint p;
+  // Grid points are independent: evaluate them on every core (the cost model is read-only).
+  const size_t total = n0 * n1;
+  r.points.resize(total);
+  std::atomic<size_t> next{0};
+  std::mutex error_mutex;
+  Status first_error;
+  size_t failed_at = total;
+  auto worker = [&] {
+    for (size_t idx = next++; idx < total; idx = next++) {
+      const size_t i = idx / n1, j = idx % n1;
+      SweepPoint& p = r.points[idx];
       p.index = axes.size() == 2 ? std::vector<size_t>{i, j} : std::vector<size_t>{i};
       Status s = evaluate(workload_at(p.index), p);
-      if (!s.ok())
-        return s.WithPrefix(axes.size() == 2 ? axes[0].Label(i) + ", " + axes[1].Label(j)
-                                             : axes[0].Label(i));
-      r.points.push_back(std::move(p));
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (idx < failed_at) {  // report the first failing point in grid order
+          failed_at = idx;
+          first_error = s.WithPrefix(axes.size() == 2 ? axes[0].Label(i) + ", " + axes[1].Label(j)
+                                                      : axes[0].Label(i));
+        }
+      }
     }
-  }
+  };
+  const size_t threads =
+      total < 64 ? 1 : std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), 16);
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  if (!first_error.ok()) return first_error;
   auto point = [&](size_t i, size_t j) -> const SweepPoint& { return r.points[i * n1 + j]; };
   // The comm wall is tracked when tensor parallelism is on or swept.
   const bool comm_tracked =
@@ -704,6 +726,7 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
       }
     }
   }
+  r.evaluations = evaluations;
   return r;
 }
 
