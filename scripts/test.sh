@@ -4,4 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
-ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j "$(nproc)"
+# Serial: the measurement tests time the machine and must not compete with other tests.
+ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure

@@ -117,8 +117,12 @@ TEST(MeasureBandwidth, LevelsFallFromL1ToDram) {
   // competing for the CPUs (parallel ctest) disturbs less than the medians.
   EXPECT_GT(l1->bandwidth.median, dram->bandwidth.median);
   if (l3 != nullptr) {
-    EXPECT_GT(l1->bandwidth.max, l3->bandwidth.max);
     EXPECT_GT(l3->bandwidth.max, dram->bandwidth.max);
+#if !defined(__SANITIZE_ADDRESS__)
+    // Under AddressSanitizer the timing loop around the short L1 passes is instrumented and
+    // costs more than the passes themselves; L1 vs L3 is only meaningful in a plain build.
+    EXPECT_GT(l1->bandwidth.max, l3->bandwidth.max);
+#endif
   }
 }
 
