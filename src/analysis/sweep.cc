@@ -452,6 +452,22 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
     p.fits = m.fits();
     return Status::Ok();
   };
+  // The verdict `what` with the swept variable set to v and everything else as in `w`. An error
+  // is kept in *failed (the verdict reads "error"); `keep`, when given, receives the point.
+  auto signal_with = [&](const Workload& w, SweepVariable var, int64_t v, const std::string& what,
+                         Status* failed, SweepPoint* keep) -> std::string {
+    Workload wv = w;
+    ApplyInt(wv, var, v);
+    SweepPoint p;
+    Status s = evaluate(wv, p);
+    if (!s.ok()) {
+      if (failed != nullptr) *failed = s;
+      return "error";
+    }
+    std::string verdict = SignalOf(p, what);
+    if (keep != nullptr) *keep = std::move(p);
+    return verdict;
+  };
   auto workload_at = [&](const std::vector<size_t>& index) {
     Workload w = base;
     for (size_t a = 0; a < axes.size(); ++a) Apply(w, axes[a], index[a]);
@@ -552,15 +568,7 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
             Workload w = workload_at(at_index(k));
             Status failed;
             auto verdict = [&](int64_t v) {
-              Workload wv = w;
-              ApplyInt(wv, ax.variable, v);
-              SweepPoint p;
-              Status s = evaluate(wv, p);
-              if (!s.ok()) {
-                failed = s;
-                return std::string("error");
-              }
-              return SignalOf(p, what);
+              return signal_with(w, ax.variable, v, what, &failed, nullptr);
             };
             const FlipPoint f = FindFlipUp(verdict, ax.values[k], ax.values[k + 1]);
             if (!failed.ok()) return failed;
@@ -612,10 +620,7 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
           if (verdict0 == "fits" && far > 0 && far > ax.values.back()) {
             Workload w = workload_at(at_index(ax.size() - 1));
             auto verdict = [&](int64_t v) {
-              Workload wv = w;
-              ApplyInt(wv, ax.variable, v);
-              SweepPoint p;
-              return evaluate(wv, p).ok() ? SignalOf(p, what) : std::string("error");
+              return signal_with(w, ax.variable, v, what, nullptr, nullptr);
             };
             const FlipPoint f = FindFlipUp(verdict, ax.values.back(), far);
             if (f.found && f.to == "exceeds") {
@@ -642,16 +647,7 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
           Status failed;
           SweepPoint far_point;
           auto verdict = [&](int64_t v) {
-            Workload wv = w;
-            ApplyInt(wv, ax.variable, v);
-            SweepPoint p;
-            Status s = evaluate(wv, p);
-            if (!s.ok()) {
-              failed = s;
-              return std::string("error");
-            }
-            if (v == far) far_point = p;
-            return SignalOf(p, what);
+            return signal_with(w, ax.variable, v, what, &failed, v == far ? &far_point : nullptr);
           };
           const FlipPoint f = FindFlipUp(verdict, ax.values.back(), far);
           if (!failed.ok()) {

@@ -10,8 +10,8 @@
 namespace roofline {
 
 std::string RenderHwList(const DeviceDatabase& db) {
-  TextTable t({"id", "name", "bf16 TFLOP/s", "fp8", "int8 TOP/s", "fp32 vector", "memory",
-               "bandwidth", "link/dir"},
+  TextTable t({"id", "name", "bf16 TFLOP/s", "fp8 TFLOP/s", "int8 TOP/s", "fp32 vector TFLOP/s",
+               "memory", "bandwidth", "link/dir"},
               {false, false, true, true, true, true, true, true, true});
   auto tera = [](const Device& d, const char* engine) {
     const ComputeCeiling* c = d.FindCompute(engine);

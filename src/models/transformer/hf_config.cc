@@ -85,6 +85,16 @@ DType TorchDType(const Fields& f) {
                        "unknown torch_dtype '" + t + "' (expected bfloat16, float16 or float32)");
 }
 
+/// hidden / heads, which must divide exactly (`field` names the heads key in the error).
+int64_t HeadDimOf(int64_t hidden, int64_t heads, const std::string& field,
+                  const std::string& hidden_field) {
+  if (hidden % heads != 0) {
+    throw JsonFieldError(field,
+                         fmt::format("{} heads do not divide {} {}", heads, hidden_field, hidden));
+  }
+  return hidden / heads;
+}
+
 /// Fields every Llama-like family shares.
 void ReadCommon(const Fields& f, TransformerConfig& c, bool tie_default) {
   c.hidden = f.Int("hidden_size");
@@ -94,13 +104,8 @@ void ReadCommon(const Fields& f, TransformerConfig& c, bool tie_default) {
   if (f.Has("head_dim")) {
     c.head_dim = f.Int("head_dim");
   } else {
-    if (c.hidden % c.heads != 0) {
-      throw JsonFieldError("num_attention_heads",
-                           fmt::format("{} heads do not divide hidden_size {} and there is no "
-                                       "head_dim",
-                                       c.heads, c.hidden));
-    }
-    c.head_dim = c.hidden / c.heads;
+    c.head_dim =
+        HeadDimOf(c.hidden, c.heads, "num_attention_heads", "hidden_size (and no head_dim)");
   }
   c.intermediate = f.Int("intermediate_size");
   c.vocab = f.Int("vocab_size");
@@ -298,11 +303,7 @@ TransformerConfig Gpt2(const Fields& f) {
   c.layers = f.Int("n_layer");
   c.heads = f.Int("n_head");
   c.kv_heads = c.heads;
-  if (c.hidden % c.heads != 0) {
-    throw JsonFieldError("n_head",
-                         fmt::format("{} heads do not divide n_embd {}", c.heads, c.hidden));
-  }
-  c.head_dim = c.hidden / c.heads;
+  c.head_dim = HeadDimOf(c.hidden, c.heads, "n_head", "n_embd");
   c.intermediate = f.Int("n_inner", 4 * c.hidden);
   c.vocab = f.Int("vocab_size");
   c.max_positions = f.Int("n_positions", 0);
@@ -334,11 +335,7 @@ TransformerConfig GptNeoX(const Fields& f) {
   c.layers = f.Int("num_hidden_layers");
   c.heads = f.Int("num_attention_heads");
   c.kv_heads = c.heads;
-  if (c.hidden % c.heads != 0) {
-    throw JsonFieldError("num_attention_heads",
-                         fmt::format("{} heads do not divide hidden_size {}", c.heads, c.hidden));
-  }
-  c.head_dim = c.hidden / c.heads;
+  c.head_dim = HeadDimOf(c.hidden, c.heads, "num_attention_heads", "hidden_size");
   c.intermediate = f.Int("intermediate_size");
   c.vocab = f.Int("vocab_size");
   c.max_positions = f.Int("max_position_embeddings", 0);
