@@ -12,6 +12,7 @@ packages=(
   libgtest-dev        # tests
   libbenchmark-dev    # bench/
   libopenblas-dev     # BLAS for `roofline measure` and `roofline validate`
+  zlib1g-dev          # gzip-compressed PyTorch profiler traces
 )
 
 missing=()

@@ -41,7 +41,7 @@ int RunHelp(Context& ctx) {
          "usage: roofline                      the main job on embedded defaults\n"
          "       roofline <command> [options]  (roofline <command> --help for its options)\n\n"
          "commands:\n";
-  for (const Command& c : Commands()) out << fmt::format("  {:<8} {}\n", c.name, c.help);
+  for (const Command& c : Commands()) out << fmt::format("  {:<11} {}\n", c.name, c.help);
   out << "\nConventions: 1 FLOP = one multiply or one add (a multiply-accumulate is 2 FLOP);\n"
          "decimal prefixes (GB = 1e9 B, TFLOP/s = 1e12 FLOP/s). Errors: one line on stderr,\n"
          "exit status 2. Set ROOFLINE_DATA_DIR to use another data/ directory.\n";
@@ -58,6 +58,12 @@ const std::vector<Command>& Commands() {
       {"measure", "measure this machine's ceilings (CPU) into a device profile", RunMeasure},
       {"validate", "run a model's (or an op's) kernels for real: predicted bound vs measured",
        RunValidate},
+      {"profile",
+       "profiler output on the roofline: `profile ncu|nsys|torch FILE` (with --model: against "
+       "the prediction)",
+       RunProfile},
+      {"ncu-command", "the Nsight Compute command line that collects a roofline for --hw ID",
+       RunNcuCommand},
       {"sweep", "vary batch/prompt/context/tp/dtype: exact crossovers, capacity and comm walls",
        RunSweepCommand},
       {"plan", "serving estimate for a fleet: batch, latency, throughput, cost per token", RunPlan},

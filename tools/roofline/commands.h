@@ -59,6 +59,8 @@ int RunSweepCommand(Context& ctx);
 int RunPlan(Context& ctx);
 int RunMeasure(Context& ctx);
 int RunValidate(Context& ctx);
+int RunProfile(Context& ctx);
+int RunNcuCommand(Context& ctx);
 
 }  // namespace roofline::cli
 

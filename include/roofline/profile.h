@@ -1,0 +1,293 @@
+// Profiler output on the roofline: Nsight Compute, Nsight Systems and PyTorch profiler readers,
+// kernel classification, and the placement of measured kernels against a device's ceilings.
+// Formats: docs/profiles.md.
+#ifndef ROOFLINE_PROFILE_H_
+#define ROOFLINE_PROFILE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "roofline/device.h"
+#include "roofline/status.h"
+
+namespace roofline {
+
+struct PhaseResult;
+class CostModel;
+
+// ---------------------------------------------------------------------------------------------
+// Op classes of measured kernels.
+
+/// What a GPU kernel (or an aten op) does, as far as its name tells.
+enum class OpClass {
+  kGemm,         ///< GEMM / GEMV / batched GEMM (cuBLAS, cuBLASLt, CUTLASS, Triton matmul)
+  kAttention,    ///< fused attention (flash, memory-efficient, cuDNN fMHA)
+  kConv,         ///< convolution (cuDNN, implicit GEMM)
+  kElementwise,  ///< pointwise arithmetic and activations
+  kNorm,         ///< layer / RMS / batch / group norm
+  kSoftmax,      ///< softmax (outside a fused attention)
+  kReduction,    ///< sums, means, arg-max, top-k, sort
+  kCopy,         ///< copies, casts, concatenation, transposes, memcpy / memset
+  kComm,         ///< NCCL collectives
+  kOther,        ///< none of the above
+};
+inline constexpr int kNumOpClasses = 10;
+std::string_view NameOf(OpClass c);
+
+/// Classifies a kernel by its (demangled) name with the documented, ordered pattern list
+/// (docs/profiles.md): the first rule that matches wins.
+OpClass ClassifyKernel(std::string_view kernel_name);
+/// A short display name for a long C++ kernel name: return type, parameters and most template
+/// arguments dropped ("void at::native::vectorized_elementwise_kernel<4, ...silu_kernel...>(...)"
+/// becomes "vectorized_elementwise_kernel<silu_kernel>"), at most `width` characters.
+std::string ShortKernelName(std::string_view name, size_t width = 56);
+/// Classifies an aten op by its name ("aten::addmm" is kGemm).
+OpClass ClassifyAtenOp(std::string_view op_name);
+
+// ---------------------------------------------------------------------------------------------
+// Nsight Compute.
+
+/// One kernel launch in an ncu CSV: identity columns and its metrics in base units.
+struct NcuKernel {
+  int64_t id = 0;          ///< the ID column (launch index in the report)
+  std::string name;        ///< kernel name as printed (demangled)
+  std::string block;       ///< "(32, 4, 1)", empty when the column is absent
+  std::string grid;        ///< "(224, 1, 1)"
+  std::string device;      ///< Device column (an index) or the device name when the file has it
+  std::string cc;          ///< compute capability "8.0", empty when absent
+  std::string stream;      ///< Stream column
+  int64_t line = 0;        ///< 1-based line of the kernel's first row in the file
+  /// Metric name -> value in base units (bytes, seconds, FLOP-neutral counts, per-second rates,
+  /// percent as a fraction of 100). Metrics printed as n/a are not here (see `na`).
+  std::vector<std::pair<std::string, double>> metrics;
+  std::vector<std::string> na;  ///< metrics printed as n/a (or empty)
+
+  /// The metric's value in base units, or nullptr.
+  const double* Find(std::string_view metric) const;
+};
+
+/// An ncu CSV file.
+struct NcuReport {
+  std::string layout;  ///< "long (details / --metrics)", "long (old columns)", "wide (raw page)"
+  std::vector<NcuKernel> kernels;  ///< in file order, one per launch
+  std::vector<std::string> notes;  ///< skipped noise lines, unit conversions worth stating, ...
+};
+
+/// Parses ncu CSV text (long or wide layout, noise lines around it). `origin` names the file in
+/// errors ("<origin>:<line>: ...").
+Result<NcuReport> ParseNcuCsv(std::string_view text, const std::string& origin);
+Result<NcuReport> LoadNcuCsv(const std::string& path);
+
+/// The roofline figures of one ncu kernel, derived from its metrics.
+struct NcuFigures {
+  std::optional<double> duration_s;
+  std::optional<double> fp64_flops;    ///< dadd + dmul + 2 dfma
+  std::optional<double> fp32_flops;    ///< fadd + fmul + 2 ffma
+  std::optional<double> fp16_flops;    ///< 2 hadd + 2 hmul + 4 hfma (paired half2 counted)
+  std::optional<double> tensor_flops;  ///< tensor-pipe work converted to FLOP
+  std::string tensor_dtype;            ///< "fp16", "bf16", "tf32", "fp8", "int8", "fp64" or ""
+  std::optional<double> dram_bytes, l2_bytes, l1_bytes;
+  /// Metrics a figure needed but the file lacks (each listed once).
+  std::vector<std::string> missing;
+  /// How a figure was obtained when it is not a plain sum (the per-architecture tensor factor,
+  /// rate x elapsed cycles, read + write, ...).
+  std::vector<std::string> notes;
+
+  /// Every FLOP counted (vector + tensor), 0 when none.
+  double TotalFlops() const;
+};
+
+/// Derives the figures of one kernel. The compute capability selects the tensor-pipe conversion.
+NcuFigures DeriveNcuFigures(const NcuKernel& kernel);
+
+/// The metrics `ncu --metrics` needs for a roofline on an architecture (compute capability
+/// "8.0", "9.0", ...; an unknown one gets the portable set): time, FP instruction counts,
+/// tensor-pipe metrics, DRAM / L2 / L1 bytes, cycles and peaks.
+std::vector<std::string> NcuRooflineMetrics(std::string_view cc);
+
+// ---------------------------------------------------------------------------------------------
+// Nsight Systems.
+
+/// One kernel (by name) of a cuda_gpu_kern_sum / gpukernsum report, or aggregated from a trace.
+struct NsysKernel {
+  std::string name;
+  OpClass op_class = OpClass::kOther;
+  int64_t instances = 0;
+  double total_s = 0, avg_s = 0, median_s = 0, min_s = 0, max_s = 0;
+  int64_t line = 0;  ///< first line it appears on
+};
+
+/// One row of a cuda_gpu_trace report (kernel or memory operation).
+struct NsysLaunch {
+  double start_s = 0, duration_s = 0;
+  std::string name;
+  OpClass op_class = OpClass::kOther;
+  bool memory_op = false;  ///< memcpy / memset rows (no grid)
+  double bytes = 0;        ///< memory operations: bytes moved
+  int64_t line = 0;
+};
+
+struct NsysReport {
+  std::string report;                ///< "cuda_gpu_kern_sum", "gpukernsum" or "cuda_gpu_trace"
+  std::vector<NsysKernel> kernels;   ///< by total time, largest first
+  std::vector<NsysLaunch> launches;  ///< trace only, in start order
+};
+
+Result<NsysReport> ParseNsysCsv(std::string_view text, const std::string& origin);
+Result<NsysReport> LoadNsysCsv(const std::string& path);
+
+// ---------------------------------------------------------------------------------------------
+// PyTorch profiler traces.
+
+/// A GPU kernel of a trace.
+struct TorchKernel {
+  std::string name;
+  OpClass op_class = OpClass::kOther;
+  double start_s = 0, duration_s = 0;
+  int64_t external_id = -1;  ///< links to the cpu_op that launched it (-1: none)
+  int64_t correlation = -1;
+  int op = -1;  ///< index into TorchTrace::ops of the op it was joined to (-1: none)
+};
+
+/// A cpu-side aten op that launched GPU work, with its shapes when they were recorded.
+struct TorchOp {
+  std::string name;  ///< "aten::addmm"
+  OpClass op_class = OpClass::kOther;
+  int64_t external_id = -1;
+  double start_s = 0, cpu_duration_s = 0;
+  std::vector<std::vector<int64_t>> input_dims;  ///< "Input Dims" (empty without shapes)
+  std::vector<std::string> input_types;          ///< "Input type" ("float", "c10::BFloat16")
+  double gpu_time_s = 0;                         ///< sum of its kernels' durations
+  int kernels = 0;
+  std::optional<double> flops;      ///< from the shapes (2 per multiply-accumulate)
+  std::optional<double> min_bytes;  ///< inputs read once + output written once, from the shapes
+  std::string cost_note;            ///< the formula used, or why there is none
+};
+
+struct TorchTrace {
+  std::string format;  ///< "kineto (cpu_op / kernel)" or "legacy (Operator / Kernel)"
+  std::string device_name;
+  std::string cc;  ///< "8.0" from deviceProperties, empty when absent
+  int64_t events = 0;
+  int64_t schema_version = -1;     ///< top-level schemaVersion (-1: absent)
+  int64_t num_sms = 0;             ///< deviceProperties numSms of the device (0: absent)
+  double device_memory_bytes = 0;  ///< deviceProperties totalGlobalMem (0: absent)
+  double time_origin_us = 0;       ///< trace timestamp (us) that every start_s counts from
+  bool has_shapes = false;
+  std::vector<TorchOp> ops;          ///< ops that launched at least one kernel, in start order
+  std::vector<TorchKernel> kernels;  ///< in start order
+  std::vector<std::string> notes;
+};
+
+/// Streams a trace (plain or gzip; detected from the content) with bounded memory: only cpu ops
+/// with GPU work and kernels are kept.
+Result<TorchTrace> LoadTorchTrace(const std::string& path);
+
+// ---------------------------------------------------------------------------------------------
+// Measured kernels against a model's predicted kernels.
+
+/// A measured kernel (or, from a summary without launch order, all launches of one kernel).
+struct MeasuredKernel {
+  std::string name;
+  OpClass op_class = OpClass::kOther;
+  double time_s = 0;   ///< total over `count` launches
+  int64_t count = 1;   ///< launches
+};
+
+/// A predicted kernel of one step, in execution order; `repeat` copies run per step.
+struct PredictedKernel {
+  std::string name;
+  std::string group;  ///< layers it stands for ("layers 0-31"), empty: model-level
+  OpClass op_class = OpClass::kOther;
+  int64_t repeat = 1;
+  double bound_s = 0;  ///< roofline bound of one instance
+  std::string bound;   ///< binding resource
+  double flops = 0;    ///< one instance
+  double device_bytes = 0;  ///< one instance, at device memory
+};
+
+/// One predicted kernel and the measured kernels mapped onto it.
+struct JoinRow {
+  PredictedKernel predicted;
+  int64_t matched = 0;     ///< measured launches mapped to it (all steps, all repeats)
+  double measured_s = 0;   ///< mean measured time of one instance
+  double efficiency = 0;   ///< bound / measured (1 = at the roofline), 0 when unmatched
+  std::string example;     ///< the measured kernel name seen most often
+};
+
+/// Per op class: what the prediction expects per step against what was measured.
+struct ClassJoin {
+  OpClass op_class = OpClass::kOther;
+  int64_t predicted_per_step = 0;  ///< kernels per step
+  double predicted_s_per_step = 0;
+  int64_t measured = 0;            ///< launches in the profile
+  double measured_s = 0;           ///< total
+  double steps = 0;                ///< measured / predicted_per_step (0 when none predicted)
+};
+
+struct ProfileJoin {
+  std::vector<JoinRow> rows;        ///< one per predicted kernel (ordered input only)
+  std::vector<ClassJoin> classes;   ///< every class predicted or measured
+  double steps = 0;                 ///< steps found (from the gemm class, else the largest)
+  bool ordered = false;             ///< kernel-level mapping was possible
+  std::vector<std::string> notes;   ///< the mapping rule, leftovers, implausible rows
+};
+
+/// The kernels of a predicted phase, in execution order, with their op classes (a fused kernel
+/// takes the class of its attention or matmul op, else of its first op).
+std::vector<PredictedKernel> PredictedKernelsOf(const PhaseResult& phase, const CostModel& model);
+
+/// Maps measured kernels onto predicted ones. With `ordered` (launch order known): within each
+/// op class, the i-th measured launch is the (i mod n)-th predicted kernel of that class in the
+/// step's execution order (n per step). Without order, only per-class totals.
+ProfileJoin JoinWithPrediction(const std::vector<PredictedKernel>& predicted,
+                               const std::vector<MeasuredKernel>& measured, bool ordered);
+
+// ---------------------------------------------------------------------------------------------
+// Placement on the device roofline.
+
+/// Bytes a kernel moved at one memory level.
+struct LevelBytes {
+  std::string level;  ///< a level of the device ("hbm", "l2", "smem"), or "dram"/"l1" aliases
+  double bytes = 0;
+};
+
+/// Where a measured kernel sits against the device's ceilings.
+struct Placement {
+  double time_s = 0;
+  double flops = 0;
+  double achieved_flops_per_s = 0;
+  std::string engine;   ///< the ceiling compared against ("tensor.bf16"), empty: no FLOPs
+  double peak_flops_per_s = 0;
+  struct Level {
+    std::string level;        ///< the device's level name
+    double bytes = 0;
+    double intensity = 0;     ///< FLOP/B (0 without FLOPs)
+    double achieved_bytes_per_s = 0;
+    double peak_bytes_per_s = 0;  ///< 0 when the device has no bandwidth for the level
+    double roof_flops_per_s = 0;  ///< min(peak, intensity x bandwidth) at this level
+  };
+  std::vector<Level> levels;
+  double roof_flops_per_s = 0;  ///< the binding roof at the kernel's intensities
+  double percent_of_roof = 0;   ///< achieved / roof x 100 (FLOP/s, or bandwidth without FLOPs)
+  std::string verdict;  ///< "compute-bound (tensor.bf16)", "memory-bound (hbm)", "latency / ..."
+  std::vector<std::string> warnings;  ///< achieved above a ceiling: which input is implausible
+};
+
+/// Places a kernel on the device roofline. `engine` names the ceiling to compare FLOPs against;
+/// bytes at levels the device lacks are ignored with a warning.
+Placement PlaceKernel(const Device& device, const std::string& engine, double flops,
+                      const std::vector<LevelBytes>& bytes, double time_s);
+
+/// Finds the device of a profile in the database from its name and/or compute capability.
+/// `how` says which rule matched (and the alternatives when several devices share the CC).
+Result<const Device*> MatchDevice(const std::vector<Device>& devices, std::string_view name,
+                                  std::string_view cc, std::string* how);
+
+}  // namespace roofline
+
+#endif  // ROOFLINE_PROFILE_H_
