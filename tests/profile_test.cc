@@ -1,5 +1,7 @@
 // Kernel classification, placement on the roofline, device matching, the join with a
 // prediction, and the Nsight Systems reader.
+#include "roofline/profile.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,7 +12,6 @@
 #include "roofline/device_db.h"
 #include "roofline/model_analysis.h"
 #include "roofline/model_registry.h"
-#include "roofline/profile.h"
 
 namespace roofline {
 namespace {
@@ -80,8 +81,7 @@ TEST(ProfileClass, KernelNamesOfTheCommonLibraries) {
       {"sm80_xmma_fprop_implicit_gemm_indexed_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x32"
        "_stage4_warpsize2x2x1_g1_tensor16x8x16_kernel",
        OpClass::kConv},
-      {"void cudnn::winograd_nonfused::winogradForwardData4x4<float, float>(...)",
-       OpClass::kConv},
+      {"void cudnn::winograd_nonfused::winogradForwardData4x4<float, float>(...)", OpClass::kConv},
       {"void at::native::(anonymous namespace)::max_pool_forward_nchw<float, float>(...)",
        OpClass::kReduction},
       {"[CUDA memcpy Host-to-Device]", OpClass::kCopy},
@@ -105,10 +105,11 @@ TEST(ProfileClass, AtenOps) {
 }
 
 TEST(ProfileClass, ShortNames) {
-  EXPECT_EQ(ShortKernelName("void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_"
-                            "256x128_32x3_tn_align8>(T1::Params)",
-                            100),
-            "cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_256x128_32x3_tn_align8>");
+  EXPECT_EQ(
+      ShortKernelName("void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_"
+                      "256x128_32x3_tn_align8>(T1::Params)",
+                      100),
+      "cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_256x128_32x3_tn_align8>");
   EXPECT_EQ(ShortKernelName("void at::native::vectorized_elementwise_kernel<(int)4, "
                             "at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char *, "
                             "(unsigned long)3>>(int, T2, T3)"),
@@ -126,8 +127,8 @@ TEST(ProfilePlace, ComputeBoundGemm) {
   const Device h100 = Db("h100-sxm");
   // 8192^3 GEMM: 2 x 8192^3 = 1.0995e12 FLOP in 1.6 ms = 687 TFLOP/s (69% of peak).
   const double flops = 2.0 * 8192 * 8192 * 8192;
-  const Placement p = PlaceKernel(h100, "tensor.bf16", flops, {{"dram", 3 * 8192.0 * 8192 * 2}},
-                                  1.6e-3);
+  const Placement p =
+      PlaceKernel(h100, "tensor.bf16", flops, {{"dram", 3 * 8192.0 * 8192 * 2}}, 1.6e-3);
   EXPECT_NEAR(p.achieved_flops_per_s, flops / 1.6e-3, 1);
   EXPECT_DOUBLE_EQ(p.peak_flops_per_s, 9.894e14);
   EXPECT_DOUBLE_EQ(p.roof_flops_per_s, 9.894e14);  // intensity 2731 FLOP/B: above the ridge
@@ -140,8 +141,7 @@ TEST(ProfilePlace, MemoryBoundGemvAndLatencyBound) {
   const Device h100 = Db("h100-sxm");
   // Decode GEMV 4096 x 4096 bf16: 33.5 MB of weights in 12 us = 2.8 TB/s (84% of HBM).
   const double bytes = 4096.0 * 4096 * 2;
-  const Placement p =
-      PlaceKernel(h100, "tensor.bf16", 2.0 * 4096 * 4096, {{"dram", bytes}}, 12e-6);
+  const Placement p = PlaceKernel(h100, "tensor.bf16", 2.0 * 4096 * 4096, {{"dram", bytes}}, 12e-6);
   EXPECT_EQ(p.verdict, "memory-bound (hbm)");
   ASSERT_EQ(p.levels.size(), 1u);
   EXPECT_NEAR(p.levels[0].intensity, 1.0, 1e-12);

@@ -53,14 +53,14 @@ OpClass ClassifyAtenOp(std::string_view op_name);
 
 /// One kernel launch in an ncu CSV: identity columns and its metrics in base units.
 struct NcuKernel {
-  int64_t id = 0;          ///< the ID column (launch index in the report)
-  std::string name;        ///< kernel name as printed (demangled)
-  std::string block;       ///< "(32, 4, 1)", empty when the column is absent
-  std::string grid;        ///< "(224, 1, 1)"
-  std::string device;      ///< Device column (an index) or the device name when the file has it
-  std::string cc;          ///< compute capability "8.0", empty when absent
-  std::string stream;      ///< Stream column
-  int64_t line = 0;        ///< 1-based line of the kernel's first row in the file
+  int64_t id = 0;      ///< the ID column (launch index in the report)
+  std::string name;    ///< kernel name as printed (demangled)
+  std::string block;   ///< "(32, 4, 1)", empty when the column is absent
+  std::string grid;    ///< "(224, 1, 1)"
+  std::string device;  ///< Device column (an index) or the device name when the file has it
+  std::string cc;      ///< compute capability "8.0", empty when absent
+  std::string stream;  ///< Stream column
+  int64_t line = 0;    ///< 1-based line of the kernel's first row in the file
   /// Metric name -> value in base units (bytes, seconds, FLOP-neutral counts, per-second rates,
   /// percent as a fraction of 100). Metrics printed as n/a are not here (see `na`).
   std::vector<std::pair<std::string, double>> metrics;
@@ -91,6 +91,11 @@ struct NcuFigures {
   std::optional<double> tensor_flops;  ///< tensor-pipe work converted to FLOP
   std::string tensor_dtype;            ///< "fp16", "bf16", "tf32", "fp8", "int8", "fp64" or ""
   std::optional<double> dram_bytes, l2_bytes, l1_bytes;
+  /// Device peaks measured with the kernel (`.peak_sustained` per cycle x cycles per second), in
+  /// the same FLOP conventions as the counts above; absent when the file lacks them.
+  std::optional<double> peak_fp64_flops_per_s, peak_fp32_flops_per_s, peak_fp16_flops_per_s;
+  std::optional<double> peak_tensor_flops_per_s;  ///< of `tensor_dtype`'s path
+  std::optional<double> peak_dram_bytes_per_s, peak_l2_bytes_per_s, peak_l1_bytes_per_s;
   /// Metrics a figure needed but the file lacks (each listed once).
   std::vector<std::string> missing;
   /// How a figure was obtained when it is not a plain sum (the per-architecture tensor factor,
@@ -194,8 +199,8 @@ Result<TorchTrace> LoadTorchTrace(const std::string& path);
 struct MeasuredKernel {
   std::string name;
   OpClass op_class = OpClass::kOther;
-  double time_s = 0;   ///< total over `count` launches
-  int64_t count = 1;   ///< launches
+  double time_s = 0;  ///< total over `count` launches
+  int64_t count = 1;  ///< launches
 };
 
 /// A predicted kernel of one step, in execution order; `repeat` copies run per step.
@@ -204,19 +209,19 @@ struct PredictedKernel {
   std::string group;  ///< layers it stands for ("layers 0-31"), empty: model-level
   OpClass op_class = OpClass::kOther;
   int64_t repeat = 1;
-  double bound_s = 0;  ///< roofline bound of one instance
-  std::string bound;   ///< binding resource
-  double flops = 0;    ///< one instance
+  double bound_s = 0;       ///< roofline bound of one instance
+  std::string bound;        ///< binding resource
+  double flops = 0;         ///< one instance
   double device_bytes = 0;  ///< one instance, at device memory
 };
 
 /// One predicted kernel and the measured kernels mapped onto it.
 struct JoinRow {
   PredictedKernel predicted;
-  int64_t matched = 0;     ///< measured launches mapped to it (all steps, all repeats)
-  double measured_s = 0;   ///< mean measured time of one instance
-  double efficiency = 0;   ///< bound / measured (1 = at the roofline), 0 when unmatched
-  std::string example;     ///< the measured kernel name seen most often
+  int64_t matched = 0;    ///< measured launches mapped to it (all steps, all repeats)
+  double measured_s = 0;  ///< mean measured time of one instance
+  double efficiency = 0;  ///< bound / measured (1 = at the roofline), 0 when unmatched
+  std::string example;    ///< the measured kernel name seen most often
 };
 
 /// Per op class: what the prediction expects per step against what was measured.
@@ -224,17 +229,17 @@ struct ClassJoin {
   OpClass op_class = OpClass::kOther;
   int64_t predicted_per_step = 0;  ///< kernels per step
   double predicted_s_per_step = 0;
-  int64_t measured = 0;            ///< launches in the profile
-  double measured_s = 0;           ///< total
-  double steps = 0;                ///< measured / predicted_per_step (0 when none predicted)
+  int64_t measured = 0;   ///< launches in the profile
+  double measured_s = 0;  ///< total
+  double steps = 0;       ///< measured / predicted_per_step (0 when none predicted)
 };
 
 struct ProfileJoin {
-  std::vector<JoinRow> rows;        ///< one per predicted kernel (ordered input only)
-  std::vector<ClassJoin> classes;   ///< every class predicted or measured
-  double steps = 0;                 ///< steps found (from the gemm class, else the largest)
-  bool ordered = false;             ///< kernel-level mapping was possible
-  std::vector<std::string> notes;   ///< the mapping rule, leftovers, implausible rows
+  std::vector<JoinRow> rows;       ///< one per predicted kernel (ordered input only)
+  std::vector<ClassJoin> classes;  ///< every class predicted or measured
+  double steps = 0;                ///< steps found (from the gemm class, else the largest)
+  bool ordered = false;            ///< kernel-level mapping was possible
+  std::vector<std::string> notes;  ///< the mapping rule, leftovers, implausible rows
 };
 
 /// The kernels of a predicted phase, in execution order, with their op classes (a fused kernel
@@ -261,12 +266,12 @@ struct Placement {
   double time_s = 0;
   double flops = 0;
   double achieved_flops_per_s = 0;
-  std::string engine;   ///< the ceiling compared against ("tensor.bf16"), empty: no FLOPs
+  std::string engine;  ///< the ceiling compared against ("tensor.bf16"), empty: no FLOPs
   double peak_flops_per_s = 0;
   struct Level {
-    std::string level;        ///< the device's level name
+    std::string level;  ///< the device's level name
     double bytes = 0;
-    double intensity = 0;     ///< FLOP/B (0 without FLOPs)
+    double intensity = 0;  ///< FLOP/B (0 without FLOPs)
     double achieved_bytes_per_s = 0;
     double peak_bytes_per_s = 0;  ///< 0 when the device has no bandwidth for the level
     double roof_flops_per_s = 0;  ///< min(peak, intensity x bandwidth) at this level

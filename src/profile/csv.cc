@@ -1,9 +1,8 @@
 #include "src/profile/csv.h"
 
 #include <cctype>
-#include <cerrno>
+#include <charconv>
 #include <cmath>
-#include <cstdlib>
 
 namespace roofline {
 
@@ -51,8 +50,8 @@ bool CsvReader::Next(CsvRecord* record, std::string* error) {
       ++pos_;
       continue;
     }
-    if (c == '\r' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '\n') {
-      ++pos_;
+    if (c == '\r' && (pos_ + 1 == text_.size() || text_[pos_ + 1] == '\n')) {
+      ++pos_;  // CRLF, or a lone CR ending the text
       continue;
     }
     if (c == '\n') {
@@ -92,33 +91,44 @@ std::optional<double> ParseCsvNumber(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
   if (text.empty() || text.size() > 64) return std::nullopt;
+  auto digit = [&](size_t j) {
+    return j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])) != 0;
+  };
   std::string digits;
   digits.reserve(text.size());
+  bool in_integer_part = true;  // separators only group the digits before '.' or an exponent
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (c == ',') {
-      // A thousands separator: a digit before it, exactly three digits after it.
-      auto digit = [&](size_t j) {
-        return j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])) != 0;
-      };
-      const bool ok = i > 0 && digit(i - 1) && digit(i + 1) && digit(i + 2) && digit(i + 3) &&
-                      !digit(i + 4);
+      // A thousands separator: in the integer part, a digit before it, exactly three digits
+      // after it.
+      const bool ok = in_integer_part && i > 0 && digit(i - 1) && digit(i + 1) && digit(i + 2) &&
+                      digit(i + 3) && !digit(i + 4);
       if (!ok) return std::nullopt;
       continue;
     }
+    if (c == '.' || c == 'e' || c == 'E') in_integer_part = false;
     if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+' ||
           c == 'e' || c == 'E')) {
       return std::nullopt;
     }
     digits += c;
   }
-  if (digits.empty()) return std::nullopt;
-  errno = 0;
-  char* end = nullptr;
-  const double v = std::strtod(digits.c_str(), &end);
-  if (end != digits.c_str() + digits.size() || errno == ERANGE || !std::isfinite(v)) {
+  // from_chars: locale-independent (strtod would read "1.5" as 1 under a "," decimal locale);
+  // it takes no leading '+'.
+  std::string_view s = digits;
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  if (s.empty()) return std::nullopt;
+  double v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (end != s.data() + s.size()) return std::nullopt;
+  if (ec == std::errc::result_out_of_range) {
+    // Underflow (1e-400) reads as 0; overflow (1e400) is not a finite number.
+    const size_t e = s.find_first_of("eE");
+    if (e != std::string_view::npos && e + 1 < s.size() && s[e + 1] == '-') return 0.0;
     return std::nullopt;
   }
+  if (ec != std::errc() || !std::isfinite(v)) return std::nullopt;
   return v;
 }
 

@@ -10,11 +10,18 @@ namespace {
 
 /// Wrapper kernels whose own name says little: the interesting part is a template argument.
 bool IsGenericName(std::string_view s) {
-  static const std::array<std::string_view, 12> kGeneric = {
-      "kernel",         "Kernel",         "Kernel2",
-      "device_kernel",  "elementwise_kernel", "vectorized_elementwise_kernel",
-      "unrolled_elementwise_kernel", "reduce_kernel", "kernel_entry",
-      "launch_kernel",  "GenericKernel",  "gpu_kernel"};
+  static const std::array<std::string_view, 12> kGeneric = {"kernel",
+                                                            "Kernel",
+                                                            "Kernel2",
+                                                            "device_kernel",
+                                                            "elementwise_kernel",
+                                                            "vectorized_elementwise_kernel",
+                                                            "unrolled_elementwise_kernel",
+                                                            "reduce_kernel",
+                                                            "kernel_entry",
+                                                            "launch_kernel",
+                                                            "GenericKernel",
+                                                            "gpu_kernel"};
   for (std::string_view g : kGeneric) {
     if (s == g) return true;
   }
@@ -36,10 +43,11 @@ std::string FirstTelling(std::string_view args) {
     size_t j = i;
     while (j < args.size() && IsIdent(args[j])) ++j;
     const std::string_view id = args.substr(i, j - i);
-    const bool telling =
-        id.find("Functor") != std::string_view::npos || id.find("_kernel") != std::string_view::npos ||
-        id.find("cutlass_") != std::string_view::npos || id.find("gemm") != std::string_view::npos ||
-        id.find("Ops") != std::string_view::npos;
+    const bool telling = id.find("Functor") != std::string_view::npos ||
+                         id.find("_kernel") != std::string_view::npos ||
+                         id.find("cutlass_") != std::string_view::npos ||
+                         id.find("gemm") != std::string_view::npos ||
+                         id.find("Ops") != std::string_view::npos;
     if (telling && !IsGenericName(id)) return std::string(id);
     i = j;
   }
@@ -49,6 +57,12 @@ std::string FirstTelling(std::string_view args) {
 }  // namespace
 
 std::string ShortKernelName(std::string_view name, size_t width) {
+  // Tool-made names ("[CUDA memcpy Host-to-Device]", "[CUDA memset]") are not C++ names.
+  if (name.starts_with("[")) {
+    std::string plain(name.substr(0, width));
+    if (name.size() > width && width > 3) plain.replace(width - 3, 3, "...");
+    return plain;
+  }
   // Anonymous namespaces carry brackets and spaces that would confuse the scan below.
   std::string cleaned(name.substr(0, 8192));
   for (std::string_view anon : {"<unnamed>::", "(anonymous namespace)::"}) {

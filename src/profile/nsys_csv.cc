@@ -115,23 +115,21 @@ Result<NsysReport> ParseNsysCsv(std::string_view text, const std::string& origin
   auto time_of = [&](int col, const CsvRecord& r, const char* what) -> Result<double> {
     const std::optional<double> scale = TimeScale(cols[col].unit);
     if (!scale) {
-      return Status::Parse(fmt::format("{}:{}", origin, header.line),
-                           fmt::format("unknown time unit '{}' in column {}", cols[col].unit,
-                                       header.fields[col]));
+      return Status::Parse(
+          fmt::format("{}:{}", origin, header.line),
+          fmt::format("unknown time unit '{}' in column {}", cols[col].unit, header.fields[col]));
     }
     const std::optional<double> v = ParseCsvNumber(r.fields[col]);
     if (!v || *v < 0) {
-      return Status::Parse(fmt::format("{}:{}", origin, r.line),
-                           fmt::format("{} '{}' is not a non-negative number", what,
-                                       r.fields[col]));
+      return Status::Parse(
+          fmt::format("{}:{}", origin, r.line),
+          fmt::format("{} '{}' is not a non-negative number", what, r.fields[col]));
     }
     return *v * *scale;
   };
 
   if (kind == Kind::kSummary) {
-    report.report = FindColumn(cols, {"med"}) >= 0
-                        ? "cuda_gpu_kern_sum"
-                        : "gpukernsum";
+    report.report = FindColumn(cols, {"med"}) >= 0 ? "cuda_gpu_kern_sum" : "gpukernsum";
     const int total = FindColumn(cols, {"totaltime"});
     const int inst = FindColumn(cols, {"instances"});
     const int avg = FindColumn(cols, {"avg", "average"});
@@ -169,10 +167,9 @@ Result<NsysReport> ParseNsysCsv(std::string_view text, const std::string& origin
       Result<double> t = time_of(total, r, "Total Time");
       if (!t.ok()) return t.status();
       k.total_s = *t;
-      for (auto [col, dst, what] : {std::tuple{avg, &k.avg_s, "Avg"},
-                                    std::tuple{med, &k.median_s, "Med"},
-                                    std::tuple{mn, &k.min_s, "Min"},
-                                    std::tuple{mx, &k.max_s, "Max"}}) {
+      for (auto [col, dst, what] :
+           {std::tuple{avg, &k.avg_s, "Avg"}, std::tuple{med, &k.median_s, "Med"},
+            std::tuple{mn, &k.min_s, "Min"}, std::tuple{mx, &k.max_s, "Max"}}) {
         if (col < 0) continue;
         Result<double> v = time_of(col, r, what);
         if (!v.ok()) return v.status();
@@ -249,8 +246,9 @@ Result<NsysReport> ParseNsysCsv(std::string_view text, const std::string& origin
       const size_t n = d.size();
       k.median_s = n % 2 ? d[n / 2] : 0.5 * (d[n / 2 - 1] + d[n / 2]);
     }
-    std::stable_sort(report.launches.begin(), report.launches.end(),
-                     [](const NsysLaunch& a, const NsysLaunch& b) { return a.start_s < b.start_s; });
+    std::stable_sort(
+        report.launches.begin(), report.launches.end(),
+        [](const NsysLaunch& a, const NsysLaunch& b) { return a.start_s < b.start_s; });
   }
   if (report.kernels.empty()) {
     return Status::Parse(origin, "the nsys report has a header but no rows");

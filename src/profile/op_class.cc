@@ -11,16 +11,26 @@ namespace roofline {
 
 std::string_view NameOf(OpClass c) {
   switch (c) {
-    case OpClass::kGemm: return "gemm";
-    case OpClass::kAttention: return "attention";
-    case OpClass::kConv: return "conv";
-    case OpClass::kElementwise: return "elementwise";
-    case OpClass::kNorm: return "norm";
-    case OpClass::kSoftmax: return "softmax";
-    case OpClass::kReduction: return "reduction";
-    case OpClass::kCopy: return "copy";
-    case OpClass::kComm: return "comm";
-    case OpClass::kOther: return "other";
+    case OpClass::kGemm:
+      return "gemm";
+    case OpClass::kAttention:
+      return "attention";
+    case OpClass::kConv:
+      return "conv";
+    case OpClass::kElementwise:
+      return "elementwise";
+    case OpClass::kNorm:
+      return "norm";
+    case OpClass::kSoftmax:
+      return "softmax";
+    case OpClass::kReduction:
+      return "reduction";
+    case OpClass::kCopy:
+      return "copy";
+    case OpClass::kComm:
+      return "comm";
+    case OpClass::kOther:
+      return "other";
   }
   return "other";
 }
@@ -29,7 +39,7 @@ namespace {
 
 struct Rule {
   OpClass op_class;
-  std::array<std::string_view, 24> patterns;  ///< lower-case substrings; empty entries unused
+  std::array<std::string_view, 28> patterns;  ///< lower-case substrings; empty entries unused
 };
 
 bool Contains(std::string_view haystack, std::string_view needle) {
@@ -55,11 +65,12 @@ std::string Lower(std::string_view s) {
 // through an "elementwise_kernel" wrapper but is a copy.
 const std::array<Rule, 9>& KernelRules() {
   static const std::array<Rule, 9> kRules = {{
-      {OpClass::kComm, {"nccl", "all_reduce", "allreduce", "all_gather", "allgather",
-                        "reduce_scatter", "reducescatter", "alltoall", "cross_device_reduce"}},
+      {OpClass::kComm,
+       {"nccl", "all_reduce", "allreduce", "all_gather", "allgather", "reduce_scatter",
+        "reducescatter", "alltoall", "cross_device_reduce"}},
       {OpClass::kAttention,
-       {"flash", "fmha", "attention", "attn_fwd", "attn_bwd", "sdpa", "mha_fwd", "mha_bwd",
-        "_attn", "xformers", "paged_attention", "mla_decode", "flashinfer"}},
+       {"flash", "fmha", "attention", "attn_fwd", "attn_bwd", "sdpa", "mha_fwd", "mha_bwd", "_attn",
+        "xformers", "paged_attention", "mla_decode", "flashinfer"}},
       {OpClass::kConv,
        {"convolution", "convolve", "conv1d", "conv2d", "conv3d", "conv_fwd", "_conv_", "fprop",
         "dgrad", "wgrad", "winograd", "im2col", "col2im"}},
@@ -69,8 +80,8 @@ const std::array<Rule, 9>& KernelRules() {
         "_mm_kernel", "mma_"}},
       {OpClass::kNorm,
        {"layer_norm", "layernorm", "rms_norm", "rmsnorm", "batch_norm", "batchnorm", "bn_fw",
-        "bn_bw", "group_norm", "groupnorm", "instance_norm", "rowwisemoments",
-        "cuapplylayernorm", "cuapplyrmsnorm", "_norm_kernel", "fused_add_rms"}},
+        "bn_bw", "group_norm", "groupnorm", "instance_norm", "rowwisemoments", "cuapplylayernorm",
+        "cuapplyrmsnorm", "_norm_kernel", "fused_add_rms"}},
       {OpClass::kSoftmax, {"softmax"}},
       {OpClass::kReduction,
        {"reduce", "argmax", "argmin", "topk", "sort", "radix", "cub::", "scan", "pool",
@@ -80,9 +91,10 @@ const std::array<Rule, 9>& KernelRules() {
         "indexselect", "gather", "scatter", "embedding", "fill", "concat", "clone", "nhwctonchw",
         "nchwtonhwc", "autocast_to", "_to_copy"}},
       {OpClass::kElementwise,
-       {"elementwise", "functor", "activation", "gelu", "silu", "relu", "act_and_mul",
-        "rotary", "rope", "pointwise", "triton_poi_", "dropout", "sigmoid", "tanh", "add_kernel",
-        "mul_kernel", "bias", "quantize", "scale", "upsample", "interpolate", "resize"}},
+       {"elementwise", "functor",  "activation",  "gelu",       "silu",        "relu",
+        "act_and_mul", "rotary",   "rope",        "pointwise",  "triton_poi_", "dropout",
+        "sigmoid",     "tanh",     "add_kernel",  "mul_kernel", "bias",        "quantize",
+        "scale",       "upsample", "interpolate", "resize"}},
   }};
   return kRules;
 }
@@ -115,7 +127,7 @@ OpClass ClassifyAtenOp(std::string_view op_name) {
     }
   }
   if (!name.empty() && name.back() == '_' && name != "copy_") name.pop_back();  // in-place
-  static const std::array<std::pair<OpClass, std::array<std::string_view, 24>>, 8> kOps = {{
+  static const std::array<std::pair<OpClass, std::array<std::string_view, 28>>, 8> kOps = {{
       {OpClass::kGemm,
        {"mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "addmv", "mv", "dot", "einsum",
         "_scaled_mm", "_int_mm", "addbmm", "tensordot", "_addmm_activation"}},
@@ -135,19 +147,41 @@ OpClass ClassifyAtenOp(std::string_view op_name) {
         "_native_batch_norm_legit_no_training"}},
       {OpClass::kSoftmax, {"softmax", "_softmax", "log_softmax", "_log_softmax", "_safe_softmax"}},
       {OpClass::kReduction,
-       {"sum", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "topk", "sort",
-        "cumsum", "var", "std", "norm", "linalg_vector_norm", "max_pool2d",
-        "max_pool2d_with_indices", "avg_pool2d", "adaptive_avg_pool2d", "_adaptive_avg_pool2d",
-        "prod", "any", "all", "logsumexp"}},
+       {"sum",
+        "mean",
+        "amax",
+        "amin",
+        "max",
+        "min",
+        "argmax",
+        "argmin",
+        "topk",
+        "sort",
+        "cumsum",
+        "var",
+        "std",
+        "norm",
+        "linalg_vector_norm",
+        "max_pool2d",
+        "max_pool2d_with_indices",
+        "avg_pool2d",
+        "adaptive_avg_pool2d",
+        "_adaptive_avg_pool2d",
+        "prod",
+        "any",
+        "all",
+        "logsumexp"}},
       {OpClass::kCopy,
-       {"copy_", "to", "_to_copy", "contiguous", "clone", "cat", "stack", "index_select",
-        "embedding", "gather", "scatter", "index", "fill", "zero", "zeros", "ones", "full",
-        "repeat", "expand_copy", "masked_fill", "slice_scatter", "_unsafe_view", "pad",
-        "constant_pad_nd"}},
+       {"copy_",         "to",           "_to_copy",     "contiguous",     "clone",
+        "cat",           "stack",        "index_select", "embedding",      "gather",
+        "scatter",       "index",        "fill",         "zero",           "zeros",
+        "ones",          "full",         "repeat",       "expand_copy",    "masked_fill",
+        "slice_scatter", "_unsafe_view", "pad",          "constant_pad_nd"}},
       {OpClass::kElementwise,
-       {"add", "sub", "mul", "div", "gelu", "silu", "relu", "sigmoid", "tanh", "exp", "pow",
-        "rsqrt", "sqrt", "neg", "where", "clamp", "dropout", "native_dropout", "hardtanh",
-        "leaky_relu", "erf", "abs", "log", "reciprocal"}},
+       {"add",     "sub",   "mul",       "div",       "gelu",           "silu",     "relu",
+        "sigmoid", "tanh",  "exp",       "pow",       "rsqrt",          "sqrt",     "neg",
+        "where",   "clamp", "clamp_min", "dropout",   "native_dropout", "hardtanh", "leaky_relu",
+        "erf",     "abs",   "log",       "reciprocal"}},
   }};
   for (const auto& [op_class, names] : kOps) {
     for (std::string_view n : names) {

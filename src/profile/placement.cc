@@ -53,16 +53,16 @@ Placement PlaceKernel(const Device& device, const std::string& engine, double fl
     if (ceiling) {
       p.peak_flops_per_s = ceiling->peak.value;
     } else {
-      p.warnings.push_back(fmt::format("{} has no {} ceiling: FLOP/s not compared with a peak",
-                                       device.id, engine));
+      p.warnings.push_back(
+          fmt::format("{} has no {} ceiling: FLOP/s not compared with a peak", device.id, engine));
     }
   }
   double roof = p.peak_flops_per_s > 0 ? p.peak_flops_per_s : 0;
   for (const LevelBytes& b : bytes) {
     const int index = LevelIndex(device, b.level);
     if (index < 0) {
-      p.warnings.push_back(fmt::format("{} bytes ignored: {} lists no such memory level", b.level,
-                                       device.id));
+      p.warnings.push_back(
+          fmt::format("{} bytes ignored: {} lists no such memory level", b.level, device.id));
       continue;
     }
     Placement::Level l;

@@ -41,14 +41,22 @@ std::vector<int> ExpandStep(const std::vector<PredictedKernel>& predicted) {
 
 OpClass ClassOfOp(OpKind kind) {
   switch (kind) {
-    case OpKind::kMatmul: return OpClass::kGemm;
-    case OpKind::kAttention: return OpClass::kAttention;
-    case OpKind::kElementwise: return OpClass::kElementwise;
-    case OpKind::kNorm: return OpClass::kNorm;
-    case OpKind::kSoftmax: return OpClass::kSoftmax;
-    case OpKind::kEmbedding: return OpClass::kCopy;
-    case OpKind::kConv2d: return OpClass::kConv;
-    case OpKind::kCollective: return OpClass::kComm;
+    case OpKind::kMatmul:
+      return OpClass::kGemm;
+    case OpKind::kAttention:
+      return OpClass::kAttention;
+    case OpKind::kElementwise:
+      return OpClass::kElementwise;
+    case OpKind::kNorm:
+      return OpClass::kNorm;
+    case OpKind::kSoftmax:
+      return OpClass::kSoftmax;
+    case OpKind::kEmbedding:
+      return OpClass::kCopy;
+    case OpKind::kConv2d:
+      return OpClass::kConv;
+    case OpKind::kCollective:
+      return OpClass::kComm;
   }
   return OpClass::kOther;
 }
@@ -159,9 +167,9 @@ ProfileJoin JoinWithPrediction(const std::vector<PredictedKernel>& predicted,
   }
   for (const ClassJoin& cj : join.classes) {
     if (cj.predicted_per_step == 0) {
-      join.notes.push_back(fmt::format(
-          "{} measured {} kernel(s) ({:.4g} ms) that the prediction has no kernel for",
-          cj.measured, NameOf(cj.op_class), 1e3 * cj.measured_s));
+      join.notes.push_back(
+          fmt::format("{} measured {} kernel(s) ({:.4g} ms) that the prediction has no kernel for",
+                      cj.measured, NameOf(cj.op_class), 1e3 * cj.measured_s));
     } else if (ordered && cj.measured % cj.predicted_per_step != 0) {
       join.notes.push_back(fmt::format(
           "{}: {} measured for {} predicted per step is not a whole number of steps ({:.2f}): "

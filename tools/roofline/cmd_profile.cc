@@ -1,10 +1,76 @@
-// `roofline profile ncu|nsys|torch FILE`: profiler output on the roofline.
+// `roofline profile ncu|nsys|torch FILE [--hw ID] [--model MODEL ...] [--plot out.svg]`.
+#include <sstream>
+
 #include "tools/roofline/cli_util.h"
+#include "tools/roofline/profile_common.h"
 
 namespace roofline::cli {
+namespace {
+
+void AddProfileOptions(CLI::App* sub, ProfileOptions& o, const char* file_help) {
+  sub->add_option("FILE", o.file, file_help)->required();
+  sub->add_option("--model", o.model.model,
+                  "join with the prediction for this model (preset id or config.json), with the "
+                  "workload flags below");
+  sub->add_option("--phase", o.model.phase, "the predicted phase the profile ran (with --model)")
+      ->check(CLI::IsMember({"prefill", "decode"}))
+      ->capture_default_str();
+  AddWorkloadOptions(*sub, o.model);
+  sub->add_option("--plot", o.plot, "write measured (and predicted) kernels on one roofline, SVG");
+  sub->add_option("--top", o.top, "kernels listed in the per-kernel tables (0: all)")
+      ->capture_default_str();
+  AddFormatOption(*sub, o.model.format, {"table", "json"});
+}
+
+}  // namespace
 
 int RunProfile(Context& ctx) {
-  return Fail(ctx, Status::Unsupported("profile", "not built yet"));
+  CLI::App app{
+      "Profiler output on the roofline: each measured kernel placed against the device's "
+      "ceilings and classified, and with --model set beside the predicted kernels.\n"
+      "examples: roofline profile ncu gemm.csv --hw a100-sxm-80gb\n"
+      "          roofline profile nsys kern_sum.csv\n"
+      "          roofline profile torch trace.json.gz --model llama-3-8b --phase decode "
+      "--batch 8 --plot decode.svg",
+      "roofline profile"};
+  app.require_subcommand(1, 1);
+  ProfileOptions ncu, nsys, torch;
+  for (ProfileOptions* o : {&ncu, &nsys, &torch}) {
+    o->model.hw.clear();
+    o->model.phase = "decode";
+  }
+  CLI::App* s_ncu = app.add_subcommand(
+      "ncu",
+      "Nsight Compute CSV (`ncu --csv`, details/--metrics or raw page): per kernel "
+      "FLOPs by precision, bytes per level, intensity, achieved vs roof, verdict");
+  AddProfileOptions(s_ncu, ncu, "ncu CSV file");
+  CLI::App* s_nsys = app.add_subcommand(
+      "nsys",
+      "Nsight Systems `nsys stats` CSV (cuda_gpu_kern_sum / gpukernsum / cuda_gpu_trace): "
+      "time per kernel and op class");
+  AddProfileOptions(s_nsys, nsys, "nsys stats CSV file");
+  CLI::App* s_torch = app.add_subcommand(
+      "torch",
+      "PyTorch profiler Chrome trace (.json or .json.gz): kernels joined to aten ops, "
+      "FLOPs and bytes from recorded shapes");
+  AddProfileOptions(s_torch, torch, "trace file (.json or .json.gz)");
+  if (auto done = ParseArgs(app, ctx)) return *done;
+  // The report is held back until the command has succeeded: a failure late on (the plot file)
+  // leaves only the one-line error, not half a report.
+  std::ostringstream report;
+  std::ostream* const out = ctx.out;
+  ctx.out = &report;
+  int status = kExitOk;
+  if (s_ncu->parsed()) {
+    status = RunProfileNcu(ctx, ncu);
+  } else if (s_nsys->parsed()) {
+    status = RunProfileNsys(ctx, nsys);
+  } else {
+    status = RunProfileTorch(ctx, torch);
+  }
+  ctx.out = out;
+  if (status == kExitOk) *out << report.str();
+  return status;
 }
 
 }  // namespace roofline::cli

@@ -1,0 +1,93 @@
+// The metric list `ncu --metrics` needs for a roofline on one architecture. Every name here is
+// one DeriveNcuFigures reads (tests/profile_ncu_test.cc checks that).
+#include <string>
+#include <vector>
+
+#include "roofline/profile.h"
+
+namespace roofline {
+namespace {
+
+/// Tensor-core counters per architecture. A name ncu does not know makes the whole ncu run fail,
+/// so only names seen in real reports or in NVIDIA's answers are listed:
+/// * sm__ops_path_tensor_src_{fp16_dst_fp16, fp16_dst_fp32, bf16_dst_fp32}, src_fp64, src_int1,
+///   src_int4 and their _sparsity_off/_on variants: `ncu --query-metrics` output quoted by NVIDIA
+///   staff (forums.developer.nvidia.com, "How many FLOPs does one tensor_op_hmma instruction
+///   do?", 2024); src_tf32_dst_fp32 and src_int8 from the same alphabetical family as used in
+///   public roofline scripts for A100/H100.
+/// * src_fp8 on AD10x (8.9) and src_fp8_dst_fp{16,32} on consumer Blackwell (12.0): public
+///   profiling scripts run on RTX 4090 / 5080; fp8 names for GH100/GB100 are not listed (not
+///   seen in a public source).
+/// * Volta/Turing (7.x) have only the tensor-pipe instruction count.
+std::vector<std::string> TensorMetrics(std::string_view cc) {
+  const std::string p = "sm__ops_path_tensor_src_";
+  std::vector<std::string> dense = {p + "fp16_dst_fp16.sum", p + "fp16_dst_fp32.sum",
+                                    p + "bf16_dst_fp32.sum", p + "tf32_dst_fp32.sum",
+                                    p + "int8.sum"};
+  // Dense peaks of the two common GEMM paths (the plain metric's peak counts the sparse rate).
+  const std::vector<std::string> peaks = {p + "fp16_dst_fp32_sparsity_off.sum.peak_sustained",
+                                          p + "bf16_dst_fp32_sparsity_off.sum.peak_sustained"};
+  std::vector<std::string> out;
+  if (cc == "7.0" || cc == "7.2" || cc == "7.5") {
+    return {"sm__inst_executed_pipe_tensor.sum",
+            "sm__inst_executed_pipe_tensor.sum.peak_sustained"};
+  }
+  if (cc == "8.0" || cc == "9.0") {
+    out = dense;
+    out.push_back(p + "fp64.sum");
+  } else if (cc == "8.6" || cc == "8.7" || cc == "10.0") {
+    out = dense;
+  } else if (cc == "8.9") {
+    out = dense;
+    out.push_back(p + "fp8.sum");
+  } else if (cc == "12.0") {
+    out = dense;
+    out.push_back(p + "fp8_dst_fp16.sum");
+    out.push_back(p + "fp8_dst_fp32.sum");
+  } else {
+    return {};  // unknown architecture: only the portable instruction count
+  }
+  out.insert(out.end(), peaks.begin(), peaks.end());
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> NcuRooflineMetrics(std::string_view cc) {
+  std::vector<std::string> m = {
+      // time, and the cycles that convert rates and give the peaks
+      "gpu__time_duration.sum",
+      "smsp__cycles_elapsed.avg",
+      "smsp__cycles_elapsed.avg.per_second",
+      "sm__cycles_elapsed.avg.per_second",
+  };
+  for (char p : {'d', 'f', 'h'}) {
+    for (std::string_view op : {"add", "mul", "fma"}) {
+      m.push_back("sm__sass_thread_inst_executed_op_" + std::string(1, p) + std::string(op) +
+                  "_pred_on.sum");
+    }
+  }
+  // Tensor-pipe instructions on every architecture: cheap, and says whether the tensor cores ran.
+  m.push_back("sm__inst_executed_pipe_tensor.sum");
+  for (std::string& t : TensorMetrics(cc)) {
+    if (t != "sm__inst_executed_pipe_tensor.sum") m.push_back(std::move(t));
+  }
+  for (const char* bytes : {"dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum",
+                            "l1tex__t_bytes.sum"}) {
+    m.emplace_back(bytes);
+  }
+  // Peaks: per-cycle peaks x cycles per second of their clock domain.
+  for (char p : {'d', 'f', 'h'}) {
+    m.push_back("sm__sass_thread_inst_executed_op_" + std::string(1, p) +
+                "fma_pred_on.sum.peak_sustained");
+  }
+  for (const char* peak :
+       {"dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second",
+        "lts__t_bytes.sum.peak_sustained", "lts__cycles_elapsed.avg.per_second",
+        "l1tex__t_bytes.sum.peak_sustained", "l1tex__cycles_elapsed.avg.per_second"}) {
+    m.emplace_back(peak);
+  }
+  return m;
+}
+
+}  // namespace roofline

@@ -1,0 +1,251 @@
+// `roofline profile ncu|nsys|torch` from the command line: the figures a user sees, the JSON
+// contract, the join with a prediction, the plot, and the bad-input contract (one line on stderr
+// naming the file, exit status 2, nothing on stdout, no output file left behind).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tools/roofline/commands.h"
+
+namespace roofline {
+namespace {
+
+struct Output {
+  int status;
+  std::string out;
+  std::string err;
+};
+
+Output RunCli(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int status = cli::Run(args, out, err);
+  return {status, out.str(), err.str()};
+}
+
+std::string Fixture(const std::string& name) {
+  return std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/profiles/" + name;
+}
+
+std::string Sample(const std::string& name) {
+  return std::string(ROOFLINE_SOURCE_DIR) + "/../shared/samples/profiles/" + name;
+}
+
+std::filesystem::path TempPath(const std::string& name) {
+  return std::filesystem::temp_directory_path() /
+         (std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" + name);
+}
+
+void ExpectOneLineError(const Output& o, const std::string& mentions) {
+  EXPECT_EQ(o.status, 2) << o.out;
+  EXPECT_TRUE(o.out.empty()) << o.out;
+  ASSERT_FALSE(o.err.empty());
+  EXPECT_EQ(o.err.rfind("error: ", 0), 0u) << o.err;
+  EXPECT_EQ(o.err.find('\n'), o.err.size() - 1) << "more than one line: " << o.err;
+  EXPECT_NE(o.err.find(mentions), std::string::npos) << o.err;
+}
+
+// The real sgemm profile (../shared/samples/profiles/SOURCES.md): three kernels on CC 8.0 without
+// gpu__time_duration, so the durations come from cycles / clock rate; the values below are the
+// file's own numbers with thousands separators removed.
+TEST(ProfileCli, NcuSgemmSampleGivesTheFilesFigures) {
+  const std::string path = Sample("ncu_metrics_sgemm_a100.csv");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no shared samples";
+  const Output o = RunCli({"profile", "ncu", path, "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["device"], "a100-sxm-40gb");
+  EXPECT_NE(j["device_match"].get<std::string>().find("compute capability 8.0"), std::string::npos);
+  ASSERT_EQ(j["kernels"].size(), 3u);
+  const double dram[3] = {5323503232.0, 5420639360.0, 807658682624.0};
+  const double time[3] = {5145083088.72 / 764999991.90, 5134280071.41 / 764999992.88,
+                          25610472227.46 / 764999999.31};
+  for (int i = 0; i < 3; ++i) {
+    const nlohmann::json& k = j["kernels"][i];
+    EXPECT_NEAR(k["time_s"].get<double>(), time[i], time[i] * 1e-9) << i;
+    ASSERT_EQ(k["levels"][0]["level"], "hbm") << i;
+    EXPECT_DOUBLE_EQ(k["levels"][0]["bytes"].get<double>(), dram[i]) << i;
+  }
+  EXPECT_EQ(j["kernels"][2]["class"], "gemm");
+  // gemm_v1: 34,359,738,368,000 FFMA thread instructions = 2 FLOP each, plus 2,149,161,369,600
+  // HFMA counted as paired half2 (4 FLOP each; the stated fp16 convention).
+  EXPECT_DOUBLE_EQ(j["kernels"][2]["flops"].get<double>(),
+                   2 * 34359738368000.0 + 4 * 2149161369600.0);
+  // The tensor-pipe instruction count cannot be turned into FLOP on CC 8.0: it is said.
+  ASSERT_EQ(j["missing_metrics"].size(), 1u);
+  EXPECT_EQ(j["missing_metrics"][0], "sm__ops_path_tensor_src_*.sum");
+}
+
+TEST(ProfileCli, NcuTableSaysWhatIsMissingAndHowToCollectIt) {
+  const std::string path = Sample("ncu_metrics_sgemm_a100.csv");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no shared samples";
+  const Output o = RunCli({"profile", "ncu", path, "--hw", "a100-sxm-80gb"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("device: a100-sxm-80gb"), std::string::npos);
+  EXPECT_NE(o.out.find("from --hw"), std::string::npos);
+  EXPECT_NE(o.out.find("ncu --metrics 'regex:sm__ops_path_tensor_src_.*\\.sum$'"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("note (#3): inst_executed_pipe_tensor"), std::string::npos) << o.out;
+}
+
+// The RTX 5090 details page (CC 12.0) has no database device: the per-kernel figures are still
+// reported, and the roofline part says why it is absent.
+TEST(ProfileCli, NcuWithoutAKnownDeviceStillReportsTheKernels) {
+  const std::string path = Sample("ncu_details_rtx5090.csv");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no shared samples";
+  const Output o = RunCli({"profile", "ncu", path});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("device: none (cannot tell the device"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("on the roofline of"), std::string::npos);
+  // Asking for what needs a device is an error.
+  ExpectOneLineError(RunCli({"profile", "ncu", path, "--plot", TempPath("x.svg").string()}),
+                     "compute capability 12.0");
+}
+
+TEST(ProfileCli, NcuRawPageWithUnitsRowAveragesRepeatedLaunches) {
+  const Output o = RunCli({"profile", "ncu", Fixture("ncu_raw_page.csv"), "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["format"], "ncu wide (raw page)");
+  EXPECT_EQ(j["device"], "a100-sxm-80gb");  // device__attribute_display_name in the file
+  ASSERT_EQ(j["kernels"].size(), 2u);       // ampere_sgemm twice (same grid, block) + add
+  EXPECT_EQ(j["kernels"][0]["launches"], 2);
+  // 221.41 and 220.97 usecond averaged.
+  EXPECT_NEAR(j["kernels"][0]["time_s"].get<double>(), 221.19e-6, 1e-12);
+  // dram__bytes_read 12.58 Mbyte + dram__bytes_write 4,194.30 Kbyte.
+  EXPECT_NEAR(j["kernels"][0]["levels"][0]["bytes"].get<double>(), 12.58e6 + 4194.30e3, 1e-3);
+}
+
+// A kernel claiming 1 PFLOP of fp32 in one microsecond on an H100: the achieved figure exceeds
+// the ceiling, and the warning names the inputs that make it.
+TEST(ProfileCli, NcuImplausibleFiguresAreWarnedAbout) {
+  const std::filesystem::path path = TempPath("implausible.csv");
+  {
+    std::ofstream f(path);
+    f << "\"ID\",\"Kernel Name\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Metric "
+         "Name\",\"Metric Unit\",\"Metric Value\"\n";
+    const std::string row = "\"0\",\"fast_kernel\",\"(128, 1, 1)\",\"(1, 1, 1)\",\"0\",\"9.0\",";
+    f << row << "\"gpu__time_duration.sum\",\"nsecond\",\"1,000\"\n";
+    f << row << "\"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum\",\"inst\",\"5e14\"\n";
+    f << row << "\"dram__bytes.sum\",\"byte\",\"1000\"\n";
+  }
+  const Output o = RunCli({"profile", "ncu", path.string(), "--hw", "h100-sxm"});
+  std::filesystem::remove(path);
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("warning: #1 fast_kernel: implausible"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("exceeds the vector.fp32 peak"), std::string::npos) << o.out;
+}
+
+TEST(ProfileCli, NcuBadFilesAreOneLineErrors) {
+  for (const char* name : {"ncu_empty.csv", "ncu_truncated.csv", "ncu_not_ncu_nsys_kern_sum.csv",
+                           "ncu_no_kernels.csv", "does_not_exist.csv"}) {
+    SCOPED_TRACE(name);
+    ExpectOneLineError(RunCli({"profile", "ncu", Fixture(name), "--hw", "h100-sxm"}), name);
+  }
+  ExpectOneLineError(RunCli({"profile", "ncu", Fixture("ncu_raw_page.csv"), "--hw", "no-such-gpu"}),
+                     "no-such-gpu");
+}
+
+TEST(ProfileCli, NsysKernSumGroupsByClass) {
+  const Output o = RunCli({"profile", "nsys", Fixture("nsys_kern_sum.csv"), "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  double class_total = 0;
+  for (const nlohmann::json& c : j["classes"]) class_total += c["time_s"].get<double>();
+  EXPECT_NEAR(class_total, j["gpu_time_s"].get<double>(), 1e-12);
+  EXPECT_GT(j["kernels"].size(), 0u);
+  ExpectOneLineError(RunCli({"profile", "nsys", Fixture("nsys_truncated.csv")}),
+                     "nsys_truncated.csv");
+  ExpectOneLineError(RunCli({"profile", "nsys", Fixture("torch_kineto_shapes.json")}),
+                     "torch_kineto_shapes.json");
+}
+
+// The nsys trace joined with a Llama-3.2-1B decode prediction: the first q/k projections of the
+// predicted step are the first GEMMs of the trace (mapping by class and order, docs/profiles.md),
+// and the plot holds both series.
+TEST(ProfileCli, NsysTraceJoinsThePredictionAndPlots) {
+  const std::filesystem::path svg = TempPath("join.svg");
+  const Output o =
+      RunCli({"profile", "nsys", Fixture("nsys_gpu_trace.csv"), "--model", "llama-3.2-1b", "--hw",
+              "h100-sxm", "--plot", svg.string(), "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  const nlohmann::json& kernels = j["prediction"]["kernels"];
+  ASSERT_FALSE(kernels.empty());
+  bool saw_q = false;
+  for (const nlohmann::json& k : kernels) {
+    if (k["name"] != "q_proj") continue;
+    saw_q = true;
+    EXPECT_EQ(k["matched"], 1);
+    EXPECT_EQ(k["measured_kernel"], "nvjet_tst_128x256_64x4_1x2_h_bz_coopB_TNT");
+    EXPECT_GT(k["predicted_s"].get<double>(), 0);
+    EXPECT_NEAR(k["efficiency"].get<double>(),
+                k["predicted_s"].get<double>() / k["measured_s"].get<double>(), 1e-12);
+  }
+  EXPECT_TRUE(saw_q);
+  std::ifstream in(svg);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(svg);
+  EXPECT_NE(text.find("<svg"), std::string::npos);
+  EXPECT_NE(text.find("measured"), std::string::npos);
+  EXPECT_NE(text.find("decode"), std::string::npos);
+}
+
+TEST(ProfileCli, PlotIntoAMissingFolderFailsWithoutAFile) {
+  const std::filesystem::path svg = TempPath("no_such_dir") / "x.svg";
+  ExpectOneLineError(RunCli({"profile", "nsys", Fixture("nsys_gpu_trace.csv"), "--model",
+                             "llama-3.2-1b", "--hw", "h100-sxm", "--plot", svg.string()}),
+                     "x.svg");
+  EXPECT_FALSE(std::filesystem::exists(svg));
+}
+
+// FLOPs from the recorded shapes: addmm([128], [32,64], [64,128]) = 2*32*64*128.
+TEST(ProfileCli, TorchShapesGiveFlopsPerOp) {
+  for (const char* name : {"torch_kineto_shapes.json", "torch_kineto_shapes.json.gz"}) {
+    SCOPED_TRACE(name);
+    const Output o =
+        RunCli({"profile", "torch", Fixture(name), "--hw", "h100-sxm", "--format", "json"});
+    ASSERT_EQ(o.status, 0) << o.err;
+    const nlohmann::json j = nlohmann::json::parse(o.out);
+    bool saw = false;
+    for (const nlohmann::json& op : j["ops"]) {
+      if (op["op"] != "aten::addmm") continue;
+      saw = true;
+      EXPECT_DOUBLE_EQ(op["flops"].get<double>(), 2.0 * 32 * 64 * 128);
+      EXPECT_GT(op["achieved_flops_per_s"].get<double>(), 0);
+    }
+    EXPECT_TRUE(saw);
+  }
+}
+
+TEST(ProfileCli, TorchBadFilesAreOneLineErrors) {
+  for (const char* name : {"torch_truncated.json", "torch_not_a_trace.json", "ncu_raw_page.csv"}) {
+    SCOPED_TRACE(name);
+    ExpectOneLineError(RunCli({"profile", "torch", Fixture(name), "--hw", "h100-sxm"}), name);
+  }
+}
+
+// The real AlexNet trace (A100, recorded without shapes): time by op class, the device matched
+// from deviceProperties.
+TEST(ProfileCli, TorchAlexnetSampleGivesTimeByClass) {
+  const std::string path = Sample("torch_trace_alexnet_a100.json.gz");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no shared samples";
+  const Output o = RunCli({"profile", "torch", path, "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  EXPECT_NE(j["device"].get<std::string>().find("a100"), std::string::npos);
+  double total = 0;
+  int64_t launches = 0;
+  for (const nlohmann::json& c : j["classes"]) {
+    total += c["time_s"].get<double>();
+    launches += c["launches"].get<int64_t>();
+  }
+  EXPECT_EQ(launches, 98);             // 98 GPU events (79 kernels + memcpy/memset)
+  EXPECT_NEAR(total, 66203e-6, 1e-6);  // their durations summed
+}
+
+}  // namespace
+}  // namespace roofline

@@ -1,0 +1,58 @@
+// What the three `roofline profile` subcommands share: options, the device, the join with a
+// prediction, the plot and the op-class summary.
+#ifndef ROOFLINE_TOOLS_ROOFLINE_PROFILE_COMMON_H_
+#define ROOFLINE_TOOLS_ROOFLINE_PROFILE_COMMON_H_
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "roofline/plot.h"
+#include "roofline/profile.h"
+#include "tools/roofline/commands.h"
+#include "tools/roofline/workload_options.h"
+
+namespace roofline::cli {
+
+/// Options every `profile` subcommand takes.
+struct ProfileOptions {
+  std::string file;
+  std::string plot;
+  int top = 30;
+  ModelOptions model;  ///< --model and the workload flags; model.hw is --hw
+};
+
+/// Time and launches per op class.
+using ClassTotals = std::map<OpClass, std::pair<int64_t, double>>;
+
+std::string Pct(double fraction);
+std::string OptSi(const std::optional<double>& v, const char* unit);
+
+/// The device: --hw, else matched from what the profile says (name, compute capability); `how`
+/// says which, for printing.
+Result<Device> ResolveProfileDevice(Context& ctx, const std::string& hw, std::string_view name,
+                                    std::string_view cc, std::string* how);
+
+/// The --model part shared by the subcommands: predicts, joins `measured` (in launch order when
+/// `ordered`), prints or adds to `json`, writes --plot; then prints `json` if set.
+int FinishWithModel(Context& ctx, const ProfileOptions& o, const Device& device,
+                    const std::vector<MeasuredKernel>& measured, bool ordered,
+                    std::vector<RooflinePoint> points, std::vector<std::string> engines,
+                    nlohmann::json* json, const std::string& title);
+
+void PrintClassTable(std::ostream& out, const ClassTotals& c, double total);
+nlohmann::json ClassJson(const ClassTotals& c, double total);
+
+int RunProfileNcu(Context& ctx, const ProfileOptions& o);
+int RunProfileNsys(Context& ctx, const ProfileOptions& o);
+int RunProfileTorch(Context& ctx, const ProfileOptions& o);
+
+}  // namespace roofline::cli
+
+#endif  // ROOFLINE_TOOLS_ROOFLINE_PROFILE_COMMON_H_
