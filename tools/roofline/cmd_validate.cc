@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "roofline/cuda_measure.h"
 #include "roofline/report.h"
 #include "roofline/units.h"
 #include "roofline/validate.h"
@@ -28,12 +29,43 @@ struct ValidateOptions {
 };
 
 void AddValidateOptions(CLI::App* app, ValidateOptions& v) {
-  app->add_option("--device", v.device, "where to run the kernels: cpu")->capture_default_str();
+  app->add_option("--device", v.device,
+                  "where to run the kernels: cpu (in fp32), or cuda[:N] (in the op's dtype; needs "
+                  "the CUDA backend and a GPU)")
+      ->capture_default_str();
   app->add_option("--threads", v.threads, "threads (0: every online CPU)")->capture_default_str();
   app->add_option("--repetitions", v.repetitions, "timed runs per kernel (median reported)")
       ->capture_default_str();
   app->add_flag("--save-calibration", v.save,
                 "store the fitted efficiencies in the --hw profile file");
+}
+
+bool IsCuda(const ValidateOptions& v) { return v.device.rfind("cuda", 0) == 0; }
+
+/// True when the arguments ask for `--device cuda...` (checked before parsing, to pick defaults).
+bool ArgsWantCuda(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--device" && i + 1 < args.size() && args[i + 1].rfind("cuda", 0) == 0) {
+      return true;
+    }
+    if (args[i].rfind("--device=cuda", 0) == 0) return true;
+  }
+  return false;
+}
+
+/// Runs the graph's kernels where --device says and fits the calibration.
+Result<Validation> RunValidation(const Graph& graph, const CostModel& model,
+                                 const ValidateOptions& v) {
+  if (IsCuda(v)) {
+    CudaRunOptions co;
+    co.device = *cuda_plan::ParseCudaDevice(v.device);  // checked by CheckDevice
+    co.repetitions = v.repetitions;
+    return ValidateOnCuda(graph, model, co);
+  }
+  RunOptions ro;
+  ro.threads = v.threads;
+  ro.repetitions = v.repetitions;
+  return ValidateOnCpu(graph, model, ro);
 }
 
 std::string ClassName(KernelClass k) { return std::string(NameOf(k)); }
@@ -58,7 +90,7 @@ int Report(Context& ctx, const std::vector<ValidationRow>& rows, const Calibrati
   if (v.save) {
     Device d = device;
     d.calibration = fit.calibration;
-    d.calibration->method = "roofline validate --device cpu: " + title;
+    d.calibration->method = "roofline validate --device " + v.device + ": " + title;
     d.calibration->date = Today();
     Status s = WriteFileAtomically(hw, DeviceToJson(d) + "\n");
     if (!s.ok()) return Fail(ctx, s);
@@ -111,7 +143,13 @@ int Report(Context& ctx, const std::vector<ValidationRow>& rows, const Calibrati
       "calibrated\n",
       fit.median_abs_log_before, fit.median_abs_log_after);
   out << "efficiency = predicted bound / measured time; above 100% the kernel beat its bound "
-         "(e.g. data still in cache). Kernels run in fp32 on the host.\n";
+         "(e.g. data still in cache). ";
+  if (IsCuda(v)) {
+    out << "Kernels ran on " << v.device
+        << " in their own dtype, timed with CUDA events (median), L2 flushed before each run.\n";
+  } else {
+    out << "Kernels run in fp32 on the host.\n";
+  }
   if (v.save) out << "saved the calibration in " << hw << "\n";
   return kExitOk;
 }
@@ -122,10 +160,21 @@ Status CheckDevice(const ValidateOptions& v, const std::string& hw) {
                            "--hw must be a device JSON file to store the calibration in (e.g. "
                            "one written by `roofline measure`)");
   }
-  if (v.device.rfind("cuda", 0) == 0) {
-    return Status::Unsupported("--device", "this build has no CUDA backend; use --device cpu");
+  if (IsCuda(v)) {
+    Result<int> index = cuda_plan::ParseCudaDevice(v.device);
+    if (!index.ok()) return index.status();
+    if (!CudaBackendCompiled()) {
+      return Status::Unsupported("--device " + v.device, CudaBackendMissingReason());
+    }
+    Result<int> count = CudaDeviceCount();
+    if (!count.ok()) return Status::Unsupported("--device " + v.device, count.status().what());
+    if (*index >= *count) {
+      return Status::Invalid("--device", v.device + " does not exist: this machine has " +
+                                             std::to_string(*count) + " CUDA device(s)");
+    }
+  } else if (v.device != "cpu") {
+    return Status::Invalid("--device", "expected cpu or cuda[:N], got '" + v.device + "'");
   }
-  if (v.device != "cpu") return Status::Invalid("--device", "expected cpu");
   if (v.repetitions < 1 || v.repetitions > 1000) {
     return Status::Invalid("--repetitions", "must be between 1 and 1000");
   }
@@ -141,9 +190,10 @@ int RunValidate(Context& ctx) {
   ValidateOptions v;
   if (!ctx.args.empty() && ctx.args[0] == "op") {
     ctx.args.erase(ctx.args.begin());
-    // The host computes in fp32: predict in fp32 too unless the user chose a dtype.
+    // The host computes in fp32: predict in fp32 too unless the user chose a dtype (a GPU runs
+    // the op's own dtype).
     if (std::find(ctx.args.begin(), ctx.args.end(), "--dtype") == ctx.args.end() &&
-        !ctx.args.empty()) {
+        !ctx.args.empty() && !ArgsWantCuda(ctx.args)) {
       ctx.args.push_back("--dtype");
       ctx.args.push_back("fp32");
     }
@@ -158,10 +208,7 @@ int RunValidate(Context& ctx) {
     const CostModel model(*device);
     Result<OpAnalysis> a = AnalyzeOp(*cmd.request, model);
     if (!a.ok()) return Fail(ctx, a.status());
-    RunOptions ro;
-    ro.threads = v.threads;
-    ro.repetitions = v.repetitions;
-    Result<Validation> val = ValidateOnCpu(a->graph, model, ro);
+    Result<Validation> val = RunValidation(a->graph, model, v);
     if (!val.ok()) return Fail(ctx, val.status());
     return Report(ctx, val->rows, val->fit, *device, cmd.common.hw, v, cmd.common.format,
                   DescribeOp(*cmd.request));
@@ -183,20 +230,17 @@ int RunValidate(Context& ctx) {
   if (auto done = ParseArgs(app, ctx)) return *done;
   Status s = CheckDevice(v, o.hw);
   if (!s.ok()) return Fail(ctx, s);
-  if (o.dtype.empty()) o.dtype = "fp32";  // the host computes in fp32
+  if (o.dtype.empty() && !IsCuda(v)) o.dtype = "fp32";  // the host computes in fp32
   Result<Setup> setup = Prepare(ctx, o);
   if (!setup.ok()) return Fail(ctx, setup.status());
   const CostModel model(setup->device);
-  RunOptions ro;
-  ro.threads = v.threads;
-  ro.repetitions = v.repetitions;
   std::vector<ValidationRow> rows;
   for (Phase p : {Phase::kPrefill, Phase::kDecode}) {
     if (o.phase == "prefill" && p != Phase::kPrefill) continue;
     if (o.phase == "decode" && p != Phase::kDecode) continue;
     Result<LlmGraph> g = BuildLlmGraph(setup->config, setup->workload, p);
     if (!g.ok()) return Fail(ctx, g.status());
-    Result<Validation> val = ValidateOnCpu(g->graph, model, ro);
+    Result<Validation> val = RunValidation(g->graph, model, v);
     if (!val.ok()) return Fail(ctx, val.status());
     for (ValidationRow& r : val->rows) {
       r.group = std::string(NameOf(p)) + (r.group.empty() ? "" : " " + r.group);

@@ -1,0 +1,198 @@
+// A CUDA measurement as a device profile, and validation rows from GPU timings. Plain host
+// code, always compiled.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "roofline/cuda_measure.h"
+#include "roofline/units.h"
+#include "src/measure/cpu/timing.h"
+
+namespace roofline {
+namespace {
+
+constexpr const char* kTool = "roofline measure --device cuda";
+
+Quantity Measured(double value, const std::string& unit, const std::string& method,
+                  const std::string& date, double spread) {
+  Quantity q;
+  q.value = value;
+  q.unit = unit;
+  q.provenance = Provenance::kMeasured;
+  q.method = method;
+  q.date = date;
+  q.spread = spread > 0 ? spread : 0;
+  return q;
+}
+
+Quantity Spec(double value, const std::string& unit, const std::string& source) {
+  Quantity q;
+  q.value = value;
+  q.unit = unit;
+  q.provenance = Provenance::kSpec;
+  q.source = source;
+  return q;
+}
+
+/// The fastest kernel of a level, or nullptr.
+const CudaBandwidth* Best(const CudaMeasurement& m, const std::string& level) {
+  const CudaBandwidth* best = nullptr;
+  for (const CudaBandwidth& b : m.bandwidths) {
+    if (b.level == level && b.bytes_per_s.median > 0 &&
+        (best == nullptr || b.bytes_per_s.median > best->bytes_per_s.median)) {
+      best = &b;
+    }
+  }
+  return best;
+}
+
+std::string BandwidthMethod(const CudaMeasurement& m, const CudaBandwidth& b) {
+  std::string others;
+  for (const CudaBandwidth& x : m.bandwidths) {
+    if (x.level != b.level || &x == &b || !(x.bytes_per_s.median > 0)) continue;
+    others += fmt::format("{}{} {}", others.empty() ? "" : ", ", x.kernel,
+                          Si(x.bytes_per_s.median, "B/s"));
+  }
+  return fmt::format(
+      "{}: {} kernel (16-byte accesses, grid-stride), working set {}, bytes read + written, "
+      "median of {} launches timed with CUDA events{}",
+      kTool, b.kernel, measure_internal::BinaryBytes(b.working_set_bytes),
+      b.bytes_per_s.repetitions, others.empty() ? "" : "; other kernels: " + others);
+}
+
+}  // namespace
+
+Device ToDevice(const CudaMeasurement& m) {
+  const CudaDeviceInfo& info = m.info;
+  Device d;
+  d.id = cuda_plan::MeasuredDeviceId(info.name);
+  d.name = info.name + " (measured)";
+  d.vendor = "NVIDIA";
+  d.kind = "gpu";
+  std::string notes = fmt::format(
+      "Measured by `{}` ({} mode) on {} on CUDA device {} (compute capability {}, {} SMs, "
+      "driver {}, runtime {}). Vector ceilings are register-only FMA loops on the CUDA cores; "
+      "tensor ceilings are the best of cuBLASLt GEMMs at large square shapes ({}); bandwidths "
+      "count bytes read + written, device memory on buffers far larger than L2.",
+      kTool, m.quick ? "quick" : "full", m.date, info.index, info.ComputeCapability(),
+      info.sm_count, info.driver_version, info.runtime_version,
+      m.cublas.empty() ? "cuBLASLt" : m.cublas);
+  for (const CudaGemm& g : m.gemms) {
+    if (g.skipped) notes += fmt::format(" {} GEMM not measured: {}.", g.dtype, g.why_skipped);
+  }
+  d.notes = notes;
+
+  for (const CudaGemm& g : m.gemms) {
+    if (g.skipped || !(g.flops_per_s.median > 0)) continue;
+    const bool integer = g.dtype == "int8";
+    Quantity q =
+        Measured(g.flops_per_s.median, integer ? "OP/s" : "FLOP/s",
+                 fmt::format("{}: cuBLASLt GEMM {}x{}x{} ({}), random inputs, median of {} "
+                             "launches timed with CUDA events",
+                             kTool, g.m, g.n, g.k, g.layout, g.flops_per_s.repetitions),
+                 m.date, g.flops_per_s.spread);
+    const cuda_plan::Peak t = cuda_plan::TheoreticalTensorPeak(info, g.dtype);
+    if (t.value > 0) {
+      q.note = fmt::format("{:.0f}% of theoretical {} = {}", 100 * g.flops_per_s.median / t.value,
+                           Si(t.value, integer ? "OP/s" : "FLOP/s"), t.formula);
+    }
+    d.compute.push_back({"tensor." + g.dtype, std::move(q)});
+  }
+  for (const MeasuredCeiling& c : m.ceilings) {
+    if (!(c.flops_per_s.median > 0)) continue;
+    Quantity q = Measured(c.flops_per_s.median, "FLOP/s", std::string(kTool) + ": " + c.method,
+                          m.date, c.flops_per_s.spread);
+    if (c.theoretical > 0) {
+      q.note = fmt::format("median of {} launches; {:.0f}% of theoretical {} = {}",
+                           c.flops_per_s.repetitions, 100 * c.flops_per_s.median / c.theoretical,
+                           Si(c.theoretical, "FLOP/s"), c.theoretical_formula);
+    }
+    d.compute.push_back({c.engine, std::move(q)});
+  }
+
+  const std::string props = "cudaGetDeviceProperties";
+  MemoryLevel dram;
+  dram.name = cuda_plan::DeviceMemoryName(info);
+  dram.capacity = Spec(info.global_memory_bytes, "B", props + " totalGlobalMem");
+  if (const CudaBandwidth* b = Best(m, "dram"); b != nullptr) {
+    dram.bandwidth = Measured(b->bytes_per_s.median, "B/s", BandwidthMethod(m, *b), m.date,
+                              b->bytes_per_s.spread);
+    const cuda_plan::Peak t = cuda_plan::TheoreticalDramBandwidth(info);
+    if (t.value > 0) {
+      dram.bandwidth->note =
+          fmt::format("{:.0f}% of theoretical {} = {}", 100 * b->bytes_per_s.median / t.value,
+                      Si(t.value, "B/s"), t.formula);
+    }
+  }
+  if (dram.capacity.value > 0) d.memory.push_back(std::move(dram));
+
+  MemoryLevel l2;
+  l2.name = "l2";
+  l2.capacity = Spec(info.l2_bytes, "B", props + " l2CacheSize");
+  if (const CudaBandwidth* b = Best(m, "l2"); b != nullptr) {
+    l2.bandwidth = Measured(b->bytes_per_s.median, "B/s", BandwidthMethod(m, *b), m.date,
+                            b->bytes_per_s.spread);
+  }
+  if (l2.capacity.value > 0) d.memory.push_back(std::move(l2));
+
+  MemoryLevel smem;
+  smem.name = "smem";
+  smem.capacity = Spec(info.smem_per_sm_bytes, "B", props + " sharedMemPerMultiprocessor");
+  smem.instances = std::max(1, info.sm_count);
+  if (const CudaBandwidth* b = Best(m, "smem"); b != nullptr) {
+    smem.bandwidth = Measured(b->bytes_per_s.median, "B/s", BandwidthMethod(m, *b), m.date,
+                              b->bytes_per_s.spread);
+    const cuda_plan::Peak t = cuda_plan::TheoreticalSmemBandwidth(info);
+    if (t.value > 0) {
+      smem.bandwidth->note =
+          fmt::format("{:.0f}% of theoretical {} = {}", 100 * b->bytes_per_s.median / t.value,
+                      Si(t.value, "B/s"), t.formula);
+    }
+  }
+  if (smem.capacity.value > 0) d.memory.push_back(std::move(smem));
+
+  d.info.emplace_back("sm_count", Spec(info.sm_count, "count", props + " multiProcessorCount"));
+  if (info.sm_clock_hz > 0) {
+    d.info.emplace_back("boost_clock",
+                        Spec(info.sm_clock_hz, "Hz", "cudaDevAttrClockRate (peak SM clock)"));
+  }
+  if (info.memory_clock_hz > 0) {
+    d.info.emplace_back("memory_clock", Spec(info.memory_clock_hz, "Hz",
+                                             "cudaDevAttrMemoryClockRate (peak memory clock)"));
+  }
+  d.info.emplace_back("compute_capability",
+                      Spec(info.cc_major + info.cc_minor / 10.0, "count", props + " major.minor"));
+  return d;
+}
+
+Result<Validation> ValidateOnCuda(const Graph& graph, const CostModel& model,
+                                  const CudaRunOptions& options) {
+  Result<std::vector<OpTiming>> timings = RunGraphOnCuda(graph, options);
+  if (!timings.ok()) return timings.status();
+  Validation v;
+  for (const Kernel& k : Fuse(graph, FusionMode::kEager)) {
+    ValidationRow row;
+    const KernelCost cost = model.Evaluate(graph, k);
+    row.name = k.name;
+    row.group = k.group;
+    row.kernel_class = ClassOf(graph, k);
+    row.bound = model.BoundName(cost);
+    row.predicted_s = cost.time_s;
+    for (const OpTiming& t : *timings) {
+      if (t.op != k.ops.front()) continue;
+      row.measured_s = t.seconds;
+      row.spread = t.spread;
+      row.skipped = t.skipped;
+      row.note = t.skipped ? t.why_skipped : t.implementation;
+    }
+    if (!row.skipped && row.measured_s > 0) row.efficiency = row.predicted_s / row.measured_s;
+    v.rows.push_back(std::move(row));
+  }
+  v.fit = FitCalibration(v.rows);
+  return v;
+}
+
+}  // namespace roofline

@@ -1,0 +1,444 @@
+// `roofline measure --device cuda`: device properties, bandwidth per memory level, CUDA-core FMA
+// peaks and cuBLASLt tensor-core peaks. Compiled only with the CUDA backend.
+#include "roofline/cuda_measure.h"
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "src/measure/cpu/timing.h"
+#include "src/measure/cuda/cuda_util.h"
+#include "src/measure/cuda/kernels.h"
+
+namespace roofline {
+
+bool CudaBackendCompiled() { return true; }
+
+std::string CudaBackendMissingReason() { return ""; }
+
+Result<int> CudaDeviceCount() {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return Status::Unsupported("--device cuda",
+                               fmt::format("no CUDA device found (cudaGetDeviceCount: {}: {})",
+                                           cudaGetErrorName(e), cudaGetErrorString(e)));
+  }
+  if (count == 0) {
+    return Status::Unsupported("--device cuda",
+                               "no CUDA device found (cudaGetDeviceCount returned 0 devices)");
+  }
+  return count;
+}
+
+namespace cuda_internal {
+
+Status SelectDevice(int index, CudaDeviceInfo* info) {
+  Result<int> count = CudaDeviceCount();
+  if (!count.ok()) return count.status();
+  if (index < 0 || index >= *count) {
+    return Status::Invalid("--device", fmt::format("cuda:{} does not exist: this machine has {} "
+                                                   "CUDA device(s), cuda:0 to cuda:{}",
+                                                   index, *count, *count - 1));
+  }
+  ROOFLINE_CUDA_CHECK(cudaSetDevice(index));
+  cudaDeviceProp p{};
+  ROOFLINE_CUDA_CHECK(cudaGetDeviceProperties(&p, index));
+  int clock_khz = 0, mem_clock_khz = 0;
+  ROOFLINE_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, index));
+  ROOFLINE_CUDA_CHECK(cudaDeviceGetAttribute(&mem_clock_khz, cudaDevAttrMemoryClockRate, index));
+  info->index = index;
+  info->name = p.name;
+  info->cc_major = p.major;
+  info->cc_minor = p.minor;
+  info->sm_count = p.multiProcessorCount;
+  info->sm_clock_hz = clock_khz * 1e3;
+  info->memory_clock_hz = mem_clock_khz * 1e3;
+  info->memory_bus_width_bits = p.memoryBusWidth;
+  info->global_memory_bytes = static_cast<double>(p.totalGlobalMem);
+  info->l2_bytes = p.l2CacheSize;
+  info->smem_per_sm_bytes = static_cast<double>(p.sharedMemPerMultiprocessor);
+  info->smem_per_block_optin_bytes = static_cast<double>(p.sharedMemPerBlockOptin);
+  info->max_threads_per_sm = p.maxThreadsPerMultiProcessor;
+  ROOFLINE_CUDA_CHECK(cudaDriverGetVersion(&info->driver_version));
+  ROOFLINE_CUDA_CHECK(cudaRuntimeGetVersion(&info->runtime_version));
+  return Status::Ok();
+}
+
+}  // namespace cuda_internal
+
+namespace {
+
+using cuda_internal::DeviceBuffer;
+using cuda_internal::Timer;
+namespace k = cuda_kernels;
+
+constexpr int kThreads = 256;
+
+struct Run {
+  const CudaMeasureOptions& options;
+  CudaMeasurement& m;
+  Timer& timer;
+  int warmup() const { return 2; }
+  int repetitions() const { return options.quick ? 5 : 20; }
+  /// Blocks of kThreads that fill every SM.
+  int Blocks() const {
+    const int per_sm = std::max(1, m.info.max_threads_per_sm / kThreads);
+    return std::max(1, m.info.sm_count) * per_sm;
+  }
+};
+
+/// Grows the loop count of `launch(n)` from `n` until one launch takes about `target_s`.
+Result<int64_t> Calibrate(Timer& timer, const std::function<cudaError_t(int64_t)>& launch,
+                          int64_t n, double target_s, int64_t max_n) {
+  for (int round = 0; round < 8; ++round) {
+    Result<std::vector<double>> t = timer.Time([&] { return launch(n); }, 1, 1);
+    if (!t.ok()) return t.status();
+    const double s = t->front();
+    const int64_t next = cuda_plan::ScaleIterations(n, s, target_s, max_n);
+    if (s >= 0.5 * target_s || next <= n || n >= max_n) return next;
+    n = std::min(next, n * 64);
+  }
+  return n;
+}
+
+Status MeasureBandwidth(Run& r) {
+  const CudaDeviceInfo& info = r.m.info;
+  size_t free_bytes = 0, total_bytes = 0;
+  ROOFLINE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  double ws = cuda_plan::DramWorkingSetBytes(info, r.options.quick);
+  while (2 * ws > 0.8 * static_cast<double>(free_bytes) && ws > 64 * 1024.0 * 1024.0) ws /= 2;
+  DeviceBuffer a, b, sink;
+  Status s = a.Allocate(static_cast<size_t>(ws));
+  if (s.ok()) s = b.Allocate(static_cast<size_t>(ws));
+  if (s.ok()) s = sink.Allocate(64);
+  if (!s.ok()) return s;
+  cudaStream_t st = r.timer.stream();
+  ROOFLINE_CUDA_CHECK(k::FillRandom(a.get(), static_cast<int64_t>(ws / 4), k::Elem::kF32, 1, st));
+  ROOFLINE_CUDA_CHECK(k::FillRandom(b.get(), static_cast<int64_t>(ws / 4), k::Elem::kF32, 2, st));
+  const int blocks = r.Blocks();
+  auto record = [&](const std::string& level, const std::string& kernel, double working_set,
+                    double bytes_per_launch, const std::vector<double>& seconds) {
+    CudaBandwidth bw;
+    bw.level = level;
+    bw.kernel = kernel;
+    bw.working_set_bytes = working_set;
+    bw.bytes_per_s = cuda_plan::RatesFromSeconds(seconds, bytes_per_launch);
+    r.m.bandwidths.push_back(bw);
+  };
+  auto report = [&](double f, const std::string& what) {
+    if (r.options.progress) r.options.progress(f, what);
+  };
+
+  // Device memory: one pass over buffers far larger than L2.
+  const auto n4 = static_cast<int64_t>(ws / 16);
+  const auto* src = a.as<const float4>();
+  auto* dst = b.as<float4>();
+  float* snk = sink.as<float>();
+  report(0.02, "device memory: read");
+  Result<std::vector<double>> t =
+      r.timer.Time([&] { return k::ReadKernel(src, n4, 1, snk, blocks, kThreads, st); }, r.warmup(),
+                   r.repetitions());
+  if (!t.ok()) return t.status();
+  record("dram", "read", ws, ws, *t);
+  report(0.06, "device memory: write");
+  t = r.timer.Time([&] { return k::WriteKernel(dst, n4, 1, blocks, kThreads, st); }, r.warmup(),
+                   r.repetitions());
+  if (!t.ok()) return t.status();
+  record("dram", "write", ws, ws, *t);
+  report(0.10, "device memory: copy");
+  t = r.timer.Time([&] { return k::CopyKernel(src, dst, n4, 1, blocks, kThreads, st); }, r.warmup(),
+                   r.repetitions());
+  if (!t.ok()) return t.status();
+  record("dram", "copy", 2 * ws, 2 * ws, *t);
+
+  // L2: a working set well inside L2, many passes per launch.
+  const double l2ws = cuda_plan::L2WorkingSetBytes(info);
+  const auto l2n4 = static_cast<int64_t>(l2ws / 16);
+  const int64_t max_passes = 1 << 20;
+  report(0.14, "L2: read");
+  Result<int64_t> passes = Calibrate(
+      r.timer,
+      [&](int64_t p) {
+        return k::ReadKernel(src, l2n4, static_cast<int>(p), snk, blocks, kThreads, st);
+      },
+      4, 2e-3, max_passes);
+  if (!passes.ok()) return passes.status();
+  const int pr = static_cast<int>(*passes);
+  t = r.timer.Time([&] { return k::ReadKernel(src, l2n4, pr, snk, blocks, kThreads, st); },
+                   r.warmup(), r.repetitions());
+  if (!t.ok()) return t.status();
+  record("l2", "read", l2ws, l2ws * pr, *t);
+  report(0.18, "L2: write");
+  t = r.timer.Time([&] { return k::WriteKernel(dst, l2n4, pr, blocks, kThreads, st); }, r.warmup(),
+                   r.repetitions());
+  if (!t.ok()) return t.status();
+  record("l2", "write", l2ws, l2ws * pr, *t);
+  report(0.22, "L2: copy");
+  const int64_t half = l2n4 / 2;  // src and dst together fill the same working set
+  t = r.timer.Time([&] { return k::CopyKernel(src, dst, half, pr, blocks, kThreads, st); },
+                   r.warmup(), r.repetitions());
+  if (!t.ok()) return t.status();
+  record("l2", "copy", 2.0 * half * 16, 2.0 * half * 16 * pr, *t);
+
+  // Shared memory: 16-byte conflict-free loads from a 32 KiB array per block.
+  report(0.26, "shared memory");
+  const int smem_blocks = std::max(1, info.sm_count) *
+                          std::max(1, std::min(info.max_threads_per_sm / kThreads,
+                                               static_cast<int>(info.smem_per_sm_bytes / 33792)));
+  Result<int64_t> iters = Calibrate(
+      r.timer, [&](int64_t n) { return k::SharedMemoryKernel(n, snk, smem_blocks, kThreads, st); },
+      1024, 2e-3, int64_t{1} << 30);
+  if (!iters.ok()) return iters.status();
+  const int64_t it = (*iters + 7) / 8 * 8;
+  t = r.timer.Time([&] { return k::SharedMemoryKernel(it, snk, smem_blocks, kThreads, st); },
+                   r.warmup(), r.repetitions());
+  if (!t.ok()) return t.status();
+  record("smem", "read", smem_blocks * 32768.0,
+         static_cast<double>(smem_blocks) * kThreads * static_cast<double>(it) * 16, *t);
+  return Status::Ok();
+}
+
+Status MeasureFma(Run& r) {
+  DeviceBuffer sink;
+  Status s = sink.Allocate(64);
+  if (!s.ok()) return s;
+  cudaStream_t st = r.timer.stream();
+  const int blocks = r.Blocks();
+  for (const char* dtype : {"fp32", "fp64"}) {
+    if (r.options.progress) {
+      r.options.progress(std::string(dtype) == "fp32" ? 0.30 : 0.34,
+                         std::string("CUDA-core FMA ") + dtype);
+    }
+    const bool f64 = std::string(dtype) == "fp64";
+    auto launch = [&](int64_t n) {
+      return f64 ? k::FmaF64Kernel(n, sink.as<double>(), blocks, kThreads, st)
+                 : k::FmaF32Kernel(n, sink.as<float>(), blocks, kThreads, st);
+    };
+    Result<int64_t> iters = Calibrate(r.timer, launch, 256, 5e-3, int64_t{1} << 32);
+    if (!iters.ok()) return iters.status();
+    const int64_t n = *iters;
+    Result<std::vector<double>> t =
+        r.timer.Time([&] { return launch(n); }, r.warmup(), r.repetitions());
+    if (!t.ok()) return t.status();
+    MeasuredCeiling c;
+    c.engine = std::string("vector.") + dtype;
+    c.method = fmt::format(
+        "{} independent {} FMA chains per thread, {} blocks x {} threads, {} iterations",
+        k::kFmaChains, dtype, blocks, kThreads, n);
+    const double flops =
+        2.0 * k::kFmaChains * static_cast<double>(n) * static_cast<double>(blocks) * kThreads;
+    c.flops_per_s = cuda_plan::RatesFromSeconds(*t, flops);
+    const cuda_plan::Peak p = cuda_plan::TheoreticalVectorPeak(r.m.info, dtype);
+    c.theoretical = p.value;
+    c.theoretical_formula = p.formula;
+    r.m.ceilings.push_back(c);
+  }
+  return Status::Ok();
+}
+
+#define ROOFLINE_LT_CHECK(call)                                                               \
+  do {                                                                                        \
+    const cublasStatus_t roofline_lt_status_ = (call);                                        \
+    if (roofline_lt_status_ != CUBLAS_STATUS_SUCCESS) {                                       \
+      return Status::Unsupported(                                                             \
+          "--device cuda",                                                                    \
+          fmt::format("{}: cuBLAS status {}", #call, static_cast<int>(roofline_lt_status_))); \
+    }                                                                                         \
+  } while (0)
+
+/// cuBLASLt objects of one GEMM, destroyed with it.
+struct LtGemm {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  ~LtGemm() {
+    if (pref != nullptr) (void)cublasLtMatmulPreferenceDestroy(pref);
+    if (c != nullptr) (void)cublasLtMatrixLayoutDestroy(c);
+    if (b != nullptr) (void)cublasLtMatrixLayoutDestroy(b);
+    if (a != nullptr) (void)cublasLtMatrixLayoutDestroy(a);
+    if (desc != nullptr) (void)cublasLtMatmulDescDestroy(desc);
+  }
+};
+
+/// Types of one tensor-core GEMM: inputs, output, compute, scale.
+struct GemmTypes {
+  cudaDataType_t in, out;
+  cublasComputeType_t compute;
+  cudaDataType_t scale;
+  k::Elem in_elem, out_elem;
+  const char* layout;
+};
+
+GemmTypes TypesOf(const std::string& dtype) {
+  if (dtype == "tf32") {
+    return {CUDA_R_32F,
+            CUDA_R_32F,
+            CUBLAS_COMPUTE_32F_FAST_TF32,
+            CUDA_R_32F,
+            k::Elem::kF32,
+            k::Elem::kF32,
+            "A^T B (TN), fp32 in/out, tf32 tensor cores, fp32 accumulate"};
+  }
+  if (dtype == "fp16") {
+    return {CUDA_R_16F,
+            CUDA_R_16F,
+            CUBLAS_COMPUTE_32F,
+            CUDA_R_32F,
+            k::Elem::kF16,
+            k::Elem::kF16,
+            "A^T B (TN), fp16 in/out, fp32 accumulate"};
+  }
+  if (dtype == "fp8") {
+    return {CUDA_R_8F_E4M3,
+            CUDA_R_16BF,
+            CUBLAS_COMPUTE_32F,
+            CUDA_R_32F,
+            k::Elem::kFp8E4M3,
+            k::Elem::kBf16,
+            "A^T B (TN), fp8 e4m3 in, bf16 out, fp32 accumulate"};
+  }
+  if (dtype == "int8") {
+    return {CUDA_R_8I,
+            CUDA_R_32I,
+            CUBLAS_COMPUTE_32I,
+            CUDA_R_32I,
+            k::Elem::kI8,
+            k::Elem::kI32,
+            "A^T B (TN), int8 in, int32 out and accumulate"};
+  }
+  return {CUDA_R_16BF,
+          CUDA_R_16BF,
+          CUBLAS_COMPUTE_32F,
+          CUDA_R_32F,
+          k::Elem::kBf16,
+          k::Elem::kBf16,
+          "A^T B (TN), bf16 in/out, fp32 accumulate"};
+}
+
+Status MeasureGemm(Run& r, cublasLtHandle_t lt, const std::string& dtype, CudaGemm* g) {
+  const int64_t e = cuda_plan::GemmEdge(r.m.info, dtype, r.options.quick);
+  g->dtype = dtype;
+  g->m = g->n = g->k = e;
+  const GemmTypes ty = TypesOf(dtype);
+  g->layout = ty.layout;
+  const auto elems = static_cast<size_t>(e * e);
+  const size_t workspace_bytes = size_t{64} << 20;
+  DeviceBuffer a, b, d, ws;
+  Status s = a.Allocate(elems * k::SizeOf(ty.in_elem));
+  if (s.ok()) s = b.Allocate(elems * k::SizeOf(ty.in_elem));
+  if (s.ok()) s = d.Allocate(elems * k::SizeOf(ty.out_elem));
+  if (s.ok()) s = ws.Allocate(workspace_bytes);
+  if (!s.ok()) return s;
+  cudaStream_t st = r.timer.stream();
+  ROOFLINE_CUDA_CHECK(k::FillRandom(a.get(), static_cast<int64_t>(elems), ty.in_elem, 11, st));
+  ROOFLINE_CUDA_CHECK(k::FillRandom(b.get(), static_cast<int64_t>(elems), ty.in_elem, 12, st));
+  ROOFLINE_CUDA_CHECK(k::FillRandom(d.get(), static_cast<int64_t>(elems), ty.out_elem, 13, st));
+
+  LtGemm lg;
+  ROOFLINE_LT_CHECK(cublasLtMatmulDescCreate(&lg.desc, ty.compute, ty.scale));
+  const cublasOperation_t trans = CUBLAS_OP_T, no_trans = CUBLAS_OP_N;
+  ROOFLINE_LT_CHECK(
+      cublasLtMatmulDescSetAttribute(lg.desc, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof(trans)));
+  ROOFLINE_LT_CHECK(cublasLtMatmulDescSetAttribute(lg.desc, CUBLASLT_MATMUL_DESC_TRANSB, &no_trans,
+                                                   sizeof(no_trans)));
+  // Column-major: A stored k x m (used transposed), B k x n, C = D m x n.
+  const auto ue = static_cast<uint64_t>(e);
+  ROOFLINE_LT_CHECK(cublasLtMatrixLayoutCreate(&lg.a, ty.in, ue, ue, e));
+  ROOFLINE_LT_CHECK(cublasLtMatrixLayoutCreate(&lg.b, ty.in, ue, ue, e));
+  ROOFLINE_LT_CHECK(cublasLtMatrixLayoutCreate(&lg.c, ty.out, ue, ue, e));
+  ROOFLINE_LT_CHECK(cublasLtMatmulPreferenceCreate(&lg.pref));
+  ROOFLINE_LT_CHECK(
+      cublasLtMatmulPreferenceSetAttribute(lg.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                           &workspace_bytes, sizeof(workspace_bytes)));
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  int found = 0;
+  const cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(lt, lg.desc, lg.a, lg.b, lg.c, lg.c,
+                                                           lg.pref, 1, &heuristic, &found);
+  if (hs != CUBLAS_STATUS_SUCCESS || found == 0) {
+    g->skipped = true;
+    g->why_skipped = fmt::format("cuBLASLt has no algorithm for it on this GPU (status {})",
+                                 static_cast<int>(hs));
+    return Status::Ok();
+  }
+  const float alpha_f = 1.0f, beta_f = 0.0f;
+  const int32_t alpha_i = 1, beta_i = 0;
+  const bool integer = ty.scale == CUDA_R_32I;
+  const void* alpha = integer ? static_cast<const void*>(&alpha_i) : &alpha_f;
+  const void* beta = integer ? static_cast<const void*>(&beta_i) : &beta_f;
+  auto launch = [&]() -> cudaError_t {
+    const cublasStatus_t st2 =
+        cublasLtMatmul(lt, lg.desc, alpha, a.get(), lg.a, b.get(), lg.b, beta, d.get(), lg.c,
+                       d.get(), lg.c, &heuristic.algo, ws.get(), workspace_bytes, st);
+    if (st2 != CUBLAS_STATUS_SUCCESS) return cudaErrorLaunchFailure;
+    return cudaGetLastError();
+  };
+  Result<std::vector<double>> t = r.timer.Time(launch, 3, r.repetitions());
+  if (!t.ok()) return t.status();
+  const double flops =
+      2.0 * static_cast<double>(e) * static_cast<double>(e) * static_cast<double>(e);
+  g->flops_per_s = cuda_plan::RatesFromSeconds(*t, flops);
+  return Status::Ok();
+}
+
+Status MeasureGemms(Run& r) {
+  cublasLtHandle_t lt = nullptr;
+  ROOFLINE_LT_CHECK(cublasLtCreate(&lt));
+  struct Destroy {
+    cublasLtHandle_t h;
+    ~Destroy() { (void)cublasLtDestroy(h); }
+  } destroy{lt};
+  const size_t v = cublasLtGetVersion();
+  r.m.cublas = fmt::format("cuBLASLt {}.{}.{}", v / 10000, v / 100 % 100, v % 100);
+  const int sm = r.m.info.Sm();
+  const std::vector<std::string> dtypes = cuda_plan::TensorDtypes(sm);
+  for (size_t i = 0; i < dtypes.size(); ++i) {
+    if (r.options.progress) {
+      r.options.progress(0.4 + 0.6 * static_cast<double>(i) / dtypes.size(),
+                         "cuBLASLt GEMM " + dtypes[i]);
+    }
+    CudaGemm g;
+    Status s = MeasureGemm(r, lt, dtypes[i], &g);
+    if (!s.ok()) return s.WithPrefix("GEMM " + dtypes[i]);
+    r.m.gemms.push_back(g);
+  }
+  for (const char* d : {"tf32", "bf16", "fp16", "fp8", "int8"}) {
+    const std::string why = cuda_plan::TensorDtypeUnavailable(sm, d);
+    if (why.empty()) continue;
+    CudaGemm g;
+    g.dtype = d;
+    g.skipped = true;
+    g.why_skipped = why;
+    r.m.gemms.push_back(g);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<CudaMeasurement> MeasureCuda(const CudaMeasureOptions& options) {
+  CudaMeasurement m;
+  Status s = cuda_internal::SelectDevice(options.device, &m.info);
+  if (!s.ok()) return s;
+  m.date = measure_internal::TodayUtc();
+  m.quick = options.quick;
+  Timer timer;
+  s = timer.Init();
+  if (!s.ok()) return s;
+  Run r{options, m, timer};
+  s = MeasureBandwidth(r);
+  if (s.ok()) s = MeasureFma(r);
+  if (s.ok()) s = MeasureGemms(r);
+  if (!s.ok()) return s;
+  ROOFLINE_CUDA_CHECK(cudaDeviceSynchronize());
+  if (options.progress) options.progress(1, "done");
+  return m;
+}
+
+}  // namespace roofline
