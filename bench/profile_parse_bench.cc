@@ -2,10 +2,11 @@
 //
 //   roofline_profile_parse_bench [--mb 200] [--dir DIR] [--keep]
 //
-// Writes a kineto trace of about --mb MB (plain and gzip) and an nsys cuda_gpu_trace CSV of
-// about half that size into DIR (a fresh temp dir by default, removed afterwards), then parses
-// each file in a child process of its own (fork + exec of this program with --child) so that
-// each peak RSS (the child's ru_maxrss) is isolated. Prints one table row per file.
+// Writes a kineto trace of about --mb MB (plain and gzip), and an ncu long-form CSV and an nsys
+// cuda_gpu_trace CSV of about half that size each, into DIR (a fresh temp dir by default,
+// removed afterwards), then parses each file in a child process of its own (fork + exec of this
+// program with --child) so that each peak RSS (the child's ru_maxrss) is isolated. Prints one
+// table row per file.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -165,6 +166,50 @@ std::string WriteNsysTrace(const std::string& dir, double mb) {
   return path;
 }
 
+/// An Nsight Compute long-form CSV (`ncu --csv --metrics ...`, thousands separators) of at least
+/// `mb` MB: kernel launches alternating a GEMM and an elementwise kernel, 13 metrics each.
+std::string WriteNcu(const std::string& dir, double mb) {
+  const std::string path = dir + "/big_ncu_metrics.csv";
+  FILE* f = std::fopen(path.c_str(), "wb");
+  std::fputs(
+      "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\","
+      "\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\",\"Metric "
+      "Name\",\"Metric Unit\",\"Metric Value\"\n",
+      f);
+  static const char* const kMetrics[][2] = {
+      {"dram__bytes_read.sum", "byte"},
+      {"dram__bytes_write.sum", "byte"},
+      {"gpu__time_duration.sum", "nsecond"},
+      {"l1tex__t_bytes.sum", "byte"},
+      {"lts__t_bytes.sum", "byte"},
+      {"sm__inst_executed_pipe_tensor.sum", "inst"},
+      {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", ""},
+      {"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", "inst"},
+      {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "inst"},
+      {"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", "inst"},
+      {"smsp__sass_thread_inst_executed_op_hadd_pred_on.sum", "inst"},
+      {"smsp__sass_thread_inst_executed_op_hfma_pred_on.sum", "inst"},
+      {"smsp__sass_thread_inst_executed_op_hmul_pred_on.sum", "inst"},
+  };
+  for (long id = 0; std::ftell(f) < mb * 1e6; ++id) {
+    const char* name =
+        id % 2 ? "void at::native::vectorized_elementwise_kernel<4, "
+                 "at::native::CUDAFunctor_add<c10::BFloat16>, at::detail::Array<char *, 3>>(int, "
+                 "T2, T3)"
+               : "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_"
+                 "execute_segment_k_off_kernel__5x_cublas";
+    for (const auto& m : kMetrics) {
+      std::fprintf(f,
+                   "\"%ld\",\"41277\",\"python3.10\",\"127.0.0.1\",\"%s\",\"1\",\"7\","
+                   "\"(128, 1, 1)\",\"(132, 1, 1)\",\"0\",\"9.0\",\"Command line profiler "
+                   "metrics\",\"%s\",\"%s\",\"%ld,%03ld.00\"\n",
+                   id, name, m[0], m[1], 1 + id % 997, id % 1000);
+    }
+  }
+  std::fclose(f);
+  return path;
+}
+
 /// The child: parses one file, prints "<seconds> <items>" and exits.
 int Child(const std::string& format, const std::string& path) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -177,6 +222,11 @@ int Child(const std::string& format, const std::string& path) {
     Result<roofline::NsysReport> r = roofline::LoadNsysCsv(path);
     if (!r.ok()) return std::fprintf(stderr, "%s\n", r.status().ToString().c_str()), 1;
     items = static_cast<long>(r->launches.size());
+  } else if (format == "ncu") {
+    Result<roofline::NcuReport> r = roofline::LoadNcuCsv(path);
+    if (!r.ok()) return std::fprintf(stderr, "%s\n", r.status().ToString().c_str()), 1;
+    for (const roofline::NcuKernel& k : r->kernels)
+      items += roofline::DeriveNcuFigures(k).duration_s ? 1 : 0;
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%.6f %ld\n", s, items);
@@ -238,6 +288,7 @@ int main(int argc, char** argv) {
   const std::string torch = WriteTorch(dir, mb);
   const std::string torch_gz = Gzip(torch);
   const std::string nsys = WriteNsysTrace(dir, mb / 2);
+  const std::string ncu = WriteNcu(dir, mb / 2);
 
   const Run base = RunChild(self.c_str(), "none", torch);
   std::printf("baseline child (no parse): peak RSS %.1f MB\n\n", base.max_rss_mb);
@@ -253,6 +304,7 @@ int main(int argc, char** argv) {
       {"torch kineto JSON", "torch", torch, FileMb(torch)},
       {"torch kineto JSON.gz", "torch", torch_gz, FileMb(torch)},
       {"nsys cuda_gpu_trace CSV", "nsys", nsys, FileMb(nsys)},
+      {"ncu long-form CSV (parse + figures)", "ncu", ncu, FileMb(ncu)},
   };
   int rc = 0;
   for (const Input& in : inputs) {

@@ -119,6 +119,34 @@ TEST(ProfileCli, NcuRawPageWithUnitsRowAveragesRepeatedLaunches) {
   EXPECT_NEAR(j["kernels"][0]["levels"][0]["bytes"].get<double>(), 12.58e6 + 4194.30e3, 1e-3);
 }
 
+// A GPU the database does not know, profiled with the .peak_sustained metrics that
+// `roofline ncu-command` collects: the file's own peaks make the roofline. The fixture's DRAM
+// peak is 1,280 byte/cycle x 1,593 cycle/usecond = 2.039 TB/s (the A100 80 GB datasheet figure).
+TEST(ProfileCli, NcuUnknownDeviceUsesTheFilesOwnPeaks) {
+  std::ifstream in(Fixture("ncu_raw_page.csv"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const auto& [from, to] :
+       {std::pair<std::string, std::string>{"NVIDIA A100-SXM4-80GB", "Mystery GPU"},
+        {"\"8.0\"", "\"9.9\""}}) {
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at)) {
+      text.replace(at, from.size(), to);
+    }
+  }
+  const std::filesystem::path path = TempPath("mystery.csv");
+  std::ofstream(path) << text;
+  const Output o = RunCli({"profile", "ncu", path.string(), "--format", "json"});
+  std::filesystem::remove(path);
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["device"], "ncu-peaks");
+  EXPECT_NE(j["device_match"].get<std::string>().find(".peak_sustained"), std::string::npos);
+  const nlohmann::json& add = j["kernels"][1];
+  EXPECT_NEAR(add["levels"][0]["peak_bytes_per_s"].get<double>(), 1280 * 1593e6, 1);
+  // 8.39 MB read + 4,194.30 KB written in 8.22 us: 1.53 TB/s, 75% of the DRAM peak.
+  EXPECT_EQ(add["verdict"], "memory-bound (dram)");
+  EXPECT_NEAR(add["percent_of_roof"].get<double>(), 100 * 12.58430e6 / 8.22e-6 / 2.039040e12, 0.01);
+}
+
 // A kernel claiming 1 PFLOP of fp32 in one microsecond on an H100: the achieved figure exceeds
 // the ceiling, and the warning names the inputs that make it.
 TEST(ProfileCli, NcuImplausibleFiguresAreWarnedAbout) {

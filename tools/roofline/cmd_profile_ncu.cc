@@ -49,6 +49,66 @@ void AddOpt(std::optional<double>& into, const std::optional<double>& v, bool fi
   }
 }
 
+/// A device from the `.peak_sustained` figures of the file (the largest over its kernels):
+/// CUDA-core and tensor FLOP/s, DRAM / L2 / L1 bandwidth. Needs DRAM and one compute peak.
+std::optional<Device> DeviceFromNcuPeaks(const NcuReport& report, const std::string& name) {
+  NcuFigures best;
+  auto take = [](std::optional<double>& into, const std::optional<double>& v) {
+    if (v && *v > 0 && (!into || *v > *into)) into = v;
+  };
+  for (const NcuKernel& k : report.kernels) {
+    const NcuFigures f = DeriveNcuFigures(k);
+    take(best.peak_fp64_flops_per_s, f.peak_fp64_flops_per_s);
+    take(best.peak_fp32_flops_per_s, f.peak_fp32_flops_per_s);
+    take(best.peak_fp16_flops_per_s, f.peak_fp16_flops_per_s);
+    take(best.peak_dram_bytes_per_s, f.peak_dram_bytes_per_s);
+    take(best.peak_l2_bytes_per_s, f.peak_l2_bytes_per_s);
+    take(best.peak_l1_bytes_per_s, f.peak_l1_bytes_per_s);
+    if (f.peak_tensor_flops_per_s && !f.tensor_dtype.empty() &&
+        (!best.peak_tensor_flops_per_s ||
+         *f.peak_tensor_flops_per_s > *best.peak_tensor_flops_per_s)) {
+      best.peak_tensor_flops_per_s = f.peak_tensor_flops_per_s;
+      best.tensor_dtype = f.tensor_dtype;
+    }
+  }
+  Device d;
+  d.id = "ncu-peaks";
+  d.name = name.empty() ? fmt::format("CC {} GPU", report.kernels.front().cc) : name;
+  d.vendor = "NVIDIA";
+  d.kind = "gpu";
+  auto q = [](double v, const char* unit, const char* metric) {
+    Quantity x;
+    x.value = v;
+    x.unit = unit;
+    x.provenance = Provenance::kMeasured;
+    x.method = std::string("Nsight Compute ") + metric + ".peak_sustained x clock";
+    return x;
+  };
+  auto compute = [&](const char* engine, const std::optional<double>& v, const char* metric) {
+    if (v) d.compute.push_back({engine, q(*v, "FLOP/s", metric)});
+  };
+  compute("vector.fp64", best.peak_fp64_flops_per_s, "op_dfma");
+  compute("vector.fp32", best.peak_fp32_flops_per_s, "op_ffma");
+  compute("vector.fp16", best.peak_fp16_flops_per_s, "op_hfma");
+  if (best.peak_tensor_flops_per_s) {
+    d.compute.push_back({"tensor." + best.tensor_dtype,
+                         q(*best.peak_tensor_flops_per_s, "FLOP/s", "sm__ops_path_tensor")});
+  }
+  // A level without a measured peak is still listed: its bytes and intensity are reported, with
+  // no bandwidth roof.
+  auto memory = [&](const char* level, const std::optional<double>& v, const char* metric) {
+    MemoryLevel m;
+    m.name = level;
+    if (v) m.bandwidth = q(*v, "B/s", metric);
+    d.memory.push_back(m);
+  };
+  memory("dram", best.peak_dram_bytes_per_s, "dram__bytes");
+  memory("l2", best.peak_l2_bytes_per_s, "lts__t_bytes");
+  memory("l1", best.peak_l1_bytes_per_s, "l1tex__t_bytes");
+  if (d.compute.empty() || !best.peak_dram_bytes_per_s) return std::nullopt;
+  return d;
+}
+
 }  // namespace
 
 int RunProfileNcu(Context& ctx, const ProfileOptions& o) {
@@ -63,6 +123,17 @@ int RunProfileNcu(Context& ctx, const ProfileOptions& o) {
   std::string how;
   Result<Device> device =
       ResolveProfileDevice(ctx, o.model.hw, named ? first.device : "", first.cc, &how);
+  if (!device.ok() && o.model.hw.empty() && device.status().code() == StatusCode::kNotFound) {
+    // No database device: the peaks the file measured itself (roofline ncu-command collects
+    // them) make one.
+    if (std::optional<Device> own = DeviceFromNcuPeaks(*report, named ? first.device : "")) {
+      how = fmt::format(
+          "no database device for compute capability {}; ceilings from the "
+          "file's own .peak_sustained metrics",
+          first.cc);
+      device = std::move(*own);
+    }
+  }
   // Without a device the per-kernel figures are still reported; the roofline part needs one.
   const bool need_device = !o.model.hw.empty() || !o.model.model.empty() || !o.plot.empty();
   if (!device.ok() && (need_device || device.status().code() != StatusCode::kNotFound)) {
