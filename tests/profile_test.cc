@@ -56,7 +56,8 @@ TEST(ProfileClass, KernelNamesOfTheCommonLibraries) {
        OpClass::kAttention},
       {"triton_tem_fused_mm_0", OpClass::kGemm},
       {"triton_poi_fused_add_mul_silu_3", OpClass::kElementwise},
-      {"triton_red_fused__to_copy_add_mean_pow_rsqrt_1", OpClass::kReduction},
+      {"triton_red_fused__to_copy_add_mean_pow_rsqrt_1", OpClass::kNorm},  // an RMS norm
+      {"triton_red_fused_sum_0", OpClass::kReduction},
       {"triton_per_fused__softmax_5", OpClass::kSoftmax},
       {"void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, "
        "float>(int, float, const T1 *, const T1 *, const T1 *, T2 *, T2 *, T1 *)",

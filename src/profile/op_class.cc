@@ -107,7 +107,8 @@ OpClass ClassifyKernel(std::string_view kernel_name) {
   // a prefix decides before the content rules see them ("triton_red_fused_add_mean" reduces).
   if (lower.rfind("triton_red_", 0) == 0 || lower.rfind("triton_per_", 0) == 0) {
     if (Contains(lower, "softmax")) return OpClass::kSoftmax;
-    if (Contains(lower, "norm")) return OpClass::kNorm;
+    // Inductor spells a decomposed RMS / layer norm by its parts: mean (or var_mean) + rsqrt.
+    if (Contains(lower, "norm") || Contains(lower, "rsqrt")) return OpClass::kNorm;
     return OpClass::kReduction;
   }
   if (lower.rfind("triton_poi_", 0) == 0) return OpClass::kElementwise;
