@@ -8,23 +8,14 @@
 #include <sstream>
 
 #include "roofline/device_db.h"
+#include "tests/cli_runner.h"
 #include "tests/test_util.h"
-#include "tools/roofline/commands.h"
 
 namespace roofline {
 namespace {
 
-struct Output {
-  int status;
-  std::string out;
-  std::string err;
-};
-
-Output RunCli(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int status = cli::Run(args, out, err);
-  return {status, out.str(), err.str()};
-}
+using Output = testing::CliOutput;
+using testing::RunCli;
 
 TEST(Cli, OpMatmulJsonHasTheContractFields) {
   const Output o = RunCli({"op", "matmul", "--m", "2048", "--n", "4096", "--k", "4096", "--dtype",

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "roofline/profile.h"
+#include "tests/cli_runner.h"
 #include "tests/test_util.h"
-#include "tools/roofline/commands.h"
 
 namespace roofline {
 namespace {
@@ -289,16 +289,8 @@ TEST(CudaBackend, ReportsWhyItCannotRun) {
   EXPECT_EQ(v.status().where(), "--device cuda");
 }
 
-struct CliOutput {
-  int status;
-  std::string out, err;
-};
-
-CliOutput RunCli(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int status = cli::Run(args, out, err);
-  return {status, out.str(), err.str()};
-}
+using testing::CliOutput;
+using testing::RunCli;
 
 void ExpectOneLineDeviceError(const CliOutput& o, const std::string& where) {
   EXPECT_EQ(o.status, 2);

@@ -8,22 +8,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "tools/roofline/commands.h"
+#include "tests/cli_runner.h"
 
 namespace roofline {
 namespace {
 
-struct Output {
-  int status;
-  std::string out;
-  std::string err;
-};
-
-Output RunCli(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int status = cli::Run(args, out, err);
-  return {status, out.str(), err.str()};
-}
+using Output = testing::CliOutput;
+using testing::RunCli;
 
 std::string Fixture(const std::string& name) {
   return std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/profiles/" + name;

@@ -38,6 +38,12 @@ struct Quantity {
   std::string Describe() const;
 };
 
+/// A figure measured by `method` on `date` (a negative spread is stored as 0).
+Quantity MeasuredQuantity(double value, const std::string& unit, const std::string& method,
+                          const std::string& date, double spread);
+/// A figure read from the document `source`.
+Quantity SpecQuantity(double value, const std::string& unit, const std::string& source);
+
 /// Peak throughput of one engine for one dtype, e.g. "tensor.bf16".
 struct ComputeCeiling {
   std::string engine;  ///< "<engine>.<dtype>", e.g. "tensor.bf16", "vector.fp32"

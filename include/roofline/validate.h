@@ -47,6 +47,11 @@ Result<Validation> ValidateOnCpu(const Graph& graph, const CostModel& model,
 /// The fit alone, from rows already measured (classes with no rows keep efficiency 1).
 CalibrationFit FitCalibration(const std::vector<ValidationRow>& rows);
 
+/// The rows of a validation from measured timings of the graph's ops (any backend): one row per
+/// eager kernel with its predicted bound beside the measured time of its first op, and the fit.
+Validation ValidationFromTimings(const Graph& graph, const CostModel& model,
+                                 const std::vector<OpTiming>& timings);
+
 /// Efficiency of a class under a calibration.
 double EfficiencyOf(const Calibration& c, KernelClass k);
 

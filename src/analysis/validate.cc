@@ -61,13 +61,10 @@ CalibrationFit FitCalibration(const std::vector<ValidationRow>& rows) {
   return f;
 }
 
-Result<Validation> ValidateOnCpu(const Graph& graph, const CostModel& model,
-                                 const RunOptions& options) {
-  Result<std::vector<OpTiming>> timings = RunGraphOnCpu(graph, options);
-  if (!timings.ok()) return timings.status();
+Validation ValidationFromTimings(const Graph& graph, const CostModel& model,
+                                 const std::vector<OpTiming>& timings) {
   Validation v;
-  const std::vector<Kernel> kernels = Fuse(graph, FusionMode::kEager);
-  for (const Kernel& k : kernels) {
+  for (const Kernel& k : Fuse(graph, FusionMode::kEager)) {
     ValidationRow row;
     const KernelCost cost = model.Evaluate(graph, k);
     row.name = k.name;
@@ -75,9 +72,8 @@ Result<Validation> ValidateOnCpu(const Graph& graph, const CostModel& model,
     row.kernel_class = ClassOf(graph, k);
     row.bound = model.BoundName(cost);
     row.predicted_s = cost.time_s;
-    const int op = k.ops.front();
-    for (const OpTiming& t : *timings) {
-      if (t.op != op) continue;
+    for (const OpTiming& t : timings) {
+      if (t.op != k.ops.front()) continue;
       row.measured_s = t.seconds;
       row.spread = t.spread;
       row.skipped = t.skipped;
@@ -88,6 +84,13 @@ Result<Validation> ValidateOnCpu(const Graph& graph, const CostModel& model,
   }
   v.fit = FitCalibration(v.rows);
   return v;
+}
+
+Result<Validation> ValidateOnCpu(const Graph& graph, const CostModel& model,
+                                 const RunOptions& options) {
+  Result<std::vector<OpTiming>> timings = RunGraphOnCpu(graph, options);
+  if (!timings.ok()) return timings.status();
+  return ValidationFromTimings(graph, model, *timings);
 }
 
 }  // namespace roofline

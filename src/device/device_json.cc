@@ -263,6 +263,27 @@ std::string_view NameOf(Provenance p) {
   return "spec";
 }
 
+Quantity MeasuredQuantity(double value, const std::string& unit, const std::string& method,
+                          const std::string& date, double spread) {
+  Quantity q;
+  q.value = value;
+  q.unit = unit;
+  q.provenance = Provenance::kMeasured;
+  q.method = method;
+  q.date = date;
+  q.spread = spread > 0 ? spread : 0;
+  return q;
+}
+
+Quantity SpecQuantity(double value, const std::string& unit, const std::string& source) {
+  Quantity q;
+  q.value = value;
+  q.unit = unit;
+  q.provenance = Provenance::kSpec;
+  q.source = source;
+  return q;
+}
+
 std::string Quantity::Describe() const {
   switch (provenance) {
     case Provenance::kSpec:

@@ -77,12 +77,8 @@ std::optional<Device> DeviceFromNcuPeaks(const NcuReport& report, const std::str
   d.vendor = "NVIDIA";
   d.kind = "gpu";
   auto q = [](double v, const char* unit, const char* metric) {
-    Quantity x;
-    x.value = v;
-    x.unit = unit;
-    x.provenance = Provenance::kMeasured;
-    x.method = std::string("Nsight Compute ") + metric + ".peak_sustained x clock";
-    return x;
+    return MeasuredQuantity(
+        v, unit, std::string("Nsight Compute ") + metric + ".peak_sustained x clock", "", 0);
   };
   auto compute = [&](const char* engine, const std::optional<double>& v, const char* metric) {
     if (v) d.compute.push_back({engine, q(*v, "FLOP/s", metric)});

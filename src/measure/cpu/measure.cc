@@ -16,27 +16,6 @@ namespace {
 
 constexpr const char* kTool = "roofline measure --device cpu";
 
-Quantity Measured(double value, const std::string& unit, const std::string& method,
-                  const std::string& date, double spread) {
-  Quantity q;
-  q.value = value;
-  q.unit = unit;
-  q.provenance = Provenance::kMeasured;
-  q.method = method;
-  q.date = date;
-  q.spread = spread > 0 ? spread : 0;
-  return q;
-}
-
-Quantity Spec(double value, const std::string& unit, const std::string& source) {
-  Quantity q;
-  q.value = value;
-  q.unit = unit;
-  q.provenance = Provenance::kSpec;
-  q.source = source;
-  return q;
-}
-
 std::string Vendor(const std::string& model) {
   if (model.find("AMD") != std::string::npos) return "AMD";
   if (model.find("Intel") != std::string::npos) return "Intel";
@@ -150,7 +129,8 @@ Device ToDevice(const CpuMeasurement& m) {
             kTool, g.m, g.n, g.k, m.blas, Si(c.flops_per_s.median, "FLOP/s"));
       }
     }
-    Quantity q = Measured(value, integer ? "OP/s" : "FLOP/s", method, m.date, c.flops_per_s.spread);
+    Quantity q =
+        MeasuredQuantity(value, integer ? "OP/s" : "FLOP/s", method, m.date, c.flops_per_s.spread);
     if (c.theoretical > 0) {
       q.note = "median of " + std::to_string(c.flops_per_s.repetitions) + " repetitions; " +
                "theoretical " + Si(c.theoretical, integer ? "OP/s" : "FLOP/s") + " = " +
@@ -172,8 +152,9 @@ Device ToDevice(const CpuMeasurement& m) {
   const double mem_total = measure_internal::MemTotalBytes();
   const MeasuredLevel* dram_bw = find_level("dram");
   if (dram_bw != nullptr) {
-    dram.bandwidth = Measured(dram_bw->bandwidth.median, "B/s", LevelMethod(*dram_bw, m.threads),
-                              m.date, dram_bw->bandwidth.spread);
+    dram.bandwidth =
+        MeasuredQuantity(dram_bw->bandwidth.median, "B/s", LevelMethod(*dram_bw, m.threads), m.date,
+                         dram_bw->bandwidth.spread);
   } else {
     // No point of the sweep was far enough beyond the caches: the largest working set is the
     // closest thing to DRAM this run measured.
@@ -187,17 +168,17 @@ Device ToDevice(const CpuMeasurement& m) {
       }
     }
     if (far != nullptr) {
-      dram.bandwidth = Measured(far->bytes_per_s.median, "B/s",
-                                std::string(kTool) + ": " + far->kernel + " kernel, " +
-                                    std::to_string(m.threads) + " threads, working set " +
-                                    measure_internal::BinaryBytes(far->working_set_bytes),
-                                m.date, far->bytes_per_s.spread);
+      dram.bandwidth = MeasuredQuantity(far->bytes_per_s.median, "B/s",
+                                        std::string(kTool) + ": " + far->kernel + " kernel, " +
+                                            std::to_string(m.threads) + " threads, working set " +
+                                            measure_internal::BinaryBytes(far->working_set_bytes),
+                                        m.date, far->bytes_per_s.spread);
       dram.bandwidth->note =
           "the sweep did not reach 4x the last-level cache: may include cache hits";
     }
   }
   if (mem_total > 0) {
-    dram.capacity = Spec(mem_total, "B", "/proc/meminfo MemTotal");
+    dram.capacity = SpecQuantity(mem_total, "B", "/proc/meminfo MemTotal");
   } else {
     double largest = 0;
     for (const auto& p : m.sweep) largest = std::max(largest, p.working_set_bytes);
@@ -217,21 +198,22 @@ Device ToDevice(const CpuMeasurement& m) {
   for (const auto& c : caches) {
     MemoryLevel level;
     level.name = "l" + std::to_string(c.level);
-    level.capacity = Spec(c.bytes, "B",
-                          "sysfs /sys/devices/system/cpu/cpu0/cache/index*/size (level " +
-                              std::to_string(c.level) + " data/unified cache, per instance)");
+    level.capacity =
+        SpecQuantity(c.bytes, "B",
+                     "sysfs /sys/devices/system/cpu/cpu0/cache/index*/size (level " +
+                         std::to_string(c.level) + " data/unified cache, per instance)");
     level.instances = std::max(1, c.instances);
     if (const MeasuredLevel* l = find_level(level.name); l != nullptr) {
-      level.bandwidth = Measured(l->bandwidth.median, "B/s", LevelMethod(*l, m.threads), m.date,
-                                 l->bandwidth.spread);
+      level.bandwidth = MeasuredQuantity(l->bandwidth.median, "B/s", LevelMethod(*l, m.threads),
+                                         m.date, l->bandwidth.spread);
     }
     d.memory.push_back(std::move(level));
   }
 
-  d.info.emplace_back("cores", Spec(std::max(1, m.info.logical_cpus), "count",
-                                    "sysconf(_SC_NPROCESSORS_ONLN): logical CPUs online"));
+  d.info.emplace_back("cores", SpecQuantity(std::max(1, m.info.logical_cpus), "count",
+                                            "sysconf(_SC_NPROCESSORS_ONLN): logical CPUs online"));
   if (m.info.clock_hz > 0) {
-    d.info.emplace_back("clock", Spec(m.info.clock_hz, "Hz", m.info.clock_source));
+    d.info.emplace_back("clock", SpecQuantity(m.info.clock_hz, "Hz", m.info.clock_source));
   }
   return d;
 }

@@ -16,27 +16,6 @@ namespace {
 
 constexpr const char* kTool = "roofline measure --device cuda";
 
-Quantity Measured(double value, const std::string& unit, const std::string& method,
-                  const std::string& date, double spread) {
-  Quantity q;
-  q.value = value;
-  q.unit = unit;
-  q.provenance = Provenance::kMeasured;
-  q.method = method;
-  q.date = date;
-  q.spread = spread > 0 ? spread : 0;
-  return q;
-}
-
-Quantity Spec(double value, const std::string& unit, const std::string& source) {
-  Quantity q;
-  q.value = value;
-  q.unit = unit;
-  q.provenance = Provenance::kSpec;
-  q.source = source;
-  return q;
-}
-
 /// The fastest kernel of a level, or nullptr.
 const CudaBandwidth* Best(const CudaMeasurement& m, const std::string& level) {
   const CudaBandwidth* best = nullptr;
@@ -89,11 +68,11 @@ Device ToDevice(const CudaMeasurement& m) {
     if (g.skipped || !(g.flops_per_s.median > 0)) continue;
     const bool integer = g.dtype == "int8";
     Quantity q =
-        Measured(g.flops_per_s.median, integer ? "OP/s" : "FLOP/s",
-                 fmt::format("{}: cuBLASLt GEMM {}x{}x{} ({}), random inputs, median of {} "
-                             "launches timed with CUDA events",
-                             kTool, g.m, g.n, g.k, g.layout, g.flops_per_s.repetitions),
-                 m.date, g.flops_per_s.spread);
+        MeasuredQuantity(g.flops_per_s.median, integer ? "OP/s" : "FLOP/s",
+                         fmt::format("{}: cuBLASLt GEMM {}x{}x{} ({}), random inputs, median of {} "
+                                     "launches timed with CUDA events",
+                                     kTool, g.m, g.n, g.k, g.layout, g.flops_per_s.repetitions),
+                         m.date, g.flops_per_s.spread);
     const cuda_plan::Peak t = cuda_plan::TheoreticalTensorPeak(info, g.dtype);
     if (t.value > 0) {
       q.note = fmt::format("{:.0f}% of theoretical {} = {}", 100 * g.flops_per_s.median / t.value,
@@ -103,8 +82,9 @@ Device ToDevice(const CudaMeasurement& m) {
   }
   for (const MeasuredCeiling& c : m.ceilings) {
     if (!(c.flops_per_s.median > 0)) continue;
-    Quantity q = Measured(c.flops_per_s.median, "FLOP/s", std::string(kTool) + ": " + c.method,
-                          m.date, c.flops_per_s.spread);
+    Quantity q =
+        MeasuredQuantity(c.flops_per_s.median, "FLOP/s", std::string(kTool) + ": " + c.method,
+                         m.date, c.flops_per_s.spread);
     if (c.theoretical > 0) {
       q.note = fmt::format("median of {} launches; {:.0f}% of theoretical {} = {}",
                            c.flops_per_s.repetitions, 100 * c.flops_per_s.median / c.theoretical,
@@ -116,10 +96,10 @@ Device ToDevice(const CudaMeasurement& m) {
   const std::string props = "cudaGetDeviceProperties";
   MemoryLevel dram;
   dram.name = cuda_plan::DeviceMemoryName(info);
-  dram.capacity = Spec(info.global_memory_bytes, "B", props + " totalGlobalMem");
+  dram.capacity = SpecQuantity(info.global_memory_bytes, "B", props + " totalGlobalMem");
   if (const CudaBandwidth* b = Best(m, "dram"); b != nullptr) {
-    dram.bandwidth = Measured(b->bytes_per_s.median, "B/s", BandwidthMethod(m, *b), m.date,
-                              b->bytes_per_s.spread);
+    dram.bandwidth = MeasuredQuantity(b->bytes_per_s.median, "B/s", BandwidthMethod(m, *b), m.date,
+                                      b->bytes_per_s.spread);
     const cuda_plan::Peak t = cuda_plan::TheoreticalDramBandwidth(info);
     if (t.value > 0) {
       dram.bandwidth->note =
@@ -131,20 +111,20 @@ Device ToDevice(const CudaMeasurement& m) {
 
   MemoryLevel l2;
   l2.name = "l2";
-  l2.capacity = Spec(info.l2_bytes, "B", props + " l2CacheSize");
+  l2.capacity = SpecQuantity(info.l2_bytes, "B", props + " l2CacheSize");
   if (const CudaBandwidth* b = Best(m, "l2"); b != nullptr) {
-    l2.bandwidth = Measured(b->bytes_per_s.median, "B/s", BandwidthMethod(m, *b), m.date,
-                            b->bytes_per_s.spread);
+    l2.bandwidth = MeasuredQuantity(b->bytes_per_s.median, "B/s", BandwidthMethod(m, *b), m.date,
+                                    b->bytes_per_s.spread);
   }
   if (l2.capacity.value > 0) d.memory.push_back(std::move(l2));
 
   MemoryLevel smem;
   smem.name = "smem";
-  smem.capacity = Spec(info.smem_per_sm_bytes, "B", props + " sharedMemPerMultiprocessor");
+  smem.capacity = SpecQuantity(info.smem_per_sm_bytes, "B", props + " sharedMemPerMultiprocessor");
   smem.instances = std::max(1, info.sm_count);
   if (const CudaBandwidth* b = Best(m, "smem"); b != nullptr) {
-    smem.bandwidth = Measured(b->bytes_per_s.median, "B/s", BandwidthMethod(m, *b), m.date,
-                              b->bytes_per_s.spread);
+    smem.bandwidth = MeasuredQuantity(b->bytes_per_s.median, "B/s", BandwidthMethod(m, *b), m.date,
+                                      b->bytes_per_s.spread);
     const cuda_plan::Peak t = cuda_plan::TheoreticalSmemBandwidth(info);
     if (t.value > 0) {
       smem.bandwidth->note =
@@ -154,17 +134,19 @@ Device ToDevice(const CudaMeasurement& m) {
   }
   if (smem.capacity.value > 0) d.memory.push_back(std::move(smem));
 
-  d.info.emplace_back("sm_count", Spec(info.sm_count, "count", props + " multiProcessorCount"));
+  d.info.emplace_back("sm_count",
+                      SpecQuantity(info.sm_count, "count", props + " multiProcessorCount"));
   if (info.sm_clock_hz > 0) {
-    d.info.emplace_back("boost_clock",
-                        Spec(info.sm_clock_hz, "Hz", "cudaDevAttrClockRate (peak SM clock)"));
+    d.info.emplace_back("boost_clock", SpecQuantity(info.sm_clock_hz, "Hz",
+                                                    "cudaDevAttrClockRate (peak SM clock)"));
   }
   if (info.memory_clock_hz > 0) {
-    d.info.emplace_back("memory_clock", Spec(info.memory_clock_hz, "Hz",
-                                             "cudaDevAttrMemoryClockRate (peak memory clock)"));
+    d.info.emplace_back(
+        "memory_clock",
+        SpecQuantity(info.memory_clock_hz, "Hz", "cudaDevAttrMemoryClockRate (peak memory clock)"));
   }
-  d.info.emplace_back("compute_capability",
-                      Spec(info.cc_major + info.cc_minor / 10.0, "count", props + " major.minor"));
+  d.info.emplace_back("compute_capability", SpecQuantity(info.cc_major + info.cc_minor / 10.0,
+                                                         "count", props + " major.minor"));
   return d;
 }
 
@@ -172,27 +154,7 @@ Result<Validation> ValidateOnCuda(const Graph& graph, const CostModel& model,
                                   const CudaRunOptions& options) {
   Result<std::vector<OpTiming>> timings = RunGraphOnCuda(graph, options);
   if (!timings.ok()) return timings.status();
-  Validation v;
-  for (const Kernel& k : Fuse(graph, FusionMode::kEager)) {
-    ValidationRow row;
-    const KernelCost cost = model.Evaluate(graph, k);
-    row.name = k.name;
-    row.group = k.group;
-    row.kernel_class = ClassOf(graph, k);
-    row.bound = model.BoundName(cost);
-    row.predicted_s = cost.time_s;
-    for (const OpTiming& t : *timings) {
-      if (t.op != k.ops.front()) continue;
-      row.measured_s = t.seconds;
-      row.spread = t.spread;
-      row.skipped = t.skipped;
-      row.note = t.skipped ? t.why_skipped : t.implementation;
-    }
-    if (!row.skipped && row.measured_s > 0) row.efficiency = row.predicted_s / row.measured_s;
-    v.rows.push_back(std::move(row));
-  }
-  v.fit = FitCalibration(v.rows);
-  return v;
+  return ValidationFromTimings(graph, model, *timings);
 }
 
 }  // namespace roofline
