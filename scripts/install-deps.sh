@@ -13,6 +13,8 @@ packages=(
   libbenchmark-dev    # bench/
   libopenblas-dev     # BLAS for `roofline measure` and `roofline validate`
   zlib1g-dev          # gzip-compressed PyTorch profiler traces
+  libonnx-dev         # ONNX frontend (`roofline model x.onnx`): onnx_pb.h, shape inference
+  libprotobuf-dev     # protobuf headers and library the ONNX frontend needs
 )
 
 missing=()

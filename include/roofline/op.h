@@ -71,6 +71,12 @@ struct ElementwiseSpec {
   double flops_per_element = 1;  ///< arithmetic per output element
   DType dtype = DType::kBf16;
   std::string function;  ///< "add", "silu", "rope", ... (for display)
+  /// General networks: elements of each input when they differ from `elements` (broadcast
+  /// operands, pooling, resize and reduction inputs, copies); empty: every input has `elements`.
+  /// When given, its size is `inputs`.
+  std::vector<double> input_elements;
+  /// Dtype of each input when it differs from `dtype` (parallel to input_elements; may be empty).
+  std::vector<DType> input_dtypes;
 };
 
 enum class NormKind { kRms, kLayer };
@@ -114,6 +120,10 @@ struct Conv2dSpec {
   int64_t groups = 1;
   DType dtype = DType::kBf16;
   bool bias = false;
+  /// Output height and width when given (general networks take them from the graph: per-axis
+  /// strides, asymmetric padding, 1-D and folded 3-D convolutions); 0: derived from the fields.
+  int64_t out_h = 0;
+  int64_t out_w = 0;
 
   int64_t out_height() const;
   int64_t out_width() const;

@@ -66,9 +66,11 @@ double MatmulSpec::ExpertsTouched() const {
 }
 
 int64_t Conv2dSpec::out_height() const {
+  if (out_h > 0) return out_h;
   return (height + 2 * padding - dilation * (kernel_h - 1) - 1) / stride + 1;
 }
 int64_t Conv2dSpec::out_width() const {
+  if (out_w > 0) return out_w;
   return (width + 2 * padding - dilation * (kernel_w - 1) - 1) / stride + 1;
 }
 
@@ -154,7 +156,11 @@ std::vector<Operand> OperandsOf(const OpSpec& spec) {
               static const char* const kInputs[] = {"in0",  "in1",  "in2",  "in3", "in4",  "in5",
                                                     "in6",  "in7",  "in8",  "in9", "in10", "in11",
                                                     "in12", "in13", "in14", "in15"};
-              v.push_back(Make(kInputs[i], s.elements, s.dtype, TensorRole::kActivation, false));
+              const size_t u = static_cast<size_t>(i);
+              const double elements =
+                  u < s.input_elements.size() ? s.input_elements[u] : s.elements;
+              const DType dtype = u < s.input_dtypes.size() ? s.input_dtypes[u] : s.dtype;
+              v.push_back(Make(kInputs[i], elements, dtype, TensorRole::kActivation, false));
             }
             v.push_back(Make("out", s.elements, s.dtype, TensorRole::kActivation, true));
             return v;
@@ -279,6 +285,17 @@ Status Validate(const OpSpec& spec) {
               return Status::Invalid("flops-per-element",
                                      fmt::format("must be 0..1e6, got {}", s.flops_per_element));
             }
+            if (!s.input_elements.empty() &&
+                s.input_elements.size() != static_cast<size_t>(s.inputs)) {
+              return Status::Invalid("inputs", fmt::format("{} input sizes given for {} inputs",
+                                                           s.input_elements.size(), s.inputs));
+            }
+            for (double e : s.input_elements) {
+              if (!(e >= 0) || e > 1e18) {
+                return Status::Invalid("elements",
+                                       fmt::format("input size must be 0..1e18, got {}", e));
+              }
+            }
             return Status::Ok();
           },
           [](const NormSpec& s) -> Status {
@@ -314,8 +331,12 @@ Status Validate(const OpSpec& spec) {
                                                  "out-channels {}",
                                                  s.groups, s.in_channels, s.out_channels));
             }
-            if (s.height + 2 * s.padding < s.dilation * (s.kernel_h - 1) + 1 ||
-                s.width + 2 * s.padding < s.dilation * (s.kernel_w - 1) + 1) {
+            if (s.out_h < 0 || s.out_w < 0 || s.out_h > kMaxDim || s.out_w > kMaxDim) {
+              return Status::Invalid("out", "output sizes must be 0..2^40 (0 = derived)");
+            }
+            if ((s.out_h == 0 || s.out_w == 0) &&
+                (s.height + 2 * s.padding < s.dilation * (s.kernel_h - 1) + 1 ||
+                 s.width + 2 * s.padding < s.dilation * (s.kernel_w - 1) + 1)) {
               return Status::Invalid("kernel",
                                      "the (dilated) kernel is larger than the padded input");
             }

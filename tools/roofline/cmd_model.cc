@@ -1,26 +1,97 @@
 // `roofline model MODEL ...` and `roofline models list`.
+#include <algorithm>
 #include <ostream>
 
 #include "roofline/model_analysis.h"
 #include "roofline/model_registry.h"
+#include "roofline/network_analysis.h"
 #include "roofline/plot.h"
 #include "roofline/report.h"
 #include "tools/roofline/cli_util.h"
+#include "tools/roofline/network_input.h"
 #include "tools/roofline/workload_options.h"
 
 namespace roofline::cli {
+namespace {
+
+/// `roofline model GRAPH.json|model.onnx`: every node costed on the device.
+int RunNetworkModel(Context& ctx, const CLI::App& app, const ModelOptions& o,
+                    const std::vector<std::string>& dim_args, const std::string& plot,
+                    const std::string& report) {
+  Status s = RejectLlmFlags(app);
+  if (!s.ok()) return Fail(ctx, s);
+  if (o.format == "csv") {
+    return Fail(ctx, Status::Invalid("--format csv",
+                                     "graph files and ONNX models print table or "
+                                     "json"));
+  }
+  Result<DimBindings> dims = ParseDims(dim_args);
+  if (!dims.ok()) return Fail(ctx, dims.status());
+  DimBindings bound;
+  Result<NetworkGraph> graph = LoadNetwork(o.model, *dims, &bound);
+  if (!graph.ok()) return Fail(ctx, graph.status());
+  Result<Device> device = ctx.ResolveHw(o.hw);
+  if (!device.ok()) return Fail(ctx, device.status());
+  CostOptions options;
+  options.launch_overhead_s = o.launch_overhead_us * 1e-6;
+  const CostModel model(*device, options);
+  Result<NetworkAnalysis> a = AnalyzeNetwork(*graph, bound, model);
+  if (!a.ok()) return Fail(ctx, a.status());
+  const std::string table = RenderNetworkTable(*a, model);
+  if (!plot.empty() || !report.empty()) {
+    std::vector<std::string> engines;
+    std::vector<RooflinePoint> points;
+    for (const KernelCost& c : a->costs) {
+      for (int e = 0; e < c.num_engines; ++e) {
+        const std::string name = model.CeilingName(c.engines[e]);
+        if (name != "none" && c.engines[e].flops > 0 &&
+            std::find(engines.begin(), engines.end(), name) == engines.end()) {
+          engines.push_back(name);
+        }
+      }
+      if (c.flops <= 0 || c.bytes[0] <= 0 || c.time_s <= 0) continue;
+      points.push_back({c.name, "network", c.Intensity(0), c.attainable_flops_per_s,
+                        a->totals.time_s > 0 ? c.time_s / a->totals.time_s : 0});
+    }
+    std::string dims_text;
+    for (const auto& [name, value] : a->dims) {
+      dims_text += (dims_text.empty() ? " (" : ", ") + name + " " + std::to_string(value);
+    }
+    if (!dims_text.empty()) dims_text += ")";
+    const std::string title = a->name + " on " + device->id + dims_text;
+    const Chart chart = RooflineChart(*device, engines, points, title);
+    if (!plot.empty()) {
+      Status w = WriteFileAtomically(plot, chart.svg);
+      if (!w.ok()) return Fail(ctx, w);
+    }
+    if (!report.empty()) {
+      Status w = WriteFileAtomically(report, RenderHtml(title, table, {chart.svg}));
+      if (!w.ok()) return Fail(ctx, w);
+    }
+  }
+  *ctx.out << (o.format == "json" ? RenderNetworkJson(*a, model) : table);
+  return kExitOk;
+}
+
+}  // namespace
 
 int RunModel(Context& ctx) {
   CLI::App app{
       "An LLM (HF config.json) on a device: per-kernel FLOPs, bytes, time bound and what "
-      "binds it, for prefill and decode; latency and memory footprint.\n"
-      "example: roofline model llama-3-8b --hw h100-sxm --batch 8 --prompt 2048",
+      "binds it, for prefill and decode; latency and memory footprint. Also a general network "
+      "(graph file, docs/graph-format.md, or ONNX model): every node costed.\n"
+      "example: roofline model llama-3-8b --hw h100-sxm --batch 8 --prompt 2048\n"
+      "example: roofline model resnet50.json --hw h100-sxm --dim batch=8",
       "roofline model"};
   ModelOptions o;
   app.add_option("MODEL", o.model,
                  "preset id (`roofline models list`), config.json, or a "
-                 "directory holding one")
+                 "directory holding one; or a graph file (.json) or ONNX model (.onnx)")
       ->required();
+  std::vector<std::string> dims;
+  app.add_option("--dim", dims,
+                 "graph files and ONNX models: bind a symbolic dimension, NAME=VALUE "
+                 "(repeatable)");
   app.add_option("--phase", o.phase, "prefill, decode or both")
       ->check(CLI::IsMember({"prefill", "decode", "both"}))
       ->capture_default_str();
@@ -30,6 +101,13 @@ int RunModel(Context& ctx) {
   app.add_option("--plot", plot, "write the roofline of every kernel as an SVG file");
   app.add_option("--report", report, "write a self-contained HTML report (tables and roofline)");
   if (auto done = ParseArgs(app, ctx)) return *done;
+  if (IsNetworkInput(o.model)) return RunNetworkModel(ctx, app, o, dims, plot, report);
+  if (!dims.empty()) {
+    return Fail(ctx, Status::Invalid("--dim",
+                                     "applies to graph files and ONNX models, not to "
+                                     "the LLM config '" +
+                                         o.model + "'"));
+  }
 
   Result<Setup> setup = Prepare(ctx, o);
   if (!setup.ok()) return Fail(ctx, setup.status());

@@ -1,10 +1,12 @@
 // `roofline sweep MODEL --vary NAME=FROM:TO[:xF|+S] [--vary ...]`.
 #include <ostream>
 
+#include "roofline/network_analysis.h"
 #include "roofline/plot.h"
 #include "roofline/report.h"
 #include "roofline/sweep.h"
 #include "tools/roofline/cli_util.h"
+#include "tools/roofline/network_input.h"
 #include "tools/roofline/workload_options.h"
 
 namespace roofline::cli {
@@ -14,18 +16,67 @@ struct SweepOptions {
   std::vector<std::string> vary;  ///< one or two NAME=FROM:TO[:xF|+S] or NAME=A,B,C
   std::string plot;               ///< SVG of time against the first variable
   std::string report;             ///< self-contained HTML page
+  std::vector<std::string> dims;  ///< graph files: --dim NAME=VALUE for the other dimensions
 };
+
+namespace {
+
+/// `roofline sweep GRAPH.json|model.onnx --vary DIM=...`: one symbolic dimension.
+int RunNetworkSweep(Context& ctx, const CLI::App& app, const ModelOptions& o,
+                    const SweepOptions& so) {
+  Status s = RejectLlmFlags(app);
+  if (!s.ok()) return Fail(ctx, s);
+  if (o.format == "csv") {
+    return Fail(ctx, Status::Invalid("--format csv", "graph sweeps print table or json"));
+  }
+  if (!so.plot.empty()) {
+    return Fail(ctx, Status::Invalid("--plot",
+                                     "not available for graph sweeps yet (use "
+                                     "--report or --format json)"));
+  }
+  if (so.vary.size() != 1) {
+    return Fail(ctx, Status::Invalid("--vary", "graph sweeps vary one dimension"));
+  }
+  Result<std::pair<std::string, std::vector<int64_t>>> axis = ParseDimAxis(so.vary[0]);
+  if (!axis.ok()) return Fail(ctx, axis.status());
+  Result<DimBindings> dims = ParseDims(so.dims);
+  if (!dims.ok()) return Fail(ctx, dims.status());
+  DimBindings bound;
+  Result<NetworkGraph> graph = LoadNetwork(o.model, *dims, &bound);
+  if (!graph.ok()) return Fail(ctx, graph.status());
+  Result<Device> device = ctx.ResolveHw(o.hw);
+  if (!device.ok()) return Fail(ctx, device.status());
+  CostOptions options;
+  options.launch_overhead_s = o.launch_overhead_us * 1e-6;
+  const CostModel model(*device, options);
+  Result<NetSweepResult> r = SweepNetwork(*graph, bound, model, axis->first, axis->second);
+  if (!r.ok()) return Fail(ctx, r.status());
+  const std::string title = r->name + " on " + device->id + ": sweep " + axis->first;
+  const std::string table = RenderNetSweepTable(*r, title);
+  if (!so.report.empty()) {
+    Status w = WriteFileAtomically(so.report, RenderHtml(title, table, {}));
+    if (!w.ok()) return Fail(ctx, w);
+  }
+  *ctx.out << (o.format == "json" ? RenderNetSweepJson(*r, device->id) : table);
+  return kExitOk;
+}
+
+}  // namespace
 
 int RunSweepCommand(Context& ctx) {
   CLI::App app{
       "Vary one or two workload variables; find exactly where the binding resource "
       "changes, where memory runs out and where communication overtakes compute.\n"
       "example: roofline sweep llama-3-8b --hw h100-sxm --vary batch=1:1024 --phase "
-      "decode",
+      "decode\n"
+      "example: roofline sweep resnet50.json --hw h100-sxm --vary batch=1:64:x2 (a graph "
+      "file or ONNX model: NAME is any of its symbolic dimensions)",
       "roofline sweep"};
   ModelOptions o;
   SweepOptions so;
-  app.add_option("MODEL", o.model, "preset id, config.json, or a directory holding one")
+  app.add_option("MODEL", o.model,
+                 "preset id, config.json, or a directory holding one; or a graph file / ONNX "
+                 "model")
       ->required();
   app.add_option("--vary", so.vary,
                  "NAME=FROM:TO (doubling), NAME=FROM:TO:xF, NAME=FROM:TO:+S or NAME=A,B,C; NAME "
@@ -38,7 +89,13 @@ int RunSweepCommand(Context& ctx) {
   AddFormatOption(app, o.format, {"table", "json", "csv"});
   app.add_option("--plot", so.plot, "write an SVG of time against the first variable");
   app.add_option("--report", so.report, "write a self-contained HTML report");
+  app.add_option("--dim", so.dims,
+                 "graph files and ONNX models: bind another symbolic dimension, NAME=VALUE");
   if (auto done = ParseArgs(app, ctx)) return *done;
+  if (IsNetworkInput(o.model)) return RunNetworkSweep(ctx, app, o, so);
+  if (!so.dims.empty()) {
+    return Fail(ctx, Status::Invalid("--dim", "applies to graph files and ONNX models"));
+  }
 
   std::vector<SweepAxis> axes;
   for (const std::string& v : so.vary) {

@@ -1,0 +1,121 @@
+// General networks (CNNs, ViTs, diffusion UNets): the graph file format of docs/graph-format.md
+// in memory, its readers (JSON graph files, ONNX models) and its lowering to the operator IR.
+#ifndef ROOFLINE_NETWORK_H_
+#define ROOFLINE_NETWORK_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "roofline/dtype.h"
+#include "roofline/status.h"
+
+namespace roofline {
+
+/// One entry of a tensor shape: a constant, or factor x a symbolic dimension.
+struct ShapeEntry {
+  int64_t value = 0;   ///< the constant (when `dim` is empty)
+  std::string dim;     ///< symbolic dimension name, e.g. "batch"
+  int64_t factor = 1;  ///< multiplier of `dim`
+
+  static ShapeEntry Const(int64_t v) { return {v, "", 1}; }
+  static ShapeEntry Sym(std::string name, int64_t factor = 1) {
+    return {0, std::move(name), factor};
+  }
+};
+
+struct NetTensor {
+  std::string name;
+  std::vector<ShapeEntry> shape;
+  DType dtype = DType::kFp32;
+  /// Storage bits of dtypes the cost model has no DType for (int64: 64, int32: 32, int16: 16,
+  /// uint8 and bool: 8; `dtype` then holds kInt8); 0: BitsOf(dtype). Set both with SetNetDType.
+  int bits = 0;
+  bool weight = false;    ///< a parameter or buffer: read once per pass
+  bool parameter = true;  ///< counted in the parameter total (false for buffers); weights only
+
+  /// Bytes per element (0.5 for 4-bit types).
+  double ElementBytes() const { return (bits > 0 ? bits : BitsOf(dtype)) / 8.0; }
+};
+
+/// Sets `dtype` and `bits` of a tensor from a graph-file dtype name (fp64 fp32 tf32 bf16 fp16
+/// fp8 fp4 int64 int32 int16 int8 uint8 int4 bool). False when the name is unknown.
+bool SetNetDType(NetTensor& tensor, std::string_view name);
+/// The graph-file dtype name of a tensor ("int64", "bf16").
+std::string NetDTypeName(const NetTensor& tensor);
+/// The accepted graph-file dtype names, space separated.
+std::string NetDTypeNames();
+
+/// Node attributes: numbers (ints, floats and bools as 0/1, lists as vectors) and strings.
+struct NetAttrs {
+  std::map<std::string, std::vector<double>> numbers;
+  std::map<std::string, std::string> strings;
+
+  bool Has(const std::string& key) const;
+  /// The first number of `key`, or `fallback`.
+  double Number(const std::string& key, double fallback) const;
+  int64_t Int(const std::string& key, int64_t fallback) const;
+  /// All numbers of `key` as integers (empty when absent).
+  std::vector<int64_t> Ints(const std::string& key) const;
+  std::string String(const std::string& key, const std::string& fallback = "") const;
+};
+
+struct NetNode {
+  std::string name;
+  std::string op;      ///< matmul, linear, conv, attention, elementwise, norm, softmax, pool,
+                       ///< reduce, resize, embedding, copy, view, unknown (docs/graph-format.md)
+  std::string module;  ///< module path that issued it ("layer1.0.conv1"), may be empty
+  std::string source;  ///< the framework op ("aten::addmm", "Gemm")
+  std::vector<std::string> inputs, outputs;  ///< tensor names
+  NetAttrs attrs;
+};
+
+/// A whole network.
+struct NetworkGraph {
+  std::string name;
+  std::string producer;
+  std::string origin;  ///< the file it was read from (error messages)
+  /// Symbolic dimensions and their defaults (nullopt: must be bound with --dim).
+  std::vector<std::pair<std::string, std::optional<int64_t>>> dims;
+  std::vector<NetTensor> tensors;
+  std::vector<NetNode> nodes;
+  std::vector<std::string> inputs, outputs;
+  std::vector<std::string> notes;  ///< what a reader noticed (missing external data, ...)
+
+  const NetTensor* FindTensor(std::string_view name) const;
+};
+
+/// Reads a graph file (docs/graph-format.md). Errors name the file and the JSON path
+/// ("<file>: nodes[3].inputs[1]: ...").
+Result<NetworkGraph> ParseGraphJson(std::string_view text, const std::string& origin);
+Result<NetworkGraph> LoadGraphFile(const std::string& path);
+/// Writes a graph in the file format (pretty JSON).
+std::string GraphToJson(const NetworkGraph& graph);
+
+/// Symbolic dimensions bound from the command line (`--dim batch=8`).
+using DimBindings = std::map<std::string, int64_t>;
+
+/// Parses "name=value" (`--dim`) into `dims`; errors name the flag and the dimension.
+Status ParseDimBinding(const std::string& text, DimBindings& dims);
+/// The value of every symbolic dimension of `graph`: its binding, else its default. Errors name
+/// the file and the dimension: unbound without a default, bound but unknown to the graph, or a
+/// value outside 1..2^40.
+Result<DimBindings> ResolveDims(const NetworkGraph& graph, const DimBindings& bindings);
+/// The concrete shape of a tensor under resolved dims; errors on an unknown dimension or a
+/// size (any entry or the element count) above 2^40 per entry / 2^62 in all.
+Result<std::vector<int64_t>> ResolveShape(const NetTensor& tensor, const DimBindings& dims);
+
+/// Reads an ONNX model, binds its symbolic input dimensions from `dims` (every symbolic input
+/// dimension must be bound, or the error names it), runs ONNX shape inference and maps nodes to
+/// the ops of docs/graph-format.md. Only shapes are needed: external weight data need not be
+/// present. Defined only when the project was built with the ONNX library (else an error).
+Result<NetworkGraph> LoadOnnxModel(const std::string& path, const DimBindings& dims);
+/// True when the ONNX frontend was compiled in.
+bool OnnxFrontendAvailable();
+
+}  // namespace roofline
+
+#endif  // ROOFLINE_NETWORK_H_

@@ -1,0 +1,109 @@
+// A general network (graph file or ONNX model) on a device: every node lowered to the operator
+// IR and costed like an LLM kernel, totals, parameters, the nodes that could not be costed, and
+// sweeps over a symbolic dimension.
+#ifndef ROOFLINE_NETWORK_ANALYSIS_H_
+#define ROOFLINE_NETWORK_ANALYSIS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "roofline/cost.h"
+#include "roofline/graph.h"
+#include "roofline/network.h"
+#include "roofline/op_analysis.h"
+#include "roofline/sweep.h"
+
+namespace roofline {
+
+/// What a costed node is besides its KernelCost.
+struct NetKernelInfo {
+  std::string node;    ///< node name
+  std::string module;  ///< module path ("layer1.0.conv1"), may be empty
+  std::string op;      ///< graph op kind ("conv", "norm", ...)
+  std::string source;  ///< framework op
+  /// FLOPs of the matrix part (matmul, linear, conv, attention: 2 per multiply-accumulate, no
+  /// bias, no softmax): the torch.utils.flop_counter convention. 0 for other ops.
+  double matrix_flops = 0;
+  bool matrix = false;  ///< a matmul, linear, conv or attention node
+};
+
+/// The nodes that could not be costed (op `unknown`): never dropped silently.
+struct UncostedNodes {
+  int64_t count = 0;
+  double output_bytes = 0;    ///< bytes of their outputs
+  double share_of_nodes = 0;  ///< count / all nodes that are not views
+  double share_of_bytes = 0;  ///< output bytes / output bytes of all nodes that are not views
+  std::map<std::string, int64_t> by_op;  ///< source op ("aten::foo", attrs.op) -> count
+};
+
+/// Everything `roofline model GRAPH.json` reports.
+struct NetworkAnalysis {
+  std::string name;
+  DimBindings dims;  ///< every symbolic dimension's value
+  Graph graph;       ///< one op per costed node, in node order
+  std::vector<Kernel> kernels;
+  std::vector<KernelCost> costs;    ///< parallel to kernels
+  std::vector<NetKernelInfo> info;  ///< parallel to kernels
+  Totals totals;
+  double matrix_flops = 0;  ///< sum of NetKernelInfo::matrix_flops
+  double parameters = 0;    ///< elements of weight tensors with parameter != false
+  double weight_bytes = 0;  ///< bytes of every weight tensor (parameters and buffers)
+  int64_t nodes = 0;        ///< all nodes of the graph
+  int64_t views = 0;        ///< `view` nodes (no kernel)
+  UncostedNodes uncosted;
+  double compute_bound_s = 0;  ///< time of kernels bound by compute
+  double memory_bound_s = 0;   ///< ... by memory
+  std::vector<std::string> notes;
+};
+
+/// Binds the graph's dims (`bindings` over defaults; errors name the dimension), lowers every
+/// node and costs it on the model's device. Errors name the file and the node.
+Result<NetworkAnalysis> AnalyzeNetwork(const NetworkGraph& graph, const DimBindings& bindings,
+                                       const CostModel& model);
+
+/// `roofline model GRAPH.json`: kernel table, totals, parameters, uncosted nodes.
+std::string RenderNetworkTable(const NetworkAnalysis& analysis, const CostModel& model);
+/// `roofline model GRAPH.json --format json` (fields in docs/graph-format.md).
+std::string RenderNetworkJson(const NetworkAnalysis& analysis, const CostModel& model);
+
+/// One point of a sweep over a symbolic dimension.
+struct NetSweepPoint {
+  int64_t value = 0;
+  double time_s = 0;
+  double flops = 0;
+  double matrix_flops = 0;
+  double bytes = 0;          ///< device memory
+  std::string bound;         ///< the network's verdict (resource with the largest summed time)
+  std::string matrix_bound;  ///< verdict of the matrix kernels alone ("" when none)
+  std::string other_bound;   ///< verdict of the other kernels alone ("" when none)
+  double compute_bound_s = 0;
+  double memory_bound_s = 0;
+};
+
+/// `roofline sweep GRAPH.json --vary DIM=...`.
+struct NetSweepResult {
+  std::string name;
+  std::string variable;  ///< the dimension swept
+  std::vector<NetSweepPoint> points;
+  std::vector<Crossover> crossovers;  ///< exact values (bisected) where a verdict changes
+  std::vector<NeverFlips> never;      ///< verdicts that never change over the range
+  int64_t evaluations = 0;
+};
+
+/// Sweeps one symbolic dimension over `axis_values` (ascending). Other dims come from
+/// `bindings` and defaults.
+Result<NetSweepResult> SweepNetwork(const NetworkGraph& graph, const DimBindings& bindings,
+                                    const CostModel& model, const std::string& variable,
+                                    const std::vector<int64_t>& axis_values);
+/// Parses "DIM=FROM:TO[:xF|+S]" or "DIM=A,B,C" for a graph dimension (the grid syntax of
+/// `roofline sweep`).
+Result<std::pair<std::string, std::vector<int64_t>>> ParseDimAxis(const std::string& spec);
+
+std::string RenderNetSweepTable(const NetSweepResult& sweep, const std::string& title);
+std::string RenderNetSweepJson(const NetSweepResult& sweep, const std::string& device);
+
+}  // namespace roofline
+
+#endif  // ROOFLINE_NETWORK_ANALYSIS_H_

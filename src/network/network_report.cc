@@ -1,0 +1,130 @@
+// Renderers of a network analysis: the kernel table and the JSON document.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "roofline/network_analysis.h"
+#include "roofline/units.h"
+#include "src/report/table.h"
+
+namespace roofline {
+namespace {
+
+std::string Percent(double share) { return fmt::format("{:.1f}%", 100 * share); }
+
+std::string DimsText(const DimBindings& dims) {
+  std::string out;
+  for (const auto& [name, value] : dims)
+    out += fmt::format("{}{}={}", out.empty() ? "" : ", ", name, value);
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+std::string RenderNetworkTable(const NetworkAnalysis& a, const CostModel& model) {
+  const Device& d = model.device();
+  const std::string mem = d.device_memory().name;
+  std::string out = fmt::format("{} on {} ({})\n", a.name, d.name, d.id);
+  out += fmt::format("dims: {}; {} nodes: {} kernels, {} views (no kernel), {} uncosted\n",
+                     DimsText(a.dims), a.nodes, a.kernels.size(), a.views, a.uncosted.count);
+  out += fmt::format("parameters {} ({} of weights and buffers)\n", Si(a.parameters, ""),
+                     Si(a.weight_bytes, "B"));
+  out +=
+      "1 FLOP = one multiply or one add (a multiply-accumulate is 2); one kernel per node "
+      "(eager)\n\n";
+  TextTable table(
+      {"kernel", "module", "op", "FLOP", mem + " bytes", "FLOP/B", "time", "bound", "share"},
+      {false, false, false, true, true, true, true, false, true});
+  for (size_t i = 0; i < a.kernels.size(); ++i) {
+    const KernelCost& c = a.costs[i];
+    const NetKernelInfo& info = a.info[i];
+    table.AddRow({c.name, info.module, info.op, Si(c.flops, ""), Si(c.bytes[0], "B"),
+                  Num(c.Intensity(0)), Seconds(c.time_s), model.BoundName(c),
+                  Percent(a.totals.time_s > 0 ? c.time_s / a.totals.time_s : 0)});
+  }
+  out += table.Render();
+  const double t = a.totals.time_s;
+  out += fmt::format(
+      "total: {} ({}), {} FLOP ({} FLOP in matmuls, convolutions and attention), {} moved "
+      "through {}; time compute-bound {}, memory-bound {}\n",
+      Seconds(t), a.totals.bound, Si(a.totals.flops, ""), Si(a.matrix_flops, ""),
+      Si(a.totals.bytes[0], "B"), mem, Percent(t > 0 ? a.compute_bound_s / t : 0),
+      Percent(t > 0 ? a.memory_bound_s / t : 0));
+  if (a.uncosted.count > 0) {
+    std::string ops;
+    for (const auto& [op, count] : a.uncosted.by_op) {
+      ops += fmt::format("{}{} x{}", ops.empty() ? "" : ", ", op, count);
+    }
+    out += fmt::format(
+        "not costed: {} nodes ({} of the nodes), {} of outputs ({} of all node outputs): {}\n",
+        a.uncosted.count, Percent(a.uncosted.share_of_nodes), Si(a.uncosted.output_bytes, "B"),
+        Percent(a.uncosted.share_of_bytes), ops);
+  } else {
+    out += "not costed: none (every node was costed or is a view)\n";
+  }
+  for (const std::string& n : a.notes) out += "note: " + n + "\n";
+  return out;
+}
+
+std::string RenderNetworkJson(const NetworkAnalysis& a, const CostModel& model) {
+  using ojson = nlohmann::ordered_json;
+  const Device& d = model.device();
+  ojson doc;
+  ojson uncosted;
+  uncosted["count"] = a.uncosted.count;
+  uncosted["output_bytes"] = a.uncosted.output_bytes;
+  uncosted["share_of_nodes"] = a.uncosted.share_of_nodes;
+  uncosted["share_of_bytes"] = a.uncosted.share_of_bytes;
+  uncosted["by_op"] = ojson::object();
+  for (const auto& [op, count] : a.uncosted.by_op) uncosted["by_op"][op] = count;
+  ojson net;
+  net["name"] = a.name;
+  net["parameters"] = a.parameters;
+  net["weight_bytes"] = a.weight_bytes;
+  net["nodes"] = a.nodes;
+  net["kernels"] = a.kernels.size();
+  net["views"] = a.views;
+  net["uncosted"] = uncosted;
+  doc["network"] = net;
+  doc["device"] = d.id;
+  doc["dims"] = ojson::object();
+  for (const auto& [name, value] : a.dims) doc["dims"][name] = value;
+  ojson totals;
+  totals["flops"] = a.totals.flops;
+  totals["matrix_flops"] = a.matrix_flops;
+  totals["bytes"] = a.totals.bytes[0];
+  ojson levels = ojson::object();
+  for (size_t l = 0; l < d.memory.size() && l < static_cast<size_t>(kMaxLevels); ++l) {
+    levels[d.memory[l].name] = a.totals.bytes[l];
+  }
+  totals["bytes_by_level"] = levels;
+  totals["time_s"] = a.totals.time_s;
+  totals["bound"] = a.totals.bound;
+  totals["compute_bound_s"] = a.compute_bound_s;
+  totals["memory_bound_s"] = a.memory_bound_s;
+  doc["totals"] = totals;
+  ojson kernels = ojson::array();
+  for (size_t i = 0; i < a.kernels.size(); ++i) {
+    const KernelCost& c = a.costs[i];
+    const NetKernelInfo& info = a.info[i];
+    ojson k;
+    k["name"] = c.name;
+    k["module"] = info.module;
+    k["op"] = info.op;
+    k["source"] = info.source;
+    k["flops"] = c.flops;
+    k["matrix_flops"] = info.matrix_flops;
+    ojson bytes = ojson::object();
+    for (int l = 0; l < c.num_levels; ++l) bytes[d.memory[l].name] = c.bytes[l];
+    k["bytes"] = bytes;
+    k["intensity"] = c.Intensity(0);
+    k["time_s"] = c.time_s;
+    k["bound"] = model.BoundName(c);
+    kernels.push_back(k);
+  }
+  doc["kernels"] = kernels;
+  doc["notes"] = a.notes;
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace roofline

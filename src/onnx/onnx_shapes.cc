@@ -1,0 +1,311 @@
+// Shapes for the ONNX frontend: binding symbolic input dimensions and running ONNX shape
+// inference (with the shapes of onnx_shape_fill.cc where the library stops).
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <algorithm>
+#include <exception>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "src/onnx/onnx_internal.h"
+
+namespace roofline::onnx_frontend {
+namespace {
+
+std::string JoinNames(const std::set<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+/// Sets every bound symbolic dimension of `shape` to its value; returns false when a dimension
+/// stays unknown afterwards.
+bool SubstituteDims(onnx::TensorShapeProto* shape, const DimBindings& dims) {
+  bool all_static = true;
+  for (auto& d : *shape->mutable_dim()) {
+    if (d.has_dim_value() && d.dim_value() >= 0) continue;
+    auto it = d.has_dim_param() ? dims.find(d.dim_param()) : dims.end();
+    if (it != dims.end()) {
+      d.set_dim_value(it->second);
+    } else {
+      all_static = false;
+    }
+  }
+  return all_static;
+}
+
+/// The library's message on one line, without its internal prefix.
+std::string OneLine(std::string message) {
+  for (auto& c : message) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  for (const std::string prefix :
+       {"[ShapeInferenceError] ", "[TypeInferenceError] ", "Shape inference error(s): "}) {
+    for (size_t p; (p = message.find(prefix)) != std::string::npos;) {
+      message.erase(p, prefix.size());
+    }
+  }
+  // "(op_type:MatMul, node name: mm): ..." -> "node 'mm' (MatMul): ..."
+  const std::string op_key = "(op_type:", name_key = ", node name: ";
+  for (size_t p = 0; (p = message.find(op_key, p)) != std::string::npos;) {
+    const size_t comma = message.find(name_key, p);
+    const size_t close = comma == std::string::npos ? comma : message.find("):", comma);
+    if (close == std::string::npos) break;
+    const std::string op = message.substr(p + op_key.size(), comma - p - op_key.size());
+    const std::string node =
+        message.substr(comma + name_key.size(), close - comma - name_key.size());
+    const std::string text = "node '" + node + "' (" + op + "):";
+    message.replace(p, close + 2 - p, text);
+    p += text.size();
+  }
+  while (!message.empty() && message.back() == ' ') message.pop_back();
+  return message;
+}
+
+/// Rank of an input type when known, else -1.
+int RankOf(const onnx::TypeProto* t) {
+  if (t == nullptr || !t->has_tensor_type() || !t->tensor_type().has_shape()) return -1;
+  return t->tensor_type().shape().dim_size();
+}
+
+/// The library's schemas, with the shape inference of convolutions and pooling guarded: libonnx
+/// 1.12 indexes their input shapes without checking the ranks (a scalar ConvTranspose weight
+/// crashes it). A bad rank becomes an inference error naming the node.
+class GuardedRegistry final : public onnx::ISchemaRegistry {
+ public:
+  const onnx::OpSchema* GetSchema(const std::string& key, const int max_version,
+                                  const std::string& domain) const override {
+    const onnx::OpSchema* schema =
+        onnx::OpSchemaRegistry::Instance()->GetSchema(key, max_version, domain);
+    if (schema == nullptr || !Guarded(key) || !schema->has_type_and_shape_inference_function()) {
+      return schema;
+    }
+    auto& slot = guarded_[{schema->Name(), schema->SinceVersion(), schema->domain()}];
+    if (!slot) {
+      slot = std::make_unique<onnx::OpSchema>(*schema);
+      const int weight = key == "QLinearConv" ? 3 : 1;  // input index of W (-1: none)
+      const bool has_weight = key.find("Conv") != std::string::npos;
+      auto inner = schema->GetTypeAndShapeInferenceFunction();
+      slot->TypeAndShapeInferenceFunction([inner, weight, has_weight](onnx::InferenceContext& ctx) {
+        const int x = RankOf(ctx.getNumInputs() > 0 ? ctx.getInputType(0) : nullptr);
+        const int w = has_weight && ctx.getNumInputs() > static_cast<size_t>(weight)
+                          ? RankOf(ctx.getInputType(weight))
+                          : -1;
+        if (x >= 0 && x < 3) fail_shape_inference("input X has rank ", x, ", expected 3 or more");
+        if (has_weight && w >= 0 && w < 3) {
+          fail_shape_inference("weight W has rank ", w, ", expected 3 or more");
+        }
+        if (has_weight && x >= 0 && w >= 0 && x != w) {
+          fail_shape_inference("X has rank ", x, " but W has rank ", w);
+        }
+        inner(ctx);
+      });
+    }
+    return slot.get();
+  }
+
+ private:
+  static bool Guarded(const std::string& op) {
+    static const std::set<std::string> kOps = {"Conv",        "ConvTranspose", "ConvInteger",
+                                               "QLinearConv", "MaxPool",       "AveragePool",
+                                               "LpPool",      "MaxUnpool"};
+    return kOps.count(op) > 0;
+  }
+  mutable std::map<std::tuple<std::string, int, std::string>, std::unique_ptr<onnx::OpSchema>>
+      guarded_;
+};
+
+}  // namespace
+
+const ValueInfo* ModelValues::Find(const std::string& name) const {
+  auto it = values.find(name);
+  return it == values.end() ? nullptr : &it->second;
+}
+
+std::optional<std::vector<int64_t>> ModelValues::Dims(const std::string& name) const {
+  const ValueInfo* v = Find(name);
+  if (v == nullptr || !v->known) return std::nullopt;
+  return v->dims;
+}
+
+Status BindInputDims(onnx::ModelProto& model, const DimBindings& dims, const std::string& origin,
+                     std::vector<std::pair<std::string, int64_t>>* used) {
+  onnx::GraphProto* graph = model.mutable_graph();
+  std::set<std::string> init_names;
+  for (const auto& t : graph->initializer()) init_names.insert(t.name());
+  for (const auto& [name, value] : dims) {
+    if (value < 0) {
+      return Status::Invalid(origin, "--dim " + name + " must be a non-negative integer, got " +
+                                         std::to_string(value));
+    }
+  }
+  std::set<std::string> symbolic;
+  for (auto& input : *graph->mutable_input()) {
+    if (init_names.count(input.name()) > 0) continue;  // IR < 4 lists initializers as inputs
+    if (!input.type().has_tensor_type()) {
+      return Status::Unsupported(origin, "input '" + input.name() +
+                                             "' is not a tensor (sequences, maps and optionals "
+                                             "are not modelled)");
+    }
+    auto* tensor_type = input.mutable_type()->mutable_tensor_type();
+    if (!tensor_type->has_shape()) {
+      return Status::Invalid(origin, "input '" + input.name() + "' has no shape");
+    }
+    int axis = 0;
+    for (auto& d : *tensor_type->mutable_shape()->mutable_dim()) {
+      if (d.has_dim_value()) {
+        if (d.dim_value() < 0) {
+          return Status::Invalid(origin, "input '" + input.name() + "' dimension " +
+                                             std::to_string(axis) + " is negative (" +
+                                             std::to_string(d.dim_value()) + ")");
+        }
+      } else if (d.has_dim_param() && !d.dim_param().empty()) {
+        const std::string& sym = d.dim_param();
+        symbolic.insert(sym);
+        auto it = dims.find(sym);
+        if (it == dims.end()) {
+          return Status::Invalid(origin, "input '" + input.name() + "' dimension '" + sym +
+                                             "' is symbolic: bind it with --dim " + sym + "=N");
+        }
+        if (std::none_of(used->begin(), used->end(),
+                         [&](const auto& u) { return u.first == sym; })) {
+          used->emplace_back(sym, it->second);
+        }
+        d.set_dim_value(it->second);
+      } else {
+        return Status::Invalid(origin, "input '" + input.name() + "' dimension " +
+                                           std::to_string(axis) +
+                                           " has neither a size nor a name, so it cannot be "
+                                           "bound with --dim");
+      }
+      ++axis;
+    }
+  }
+  for (const auto& [name, value] : dims) {
+    if (symbolic.count(name) == 0) {
+      return Status::Invalid(
+          origin, "--dim " + name + ": the model has no symbolic input dimension '" + name + "' (" +
+                      (symbolic.empty() ? std::string("its inputs have none")
+                                        : "its symbolic dimensions: " + JoinNames(symbolic)) +
+                      ")");
+    }
+  }
+  // Exporters annotate outputs and intermediates with their own symbols ("batch", "s0*4"):
+  // substitute the bound ones and drop the rest, so inference derives them from the inputs.
+  for (auto& output : *graph->mutable_output()) {
+    if (output.type().has_tensor_type() && output.type().tensor_type().has_shape() &&
+        !SubstituteDims(output.mutable_type()->mutable_tensor_type()->mutable_shape(), dims)) {
+      output.mutable_type()->mutable_tensor_type()->clear_shape();
+    }
+  }
+  auto* infos = graph->mutable_value_info();
+  for (int i = infos->size() - 1; i >= 0; --i) {
+    auto* vi = infos->Mutable(i);
+    if (!vi->type().has_tensor_type() || !vi->type().tensor_type().has_shape() ||
+        !SubstituteDims(vi->mutable_type()->mutable_tensor_type()->mutable_shape(), dims)) {
+      infos->DeleteSubrange(i, 1);
+    }
+  }
+  return Status::Ok();
+}
+
+Status InferModelShapes(onnx::ModelProto& model, const std::string& origin,
+                        std::vector<std::string>* notes) {
+  int64_t opset = 0;
+  for (const auto& o : model.opset_import()) {
+    if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
+  }
+  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto it = ranges.find(onnx::ONNX_DOMAIN);
+  const int64_t known = it == ranges.end() ? 0 : it->second.second;
+  const bool strict = opset <= known;
+  if (!strict) {
+    notes->push_back("opset " + std::to_string(opset) + " is newer than this ONNX library's (" +
+                     std::to_string(known) +
+                     "): shape inference ran in lenient mode, ops it does not know may be "
+                     "uncosted");
+  }
+  // The library infers node by node in one pass; where it stops (an op it does not know), the
+  // shapes filled here let the next pass go on.
+  constexpr int kMaxPasses = 200;
+  const GuardedRegistry registry;
+  for (int pass = 0; pass < kMaxPasses; ++pass) {
+    try {
+      onnx::ShapeInferenceOptions options(/*check_type_val=*/false,
+                                          /*strict_mode_val=*/strict ? 1 : 0,
+                                          /*data_prop_val=*/true);
+      onnx::shape_inference::InferShapes(model, &registry, options);
+    } catch (const std::exception& e) {
+      return Status::Invalid(origin, "shape inference failed: " + OneLine(e.what()));
+    } catch (...) {
+      return Status::Invalid(origin, "shape inference failed (unknown error)");
+    }
+    const auto missing = MissingShapes(model.graph(), CollectValues(model.graph()));
+    if (missing.empty()) break;
+    onnx::GraphProto* graph = model.mutable_graph();
+    for (const auto& [name, info] : missing) {
+      onnx::ValueInfoProto* target = nullptr;
+      for (auto& o : *graph->mutable_output()) {
+        if (o.name() == name) target = &o;
+      }
+      for (auto& vi : *graph->mutable_value_info()) {
+        if (vi.name() == name) target = &vi;
+      }
+      if (target == nullptr) {
+        target = graph->add_value_info();
+        target->set_name(name);
+      }
+      auto* tt = target->mutable_type()->mutable_tensor_type();
+      if (info.elem_type != 0) tt->set_elem_type(info.elem_type);
+      tt->clear_shape();
+      auto* shape = tt->mutable_shape();
+      for (int64_t d : info.dims) shape->add_dim()->set_dim_value(d);
+    }
+  }
+  return Status::Ok();
+}
+
+ModelValues CollectValues(const onnx::GraphProto& graph) {
+  ModelValues out;
+  auto add = [&](const onnx::ValueInfoProto& vi) {
+    ValueInfo info;
+    if (vi.type().has_tensor_type()) {
+      const auto& tt = vi.type().tensor_type();
+      info.elem_type = tt.elem_type();
+      if (tt.has_shape()) {
+        info.known = true;
+        for (const auto& d : tt.shape().dim()) {
+          if (!d.has_dim_value() || d.dim_value() < 0) {
+            info.known = false;
+            break;
+          }
+          info.dims.push_back(d.dim_value());
+        }
+        if (info.known && !ElementCount(info.dims)) info.known = false;
+      }
+    }
+    auto& slot = out.values[vi.name()];
+    if (!slot.known) slot = info;
+  };
+  for (const auto& vi : graph.input()) add(vi);
+  for (const auto& vi : graph.output()) {
+    add(vi);
+    out.graph_outputs.insert(vi.name());
+  }
+  for (const auto& vi : graph.value_info()) add(vi);
+  for (const auto& t : graph.initializer()) {
+    ValueInfo info;
+    info.known = true;
+    info.dims.assign(t.dims().begin(), t.dims().end());
+    info.elem_type = t.data_type();
+    out.values[t.name()] = info;
+    out.initializers[t.name()] = &t;
+  }
+  return out;
+}
+
+}  // namespace roofline::onnx_frontend

@@ -1,0 +1,179 @@
+// `roofline model GRAPH.json` and `roofline sweep GRAPH.json` through cli::Run: the table, the
+// JSON contract, sweeps over a symbolic dimension and the bad-input contract.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tools/roofline/commands.h"
+
+namespace roofline {
+namespace {
+
+struct Output {
+  int status;
+  std::string out;
+  std::string err;
+};
+
+Output RunCli(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int status = cli::Run(args, out, err);
+  return {status, out.str(), err.str()};
+}
+
+std::string Fixture(const std::string& name) {
+  return std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/graphs/" + name;
+}
+
+TEST(NetworkCli, ModelTable) {
+  const Output o = RunCli({"model", Fixture("small_cnn.json"), "--hw", "h100-sxm"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_TRUE(o.err.empty());
+  EXPECT_NE(o.out.find("small_cnn on NVIDIA H100"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("dims: batch=1; 9 nodes: 8 kernels, 1 views (no kernel), 0 uncosted"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("parameters 5.43 k"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("conv1"), std::string::npos);
+  EXPECT_NE(o.out.find("memory:hbm"), std::string::npos);
+  EXPECT_NE(o.out.find("total: "), std::string::npos);
+  EXPECT_NE(o.out.find("not costed: none"), std::string::npos);
+}
+
+TEST(NetworkCli, ModelJsonContract) {
+  const Output o =
+      RunCli({"model", Fixture("all_ops.json"), "--hw", "h100-sxm", "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["network"]["name"], "all_ops");
+  EXPECT_EQ(j["network"]["nodes"], 18);
+  EXPECT_GT(j["network"]["parameters"].get<double>(), 0);
+  EXPECT_GT(j["network"]["weight_bytes"].get<double>(), 0);
+  EXPECT_EQ(j["network"]["uncosted"]["count"], 1);
+  EXPECT_EQ(j["network"]["uncosted"]["output_bytes"].get<double>(), 4096);
+  EXPECT_DOUBLE_EQ(j["network"]["uncosted"]["share_of_nodes"].get<double>(), 1.0 / 17);
+  EXPECT_DOUBLE_EQ(j["network"]["uncosted"]["share_of_bytes"].get<double>(), 4096.0 / 41672);
+  EXPECT_EQ(j["network"]["uncosted"]["by_op"]["aten::nonzero"], 1);
+  EXPECT_EQ(j["device"], "h100-sxm");
+  EXPECT_TRUE(j["dims"].is_object());
+  for (const char* key : {"flops", "matrix_flops", "bytes", "time_s"}) {
+    EXPECT_GT(j["totals"][key].get<double>(), 0) << key;
+  }
+  EXPECT_TRUE(j["totals"]["bound"].is_string());
+  ASSERT_EQ(j["kernels"].size(), 16u);
+  double flops = 0;
+  for (const auto& k : j["kernels"]) flops += k["flops"].get<double>();
+  EXPECT_DOUBLE_EQ(flops, j["totals"]["flops"].get<double>());
+  EXPECT_EQ(j["kernels"][0]["name"], "mm");
+  EXPECT_EQ(j["kernels"][0]["op"], "matmul");
+  EXPECT_EQ(j["kernels"][0]["matrix_flops"].get<double>(), 2.0 * 8 * 16 * 24 * 32);
+}
+
+TEST(NetworkCli, DimBindsTheBatch) {
+  const Output o = RunCli({"model", Fixture("small_cnn.json"), "--hw", "h100-sxm", "--dim",
+                           "batch=8", "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["dims"]["batch"], 8);
+  // 8 x (conv1 + conv2 + fc) matrix FLOPs of batch 1.
+  EXPECT_EQ(j["totals"]["matrix_flops"].get<double>(),
+            8 * (2.0 * 16 * 1024 * 27 + 2.0 * 32 * 64 * 144 + 2.0 * 320));
+}
+
+TEST(NetworkCli, PlotAndReport) {
+  const auto dir = std::filesystem::temp_directory_path() / "roofline_network_cli";
+  std::filesystem::create_directories(dir);
+  const std::string svg = (dir / "net.svg").string();
+  const std::string html = (dir / "net.html").string();
+  const Output o = RunCli({"model", Fixture("transformer_block.json"), "--hw", "h100-sxm", "--plot",
+                           svg, "--report", html});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_TRUE(std::filesystem::file_size(svg) > 0);
+  EXPECT_TRUE(std::filesystem::file_size(html) > 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(NetworkCli, SweepOverBatchReportsTheCrossover) {
+  const Output o = RunCli({"sweep", Fixture("transformer_block.json"), "--hw", "a100-sxm-80gb",
+                           "--vary", "batch=1:64:x2"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("sweep batch"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("crossovers (exact, bisected):"), std::string::npos);
+  // Exact (bisected): the A100 ridge is reached between the grid points 8 and 16.
+  EXPECT_NE(o.out.find("matrix kernels: memory-bound (hbm) until batch 8, compute-bound "
+                       "(tensor.bf16) from batch 9 on"),
+            std::string::npos)
+      << o.out;
+  const Output j = RunCli({"sweep", Fixture("transformer_block.json"), "--hw", "a100-sxm-80gb",
+                           "--vary", "batch=1:64:x2", "--format", "json"});
+  ASSERT_EQ(j.status, 0) << j.err;
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["variable"], "batch");
+  ASSERT_EQ(doc["points"].size(), 7u);
+  EXPECT_EQ(doc["points"][6]["batch"], 64);
+  ASSERT_FALSE(doc["crossovers"].empty());
+  EXPECT_EQ(doc["crossovers"][0]["variable"], "batch");
+}
+
+struct BadCase {
+  std::vector<std::string> args;
+  std::string expected;  ///< part of the one error line
+};
+
+TEST(NetworkCli, BadInputExitsTwoWithOneLine) {
+  const std::string f = Fixture("");
+  const std::vector<BadCase> cases = {
+      {{"model", f + "bad_malformed.json"}, "bad_malformed.json:"},
+      {{"model", f + "bad_unknown_tensor.json"},
+       "bad_unknown_tensor.json: nodes[3].inputs[0]: unknown tensor 't9'"},
+      {{"model", f + "bad_unknown_op.json"}, "bad_unknown_op.json: nodes[2].op: node 'relu'"},
+      {{"model", f + "bad_version2.json"}, "bad_version2.json: version: version 2"},
+      {{"model", f + "bad_unbound_dim.json"}, "bad_unbound_dim.json: dims.batch: "},
+      {{"model", f + "bad_overflow.json"}, "bad_overflow.json: tensors.x: "},
+      {{"model", f + "small_cnn.json", "--dim", "height=3"}, "--dim height: "},
+      {{"model", f + "small_cnn.json", "--dim", "batch=-1"}, "--dim batch=-1: "},
+      {{"model", f + "small_cnn.json", "--dim", "batch=2000000000000000"}, "--dim batch="},
+      {{"model", f + "small_cnn.json", "--batch", "8"}, "--batch: applies to LLM configs"},
+      {{"model", "llama-3-8b", "--dim", "batch=2"}, "--dim: applies to graph files"},
+      {{"sweep", f + "small_cnn.json", "--vary", "height=1:4"}, "--vary height: "},
+      {{"sweep", f + "small_cnn.json", "--vary", "batch=8:2"}, "--vary batch=8:2: "},
+      {{"sweep", f + "bad_version2.json", "--vary", "batch=1:4"}, "bad_version2.json: version"},
+  };
+  for (const BadCase& c : cases) {
+    const Output o = RunCli(c.args);
+    EXPECT_EQ(o.status, 2) << c.args[1];
+    EXPECT_TRUE(o.out.empty()) << c.args[1] << ": " << o.out;
+    EXPECT_EQ(o.err.rfind("error: ", 0), 0u) << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+    EXPECT_NE(o.err.find(c.expected), std::string::npos) << o.err;
+  }
+}
+
+TEST(NetworkCli, NoPartialOutputFileOnError) {
+  const auto dir = std::filesystem::temp_directory_path() / "roofline_network_cli_bad";
+  std::filesystem::create_directories(dir);
+  const std::string svg = (dir / "bad.svg").string();
+  const Output o = RunCli({"model", Fixture("bad_unbound_dim.json"), "--plot", svg});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_FALSE(std::filesystem::exists(svg));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(NetworkCli, OnnxWithoutTheLibraryOrBadFileFails) {
+  const auto dir = std::filesystem::temp_directory_path() / "roofline_network_cli_onnx";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "not.onnx").string();
+  { std::ofstream(path) << "this is not an ONNX model"; }
+  const Output o = RunCli({"model", path, "--hw", "h100-sxm"});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_TRUE(o.out.empty());
+  EXPECT_NE(o.err.find(path), std::string::npos) << o.err;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace roofline

@@ -1,0 +1,178 @@
+// The graph file format: reading, writing, dims, shapes and the errors of bad files.
+#include <gtest/gtest.h>
+
+#include "roofline/network.h"
+
+namespace roofline {
+namespace {
+
+std::string Fixture(const std::string& name) {
+  return std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/graphs/" + name;
+}
+
+TEST(NetworkGraph, ReadsTheSmallConvNet) {
+  Result<NetworkGraph> g = LoadGraphFile(Fixture("small_cnn.json"));
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(g->name, "small_cnn");
+  ASSERT_EQ(g->dims.size(), 1u);
+  EXPECT_EQ(g->dims[0].first, "batch");
+  EXPECT_EQ(g->dims[0].second, 1);
+  EXPECT_EQ(g->nodes.size(), 9u);
+  EXPECT_EQ(g->nodes[0].op, "conv");
+  EXPECT_EQ(g->nodes[0].attrs.Ints("padding"), (std::vector<int64_t>{1, 1, 1, 1}));
+  EXPECT_EQ(g->nodes[5].attrs.Number("global", 0), 1);  // booleans read as 0/1
+  EXPECT_EQ(g->nodes[1].attrs.String("kind"), "batch");
+  const NetTensor* mean = g->FindTensor("bn1.running_mean");
+  ASSERT_NE(mean, nullptr);
+  EXPECT_TRUE(mean->weight);
+  EXPECT_FALSE(mean->parameter);
+  EXPECT_EQ(g->FindTensor("nope"), nullptr);
+}
+
+TEST(NetworkGraph, ScaledSymbolicEntries) {
+  Result<NetworkGraph> g = LoadGraphFile(Fixture("transformer_block.json"));
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  const NetTensor* q = g->FindTensor("q");
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(q->shape[0].dim, "batch");
+  EXPECT_EQ(q->shape[0].factor, 4);
+  Result<std::vector<int64_t>> s = ResolveShape(*q, {{"batch", 3}});
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(*s, (std::vector<int64_t>{12, 128, 64}));
+}
+
+TEST(NetworkGraph, WritesWhatItReads) {
+  Result<NetworkGraph> g = LoadGraphFile(Fixture("transformer_block.json"));
+  ASSERT_TRUE(g.ok());
+  const std::string text = GraphToJson(*g);
+  Result<NetworkGraph> back = ParseGraphJson(text, "roundtrip.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(GraphToJson(*back), text);
+  EXPECT_EQ(back->nodes.size(), g->nodes.size());
+  EXPECT_EQ(back->FindTensor("q")->shape[0].factor, 4);
+  EXPECT_NE(text.find("\"4*batch\""), std::string::npos);
+}
+
+TEST(NetworkGraph, IntegerDtypesKeepTheirSize) {
+  NetTensor t;
+  ASSERT_TRUE(SetNetDType(t, "int64"));
+  EXPECT_EQ(t.ElementBytes(), 8);
+  EXPECT_EQ(NetDTypeName(t), "int64");
+  ASSERT_TRUE(SetNetDType(t, "bool"));
+  EXPECT_EQ(t.ElementBytes(), 1);
+  ASSERT_TRUE(SetNetDType(t, "int4"));
+  EXPECT_EQ(t.ElementBytes(), 0.5);
+  EXPECT_FALSE(SetNetDType(t, "float32"));
+}
+
+TEST(NetworkGraph, DimsBindOverDefaults) {
+  Result<NetworkGraph> g = LoadGraphFile(Fixture("small_cnn.json"));
+  ASSERT_TRUE(g.ok());
+  Result<DimBindings> d = ResolveDims(*g, {{"batch", 8}});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->at("batch"), 8);
+  Result<DimBindings> unknown = ResolveDims(*g, {{"height", 8}});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().where(), "--dim height");
+  EXPECT_NE(unknown.status().what().find("no dimension 'height'"), std::string::npos);
+}
+
+TEST(NetworkGraph, DimBindingSyntax) {
+  DimBindings d;
+  EXPECT_TRUE(ParseDimBinding("batch=8", d).ok());
+  EXPECT_EQ(d.at("batch"), 8);
+  EXPECT_FALSE(ParseDimBinding("batch", d).ok());
+  EXPECT_FALSE(ParseDimBinding("batch=x", d).ok());
+  EXPECT_FALSE(ParseDimBinding("batch=0", d).ok());
+  const Status big = ParseDimBinding("batch=99999999999999999999", d);
+  EXPECT_FALSE(big.ok());
+  EXPECT_EQ(big.where(), "--dim batch=99999999999999999999");
+}
+
+struct BadFile {
+  const char* file;
+  const char* where;  ///< expected Status::where() after the fixture directory
+  const char* what;   ///< expected part of Status::what()
+};
+
+class NetworkGraphBadFile : public ::testing::TestWithParam<BadFile> {};
+
+TEST_P(NetworkGraphBadFile, NamesFileAndField) {
+  const BadFile& b = GetParam();
+  Result<NetworkGraph> g = LoadGraphFile(Fixture(b.file));
+  Status s = g.status();
+  if (g.ok()) s = ResolveDims(*g, {}).status();
+  if (s.ok()) {
+    for (const NetTensor& t : g->tensors) {
+      Result<DimBindings> d = ResolveDims(*g, {});
+      Result<std::vector<int64_t>> shape = ResolveShape(t, *d);
+      if (!shape.ok()) {
+        s = shape.status();
+        break;
+      }
+    }
+  }
+  ASSERT_FALSE(s.ok()) << b.file;
+  EXPECT_EQ(s.where().rfind(Fixture(b.file), 0), 0u) << s.ToString();
+  EXPECT_NE(s.where().find(b.where), std::string::npos) << s.ToString();
+  EXPECT_NE(s.what().find(b.what), std::string::npos) << s.ToString();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, NetworkGraphBadFile,
+    ::testing::Values(BadFile{"bad_malformed.json", "bad_malformed.json:", "malformed JSON"},
+                      BadFile{"bad_unknown_tensor.json", "nodes[3].inputs[0]",
+                              "unknown tensor 't9'"},
+                      BadFile{"bad_unknown_op.json", "nodes[2].op", "unknown op 'relu'"},
+                      BadFile{"bad_version2.json", "version", "version 2 is newer"},
+                      BadFile{"bad_unbound_dim.json", "dims.batch", "--dim batch=N"}));
+
+TEST(NetworkGraph, OverflowingShapeIsRejected) {
+  Result<NetworkGraph> g = LoadGraphFile(Fixture("bad_overflow.json"));
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  Result<DimBindings> d = ResolveDims(*g, {});
+  ASSERT_TRUE(d.ok());
+  Result<std::vector<int64_t>> s = ResolveShape(*g->FindTensor("x"), *d);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().what().find("2^62"), std::string::npos);
+  // A factor that pushes a dimension over 2^40.
+  NetTensor t;
+  t.name = "t";
+  t.shape = {ShapeEntry::Sym("batch", 4)};
+  Result<std::vector<int64_t>> over = ResolveShape(t, {{"batch", int64_t{1} << 39}});
+  ASSERT_FALSE(over.ok());
+  EXPECT_NE(over.status().what().find("exceeds 2^40"), std::string::npos);
+}
+
+TEST(NetworkGraph, FieldErrors) {
+  const std::string head = R"({"format": "roofline-graph", "version": 1, )";
+  struct Case {
+    std::string body, where, what;
+  };
+  const Case cases[] = {
+      {R"("tensors": {"x": {"shape": [1], "dtype": "float"}}, "nodes": []})", "tensors.x.dtype",
+       "unknown dtype 'float'"},
+      {R"("tensors": {"x": {"shape": ["b"], "dtype": "fp16"}}, "nodes": []})", "tensors.x.shape[0]",
+       "unknown dimension 'b'"},
+      {R"("tensors": {"x": {"shape": [-1], "dtype": "fp16"}}, "nodes": []})", "tensors.x.shape[0]",
+       "expected an integer in 0.."},
+      {R"("tensors": {"x": {"shape": [1], "dtype": "fp16"}}, "nodes": [{"name": "a", "op": "view",
+         "inputs": ["x"], "outputs": ["x"]}, {"name": "a", "op": "view", "outputs": ["x"]}]})",
+       "nodes[1].name", "duplicate node name 'a'"},
+      {R"("tensors": {}, "nodes": [{"name": "a", "op": "matmull", "outputs": []}]})", "nodes[0].op",
+       "did you mean 'matmul'"},
+      {R"("tensors": {}})", "nodes", "missing"},
+  };
+  for (const Case& c : cases) {
+    Result<NetworkGraph> g = ParseGraphJson(head + c.body, "g.json");
+    ASSERT_FALSE(g.ok()) << c.body;
+    EXPECT_EQ(g.status().where(), "g.json: " + c.where) << g.status().ToString();
+    EXPECT_NE(g.status().what().find(c.what), std::string::npos) << g.status().ToString();
+  }
+  Result<NetworkGraph> not_graph = ParseGraphJson(R"({"model_type": "llama"})", "c.json");
+  ASSERT_FALSE(not_graph.ok());
+  EXPECT_EQ(not_graph.status().where(), "c.json: format");
+}
+
+}  // namespace
+}  // namespace roofline

@@ -1,0 +1,61 @@
+#include "tools/roofline/network_input.h"
+
+#include <filesystem>
+#include <fstream>
+
+namespace roofline::cli {
+
+bool IsNetworkInput(const std::string& model) {
+  const std::string ext = std::filesystem::path(model).extension().string();
+  if (ext == ".onnx" || ext == ".ONNX") return true;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(model, ec)) return false;
+  std::ifstream in(model, std::ios::binary);
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  return head.find("\"roofline-graph\"") != std::string::npos;
+}
+
+Result<DimBindings> ParseDims(const std::vector<std::string>& dims) {
+  DimBindings out;
+  for (const std::string& d : dims) {
+    Status s = ParseDimBinding(d, out);
+    if (!s.ok()) return s;
+  }
+  return out;
+}
+
+Result<NetworkGraph> LoadNetwork(const std::string& model, const DimBindings& dims,
+                                 DimBindings* analysis_dims) {
+  const std::string ext = std::filesystem::path(model).extension().string();
+  if (ext == ".onnx" || ext == ".ONNX") {
+    Result<NetworkGraph> g = LoadOnnxModel(model, dims);
+    if (!g.ok()) return g.status();
+    // The loader bound the dims; pass on those the graph still lists.
+    analysis_dims->clear();
+    for (const auto& [name, def] : g->dims) {
+      const auto it = dims.find(name);
+      if (it != dims.end()) (*analysis_dims)[name] = it->second;
+    }
+    if (g->origin.empty()) g->origin = model;
+    return g;
+  }
+  *analysis_dims = dims;
+  return LoadGraphFile(model);
+}
+
+Status RejectLlmFlags(const CLI::App& app) {
+  for (const char* flag :
+       {"--batch", "--prompt", "--context", "--dtype", "--weight-dtype", "--kv-dtype",
+        "--group-size", "--tp", "--attention", "--fusion", "--mla", "--all-logits", "--phase"}) {
+    if (app.count(flag) > 0) {
+      return Status::Invalid(flag,
+                             "applies to LLM configs; graph files and ONNX models take "
+                             "--dim NAME=VALUE (e.g. --dim batch=8)");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace roofline::cli

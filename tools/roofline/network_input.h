@@ -1,0 +1,31 @@
+// General networks on the command line: telling graph files and ONNX models from LLM configs,
+// loading them with `--dim` bindings, and the LLM-only flags they reject.
+#ifndef ROOFLINE_TOOLS_ROOFLINE_NETWORK_INPUT_H_
+#define ROOFLINE_TOOLS_ROOFLINE_NETWORK_INPUT_H_
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "roofline/network.h"
+
+namespace roofline::cli {
+
+/// True when MODEL is an ONNX model (`.onnx`) or a graph file (JSON with "format":
+/// "roofline-graph"); false for everything `roofline model` resolves as an LLM.
+bool IsNetworkInput(const std::string& model);
+
+/// Parses the `--dim NAME=VALUE` list.
+Result<DimBindings> ParseDims(const std::vector<std::string>& dims);
+
+/// Loads a graph file or ONNX model. The returned bindings are those the analysis should apply
+/// (an ONNX model's dims are bound while loading).
+Result<NetworkGraph> LoadNetwork(const std::string& model, const DimBindings& dims,
+                                 DimBindings* analysis_dims);
+
+/// An error naming the first LLM-only flag of `app` that was given (graph inputs take --dim).
+Status RejectLlmFlags(const CLI::App& app);
+
+}  // namespace roofline::cli
+
+#endif  // ROOFLINE_TOOLS_ROOFLINE_NETWORK_INPUT_H_
