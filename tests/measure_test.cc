@@ -74,9 +74,10 @@ TEST(MeasurePeakFlops, QuickCeilingsArePositiveAndBelowTheoretical) {
     EXPECT_FALSE(c.method.empty());
     if (c.theoretical > 0) {
       // Sanity bound on the timer and the FLOP count, not a performance requirement: a kernel
-      // cannot beat the hardware. The slack covers turbo clocks above the nominal clock_hz
-      // (/proc/cpuinfo reports the base clock on many VMs).
-      EXPECT_LT(c.flops_per_s.median, 1.5 * c.theoretical)
+      // cannot beat the hardware. The slack covers turbo clocks above the nominal clock_hz:
+      // /proc/cpuinfo reports the base clock on many VMs (2.6 GHz on the CI VM's EPYC, which
+      // was measured running at ~1.52x that), and EPYC boost clocks reach up to ~1.9x base.
+      EXPECT_LT(c.flops_per_s.median, 2.0 * c.theoretical)
           << c.engine << ": " << c.theoretical_formula;
       EXPECT_FALSE(c.theoretical_formula.empty());
     }
