@@ -25,17 +25,15 @@ int RunNetworkModel(Context& ctx, const CLI::App& app, const ModelOptions& o,
                                      "graph files and ONNX models print table or "
                                      "json"));
   }
-  Result<DimBindings> dims = ParseDims(dim_args);
-  if (!dims.ok()) return Fail(ctx, dims.status());
-  DimBindings bound;
-  Result<NetworkGraph> graph = LoadNetwork(o.model, *dims, &bound);
-  if (!graph.ok()) return Fail(ctx, graph.status());
-  Result<Device> device = ctx.ResolveHw(o.hw);
-  if (!device.ok()) return Fail(ctx, device.status());
+  Result<NetworkInput> in = LoadNetworkInput(ctx, o.model, o.hw, dim_args);
+  if (!in.ok()) return Fail(ctx, in.status());
+  const NetworkGraph& graph = in->graph;
+  const DimBindings& bound = in->bound;
+  const Device* device = &in->device;
   CostOptions options;
   options.launch_overhead_s = o.launch_overhead_us * 1e-6;
   const CostModel model(*device, options);
-  Result<NetworkAnalysis> a = AnalyzeNetwork(*graph, bound, model);
+  Result<NetworkAnalysis> a = AnalyzeNetwork(graph, bound, model);
   if (!a.ok()) return Fail(ctx, a.status());
   const std::string table = RenderNetworkTable(*a, model);
   if (!plot.empty() || !report.empty()) {

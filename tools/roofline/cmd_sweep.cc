@@ -39,17 +39,15 @@ int RunNetworkSweep(Context& ctx, const CLI::App& app, const ModelOptions& o,
   }
   Result<std::pair<std::string, std::vector<int64_t>>> axis = ParseDimAxis(so.vary[0]);
   if (!axis.ok()) return Fail(ctx, axis.status());
-  Result<DimBindings> dims = ParseDims(so.dims);
-  if (!dims.ok()) return Fail(ctx, dims.status());
-  DimBindings bound;
-  Result<NetworkGraph> graph = LoadNetwork(o.model, *dims, &bound);
-  if (!graph.ok()) return Fail(ctx, graph.status());
-  Result<Device> device = ctx.ResolveHw(o.hw);
-  if (!device.ok()) return Fail(ctx, device.status());
+  Result<NetworkInput> in = LoadNetworkInput(ctx, o.model, o.hw, so.dims);
+  if (!in.ok()) return Fail(ctx, in.status());
+  const NetworkGraph& graph = in->graph;
+  const DimBindings& bound = in->bound;
+  const Device* device = &in->device;
   CostOptions options;
   options.launch_overhead_s = o.launch_overhead_us * 1e-6;
   const CostModel model(*device, options);
-  Result<NetSweepResult> r = SweepNetwork(*graph, bound, model, axis->first, axis->second);
+  Result<NetSweepResult> r = SweepNetwork(graph, bound, model, axis->first, axis->second);
   if (!r.ok()) return Fail(ctx, r.status());
   const std::string title = r->name + " on " + device->id + ": sweep " + axis->first;
   const std::string table = RenderNetSweepTable(*r, title);

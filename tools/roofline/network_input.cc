@@ -58,4 +58,18 @@ Status RejectLlmFlags(const CLI::App& app) {
   return Status::Ok();
 }
 
+Result<NetworkInput> LoadNetworkInput(Context& ctx, const std::string& model, const std::string& hw,
+                                      const std::vector<std::string>& dim_args) {
+  Result<DimBindings> dims = ParseDims(dim_args);
+  if (!dims.ok()) return dims.status();
+  NetworkInput in;
+  Result<NetworkGraph> graph = LoadNetwork(model, *dims, &in.bound);
+  if (!graph.ok()) return graph.status();
+  in.graph = std::move(graph).value();
+  Result<Device> device = ctx.ResolveHw(hw);
+  if (!device.ok()) return device.status();
+  in.device = std::move(device).value();
+  return in;
+}
+
 }  // namespace roofline::cli

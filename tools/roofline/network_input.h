@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "roofline/device.h"
 #include "roofline/network.h"
+#include "tools/roofline/commands.h"
 
 namespace roofline::cli {
 
@@ -22,6 +24,18 @@ Result<DimBindings> ParseDims(const std::vector<std::string>& dims);
 /// (an ONNX model's dims are bound while loading).
 Result<NetworkGraph> LoadNetwork(const std::string& model, const DimBindings& dims,
                                  DimBindings* analysis_dims);
+
+/// What `model` and `sweep` need of a network input: the graph, the bindings to analyse it with,
+/// and the device (`hw`, resolved as for LLMs).
+struct NetworkInput {
+  NetworkGraph graph;
+  DimBindings bound;
+  Device device;
+};
+
+/// Parses `dim_args`, loads `model` with them and resolves `hw`.
+Result<NetworkInput> LoadNetworkInput(Context& ctx, const std::string& model, const std::string& hw,
+                                      const std::vector<std::string>& dim_args);
 
 /// An error naming the first LLM-only flag of `app` that was given (graph inputs take --dim).
 Status RejectLlmFlags(const CLI::App& app);
