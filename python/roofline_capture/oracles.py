@@ -4,10 +4,11 @@ downloaded). Needs torchvision / diffusers only for the models that use them."""
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any, Dict, Tuple
 
 import torch
+
+from ._capture import _mha_fastpath_off
 
 # torchvision's model documentation (the "weights" tables of torchvision.models):
 #   ResNet50_Weights.IMAGENET1K_V1: num_params 25,557,032, GFLOPS 4.09
@@ -51,20 +52,6 @@ def build(name: str) -> Tuple[torch.nn.Module, Tuple, Dict[str, Any], Dict[str, 
         kwargs = {"encoder_hidden_states": torch.randn(1, 77, 32)}
         return model, args, kwargs, {"input_names": ["sample", "timestep"]}
     raise ValueError(f"unknown reference model {name!r}")
-
-
-@contextlib.contextmanager
-def _mha_fastpath_off():
-    mha = getattr(torch.backends, "mha", None)
-    if mha is None or not hasattr(mha, "set_fastpath_enabled"):
-        yield
-        return
-    was = mha.get_fastpath_enabled()
-    mha.set_fastpath_enabled(False)
-    try:
-        yield
-    finally:
-        mha.set_fastpath_enabled(was)
 
 
 def flop_counter_total(model: torch.nn.Module, args: Tuple, kwargs: Dict[str, Any] = None) -> int:
