@@ -208,6 +208,67 @@ TEST(NetworkAnalysis, InconsistentNodesNameTheNode) {
   EXPECT_NE(pool.status().what().find("attrs.kernel missing"), std::string::npos);
 }
 
+TEST(NetworkAnalysis, MatmulBatchDimsBroadcastBothWays) {
+  // numpy matmul semantics: [4, 1, 2, 8] x [3, 8, 5] -> [4, 3, 2, 5], 12 products of 2 x 5 x 8.
+  const std::string t =
+      R"("a": {"shape": [4, 1, 2, 8], "dtype": "fp16"}, "b": {"shape": [3, 8, 5], "dtype": "fp16"},
+         "c": {"shape": [4, 3, 2, 5], "dtype": "fp16"})";
+  Result<NetworkAnalysis> r =
+      AnalyzeText(R"({"name": "mm", "op": "matmul", "inputs": ["a", "b"], "outputs": ["c"]})", t);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->matrix_flops, 2.0 * 12 * 2 * 5 * 8);
+  const auto& spec = std::get<MatmulSpec>(r->graph.ops().at(0).spec);
+  EXPECT_EQ(spec.batch, 12);
+  // 3 distinct B matrices (fewer than A's 4): B is counted once per distinct matrix.
+  EXPECT_EQ(spec.b_broadcast, 4);
+}
+
+TEST(NetworkAnalysis, MatmulExplicitSizesAndTransposeA) {
+  // Explicit sizes (what the ONNX frontend writes for Einsum): "bij,bjk->bik" on [2, 3, 4] x
+  // [2, 4, 5] is batch 2, m 3, n 5, k 4.
+  const std::string t =
+      R"("a": {"shape": [2, 3, 4], "dtype": "fp32"}, "b": {"shape": [2, 4, 5], "dtype": "fp32"},
+         "c": {"shape": [2, 3, 5], "dtype": "fp32"}, "at": {"shape": [8, 3], "dtype": "fp32"},
+         "bt": {"shape": [8, 5], "dtype": "fp32"}, "ct": {"shape": [3, 5], "dtype": "fp32"})";
+  Result<NetworkAnalysis> e = AnalyzeText(
+      R"({"name": "e", "op": "matmul", "inputs": ["a", "b"], "outputs": ["c"],
+          "attrs": {"batch": 2, "m": 3, "n": 5, "k": 4}})",
+      t);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->matrix_flops, 2.0 * 2 * 3 * 5 * 4);
+  // transpose_a: A [8, 3] read as [3, 8].
+  Result<NetworkAnalysis> ta = AnalyzeText(
+      R"({"name": "g", "op": "matmul", "inputs": ["at", "bt"], "outputs": ["ct"],
+          "attrs": {"transpose_a": 1}})",
+      t);
+  ASSERT_TRUE(ta.ok()) << ta.status().ToString();
+  EXPECT_EQ(ta->matrix_flops, 2.0 * 3 * 5 * 8);
+  // Explicit sizes that disagree with the output are an error naming the node.
+  Result<NetworkAnalysis> bad = AnalyzeText(
+      R"({"name": "e", "op": "matmul", "inputs": ["a", "b"], "outputs": ["c"],
+          "attrs": {"batch": 3, "m": 3, "n": 5, "k": 4}})",
+      t);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().what().find("node 'e' (matmul): output 'c' has 30 elements"),
+            std::string::npos)
+      << bad.status().ToString();
+}
+
+TEST(NetworkAnalysis, MaxPoolIndicesAreWrittenNotComputed) {
+  // max_pool2d_with_indices: 3x3 windows over [1, 4, 8, 8] -> values and int64 indices
+  // [1, 4, 4, 4]. FLOPs: 9 per pooled value (64 x 4 = 256 values); bytes: X, Y and the indices.
+  const std::string t =
+      R"("x": {"shape": [1, 4, 8, 8], "dtype": "fp32"}, "y": {"shape": [1, 4, 4, 4], "dtype": "fp32"},
+         "i": {"shape": [1, 4, 4, 4], "dtype": "int64"})";
+  Result<NetworkAnalysis> r = AnalyzeText(
+      R"({"name": "p", "op": "pool", "inputs": ["x"], "outputs": ["y", "i"],
+          "attrs": {"kind": "max", "kernel": [3, 3], "stride": [2, 2], "padding": [1, 1, 1, 1]}})",
+      t);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->totals.flops, 9.0 * 64);
+  EXPECT_EQ(r->costs.at(0).bytes.at(0), 4.0 * 256 + 4.0 * 64 + 8.0 * 64);
+}
+
 TEST(NetworkAnalysis, UnboundDimensionIsAnError) {
   Result<NetworkGraph> g = LoadGraphFile(Fixture("bad_unbound_dim.json"));
   ASSERT_TRUE(g.ok());

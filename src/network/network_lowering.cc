@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <unordered_map>
 
@@ -106,10 +107,13 @@ class Lowering {
     const Shaped& b = Get(n.inputs[1]);
     const Shaped& c = Get(n.outputs[0]);
     if (a.shape.empty() || b.shape.empty()) return Fail("A and B need at least one dimension");
+    if (n.attrs.Has("m") || n.attrs.Has("n") || n.attrs.Has("k")) return ExplicitMatmul(n, a, b, c);
     const bool tb = n.attrs.Number("transpose_b", 0) != 0;
+    const bool ta = n.attrs.Number("transpose_a", 0) != 0;
     const size_t ra = a.shape.size(), rb = b.shape.size();
-    const int64_t m = ra == 1 ? 1 : a.shape[ra - 2];
-    const int64_t k = a.shape[ra - 1];
+    if (ta && ra < 2) return Fail("transpose_a needs A of rank 2 or more");
+    const int64_t m = ra == 1 ? 1 : a.shape[ra - (ta ? 1 : 2)];
+    const int64_t k = ra == 1 ? a.shape[0] : a.shape[ra - (ta ? 2 : 1)];
     int64_t kb = 0, nn = 0;
     if (rb == 1) {
       kb = b.shape[0];
@@ -122,46 +126,95 @@ class Lowering {
       return Fail(fmt::format("A '{}' has k = {} but B '{}' has k = {}{}", a.tensor->name, k,
                               b.tensor->name, kb, tb ? " (transpose_b)" : ""));
     }
-    const double batch_a = ra > 2 ? Product(a.shape, 0, ra - 2) : 1;
-    const double batch_b = rb > 2 ? Product(b.shape, 0, rb - 2) : 1;
-    const double batch = std::max(batch_a, batch_b);
+    // Leading (batch) dims broadcast numpy-style: [4, 1, m, k] x [3, k, n] -> 4 x 3 products.
+    const std::vector<int64_t> lead_a(a.shape.begin(), a.shape.end() - std::min<size_t>(ra, 2));
+    const std::vector<int64_t> lead_b(b.shape.begin(), b.shape.end() - std::min<size_t>(rb, 2));
+    std::vector<int64_t> lead(std::max(lead_a.size(), lead_b.size()), 1);
+    for (const auto* l : {&lead_a, &lead_b}) {
+      for (size_t j = 0; j < l->size(); ++j) {
+        int64_t& o = lead[lead.size() - l->size() + j];
+        const int64_t d = (*l)[j];
+        if (d != o && d != 1 && o != 1) {
+          return Fail(fmt::format("batch dims of A '{}' and B '{}' do not broadcast",
+                                  a.tensor->name, b.tensor->name));
+        }
+        if (d != 1) o = d;
+      }
+    }
+    const double batch = Product(lead);
     if (std::fabs(c.elements() - batch * D(m) * D(nn)) > 0.5) {
       return Fail(fmt::format("output '{}' has {} elements, expected batch {} x {} x {}",
                               c.tensor->name, c.elements(), batch, m, nn));
     }
+    return MatmulOf(n, a, b, c, {batch, D(m), D(nn), D(k)}, Product(lead_a), Product(lead_b));
+  }
+
+  /// Sizes given by the frontend (Einsum, Gemm, vector MatMul): `batch` (default 1), `m`, `n`,
+  /// `k`. The operands' element counts tell how many distinct A and B matrices there are.
+  Result<Lowered> ExplicitMatmul(const NetNode& n, const Shaped& a, const Shaped& b,
+                                 const Shaped& c) const {
+    const double sizes[4] = {n.attrs.Number("batch", 1), n.attrs.Number("m", -1),
+                             n.attrs.Number("n", -1), n.attrs.Number("k", -1)};
+    for (double v : sizes) {
+      if (!(v >= 1 && v <= 9e15 && std::floor(v) == v)) {
+        return Fail("explicit batch, m, n and k must be positive integers (m, n and k all given)");
+      }
+    }
+    const auto [batch, m, nn, k] = sizes;
+    if (std::fabs(c.elements() - batch * m * nn) > 0.5) {
+      return Fail(fmt::format("output '{}' has {} elements, expected batch {} x {} x {}",
+                              c.tensor->name, c.elements(), batch, m, nn));
+    }
+    // Distinct matrices of an operand: its elements over one matrix's, when that divides the
+    // batch; otherwise (an operand with its own summed labels) one per product.
+    auto distinct = [batch](double elements, double per) {
+      const double d = elements / per;
+      return d >= 1 && std::floor(d) == d && std::fmod(batch, d) == 0 ? d : batch;
+    };
+    return MatmulOf(n, a, b, c, {batch, m, nn, k}, distinct(a.elements(), m * k),
+                    distinct(b.elements(), k * nn));
+  }
+
+  /// The spec of `batch` products [m, k] x [k, n] over `batch_a` distinct A and `batch_b` distinct
+  /// B matrices. The operand with fewer distinct matrices is the spec's B (counted once per
+  /// distinct matrix); when both are broadcast the other is counted once per product.
+  Result<Lowered> MatmulOf(const NetNode& n, const Shaped& a, const Shaped& b, const Shaped& c,
+                           const std::array<double, 4>& bmnk, double batch_a,
+                           double batch_b) const {
+    const auto [batch, m, nn, k] = bmnk;
     MatmulSpec s;
     s.a_dtype = a.tensor->dtype;
     s.b_dtype = b.tensor->dtype;
     s.out_dtype = c.tensor->dtype;
     s.b_is_weight = b.tensor->weight;
     s.bias = n.inputs.size() > 2;
-    s.k = k;
-    if (batch_b == 1) {
-      // One B for every product: the leading dims of A become rows.
+    s.k = static_cast<int64_t>(k);
+    s.batch = static_cast<int64_t>(batch);
+    s.m = static_cast<int64_t>(m);
+    s.n = static_cast<int64_t>(nn);
+    double reuse = batch / batch_b;
+    if (batch_b == 1 && batch_a == batch) {
+      // One B for every product: the products' rows stack into one matrix.
       s.batch = 1;
-      s.m = static_cast<int64_t>(batch_a) * m;
-      s.n = nn;
-    } else if (batch_a == batch) {
-      s.batch = static_cast<int64_t>(batch);
-      s.m = m;
-      s.n = nn;
-      if (std::fmod(batch, batch_b) != 0) return Fail("B's batch does not divide A's");
-      s.b_broadcast = static_cast<int64_t>(batch / batch_b);
-    } else if (batch_b == batch && std::fmod(batch, batch_a) == 0) {
-      // A is the broadcast operand: C^T = B^T A^T with the roles swapped.
-      s.batch = static_cast<int64_t>(batch);
-      s.m = nn;
-      s.n = m;
+      s.m = static_cast<int64_t>(batch * m);
+      reuse = 1;
+    } else if (batch_a < batch_b) {
+      // A is the more shared operand: C^T = B^T A^T with the roles swapped.
+      s.m = static_cast<int64_t>(nn);
+      s.n = static_cast<int64_t>(m);
       s.a_dtype = b.tensor->dtype;
       s.b_dtype = a.tensor->dtype;
       s.b_is_weight = a.tensor->weight;
-      s.b_broadcast = static_cast<int64_t>(batch / batch_a);
-    } else {
-      return Fail(
-          fmt::format("batch dims {} (A) and {} (B) broadcast both ways", batch_a, batch_b));
+      reuse = batch / batch_a;
     }
-    const double mf = 2 * D(s.batch) * D(s.m) * D(s.n) * D(s.k);
-    return Costed(s, mf, true);
+    if (reuse < 1 || std::floor(reuse) != reuse) {
+      return Fail(
+          fmt::format("{} products do not divide evenly over {} distinct A and {} distinct "
+                      "B matrices",
+                      batch, batch_a, batch_b));
+    }
+    s.b_broadcast = static_cast<int64_t>(reuse);
+    return Costed(s, 2 * batch * m * nn * k, true);
   }
 
   Result<Lowered> Linear(const NetNode& n) const {
@@ -344,16 +397,19 @@ class Lowering {
   Result<Lowered> Pool(const NetNode& n) const {
     if (!NeedInputs(n, 1)) return Fail("expects input X");
     const Shaped& x = Get(n.inputs[0]);
+    // FLOPs: one per window element per pooled value; a second output (max pooling's indices)
+    // is written but not computed.
+    const double pooled = std::max(Get(n.outputs[0]).elements(), 1.0);
     double area = 0;
     if (n.attrs.Number("global", 0) != 0) {
-      area = x.elements() / OutElements(n);
+      area = x.elements() / pooled;
     } else {
       const std::vector<int64_t> kernel = n.attrs.Ints("kernel");
       if (kernel.empty()) return Fail("attrs.kernel missing (or set \"global\": true)");
       area = 1;
       for (int64_t v : kernel) area *= D(v);
     }
-    return Stream(n, area);
+    return Stream(n, area, pooled);
   }
 
   Result<Lowered> Resize(const NetNode& n) const {
@@ -371,9 +427,10 @@ class Lowering {
     return Stream(n, per);
   }
 
-  /// Every input read once, every output written once, `per_element` FLOPs per output element
-  /// on the vector engine (an ElementwiseSpec with per-input sizes).
-  Result<Lowered> Stream(const NetNode& n, double per_element) const {
+  /// Every input read once, every output written once, `per_element` FLOPs per element of
+  /// `computed` (default: all outputs' elements) on the vector engine (an ElementwiseSpec with
+  /// per-input sizes).
+  Result<Lowered> Stream(const NetNode& n, double per_element, double computed = 0) const {
     ElementwiseSpec s;
     const Shaped& out0 = Get(n.outputs[0]);
     s.dtype = out0.tensor->bits > 0 ? DType::kInt8 : out0.tensor->dtype;
@@ -382,7 +439,7 @@ class Lowering {
     for (const std::string& o : n.outputs) out_elements += Get(o).bytes() / out_bytes_each;
     if (out_elements < 1) return Lowered{Lowered::Kind::kView, {}, 0, false};  // nothing written
     s.elements = out_elements;
-    s.flops_per_element = per_element * OutElements(n) / out_elements;
+    s.flops_per_element = per_element * (computed > 0 ? computed : OutElements(n)) / out_elements;
     s.function = n.attrs.String("function", n.op);
     constexpr size_t kMaxInputs = 16;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
