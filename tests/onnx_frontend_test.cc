@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
 #include <numeric>
 #include <string>
 
 #include "roofline/network.h"
+#include "roofline/network_analysis.h"
+#include "tests/test_util.h"
 
 namespace roofline {
 namespace {
@@ -349,6 +352,61 @@ TEST(OnnxFrontend, MiscOps) {
   EXPECT_EQ(Tensor(g, "x_half")->dtype, DType::kFp16);
   EXPECT_EQ(Node(g, "slice")->op, "copy");
   EXPECT_EQ(Shape(g, "x_slice"), (I{2, 8}));
+}
+
+/// Matrix FLOPs per node name of the analysis of `g` on an H100.
+std::map<std::string, double> MatrixFlops(const NetworkGraph& g, double* total = nullptr) {
+  const CostModel model(testing::Dev("h100-sxm"));
+  Result<NetworkAnalysis> a = AnalyzeNetwork(g, {}, model);
+  EXPECT_TRUE(a.ok()) << a.status().ToString();
+  std::map<std::string, double> out;
+  if (!a.ok()) return out;
+  for (const auto& k : a->info) out[k.node] = k.matrix_flops;
+  if (total != nullptr) *total = a->matrix_flops;
+  return out;
+}
+
+TEST(OnnxFrontend, MiscOpsAnalyseWithTheFrontendsMatmulSizes) {
+  REQUIRE_ONNX();
+  // The explicit batch / m / n / k of Einsum, vector MatMul and Gemm transA drive the lowering
+  // (their operand shapes alone do not give the products).
+  const auto flops = MatrixFlops(Load("misc_ops.onnx"));
+  EXPECT_EQ(flops.at("einsum"), 2.0 * 6 * 4 * 6 * 5);  // batch [3, 2], m 4, n 6, k 5
+  EXPECT_EQ(flops.at("vecmat"), 2.0 * 1 * 4 * 8);      // [8] x [8, 4]
+  EXPECT_EQ(flops.at("gemm_ta"), 2.0 * 3 * 5 * 8);     // [8, 3]^T x [8, 5]
+  // Conv: 2 * N * O * L_out * (C / groups) * kernel = 2 * 1 * 4 * 5 * 2 * 3.
+  EXPECT_EQ(flops.at("conv1d"), 2.0 * 4 * 5 * 2 * 3);
+}
+
+TEST(OnnxFrontend, DynamicBatchShapeChainsAreFolded) {
+  REQUIRE_ONNX();
+  // dynamic_shapes() of make_onnx_fixtures.py: x [batch, 4, 8]; the class token makes 5 tokens,
+  // the head split 2 heads of 8 / 2 = 4, all through run-time Shape chains that libonnx's own
+  // data propagation does not resolve.
+  const NetworkGraph g = Load("dynamic_shapes.onnx", {{"batch", 3}});
+  EXPECT_EQ(Shape(g, "cls"), (I{3, 1, 8}));
+  EXPECT_EQ(Shape(g, "h"), (I{3, 5, 8}));
+  EXPECT_EQ(Shape(g, "q4"), (I{3, 5, 2, 4}));
+  EXPECT_EQ(Shape(g, "scores"), (I{3, 2, 5, 5}));
+  for (const auto& n : g.nodes) EXPECT_NE(n.op, "unknown") << n.name;
+  // The shape arithmetic stays in the graph, as load-time constants (no kernel).
+  // So is the class token's expand: computed from a weight and constants only.
+  for (const std::string name : {"/Where", "/Concat_2", "/Div", "/Sqrt", "/Expand"}) {
+    EXPECT_EQ(Node(g, name)->op, "view") << name;
+    EXPECT_EQ(Str(Node(g, name), "folded"), "constant") << name;
+  }
+  EXPECT_EQ(Node(g, "/attn/Mul")->op, "elementwise");
+  EXPECT_EQ(Node(g, "/Concat_1")->op, "copy");
+  // q and k projections: 2 x (2 * 15 rows * 8 * 8); scores: 2 * (3 * 2) * 5 * 5 * 4.
+  double total = 0;
+  const auto flops = MatrixFlops(g, &total);
+  EXPECT_EQ(flops.at("/q_proj/MatMul"), 2.0 * 15 * 8 * 8);
+  EXPECT_EQ(flops.at("/attn/MatMul"), 2.0 * 6 * 5 * 5 * 4);
+  EXPECT_EQ(total, 2 * 1920.0 + 1200);
+  double total7 = 0;
+  MatrixFlops(Load("dynamic_shapes.onnx", {{"batch", 7}}), &total7);
+  EXPECT_EQ(total7, total / 3 * 7);
+  EXPECT_EQ(ParameterCount(g), 8 + 2 * 64);  // class token, w_q, w_k
 }
 
 TEST(OnnxFrontend, UncostedNodesAreListedWithTheirOutputs) {

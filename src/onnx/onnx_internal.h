@@ -51,13 +51,25 @@ Status BindInputDims(onnx::ModelProto& model, const DimBindings& dims, const std
                      std::vector<std::pair<std::string, int64_t>>* used);
 
 /// Runs ONNX shape inference (strict when the library knows the model's opset), then fills what
-/// it cannot infer (MissingShapes) into value_info and runs it again, until nothing changes.
-/// Errors name the file and, when the library's message has it, the node.
+/// it cannot infer (MissingShapes) and folds what it could compute but does not
+/// (FoldShapeComputations) and runs it again, until nothing changes. Inference runs on a copy of
+/// the model without the data of large initializers (the folding rewrites nodes there); `model`
+/// receives the inferred value_info and output types. Errors name the file and, when the
+/// library's message has it, the node.
 Status InferModelShapes(onnx::ModelProto& model, const std::string& origin,
                         std::vector<std::string>* notes);
 
 /// Value infos of the graph after inference (inputs, outputs, value_info, initializers).
 ModelValues CollectValues(const onnx::GraphProto& graph);
+
+// ---- onnx_fold.cc ----
+
+/// Evaluates the nodes of `graph` whose value is computable from constants and static shapes
+/// (small integer and float tensors: Shape, Gather, Concat, Slice, Unsqueeze, Cast, arithmetic,
+/// Equal/Where, ConstantOfShape, Range, Expand, Reshape...) and replaces each by a Constant node
+/// with the same name and output, so that shape inference sees the data. `values` gives the
+/// static shapes known so far. Returns the number of nodes replaced.
+int FoldShapeComputations(onnx::GraphProto* graph, const ModelValues& values);
 
 // ---- onnx_tensors.cc ----
 

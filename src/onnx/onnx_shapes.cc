@@ -119,6 +119,48 @@ class GuardedRegistry final : public onnx::ISchemaRegistry {
       guarded_;
 };
 
+/// A copy of `model` for shape inference: initializers larger than a shape tensor keep their
+/// name, type and dims but not their data (inference reads only small ones).
+onnx::ModelProto InferenceCopy(onnx::ModelProto& model) {
+  constexpr int64_t kKeepData = 4096;  // elements
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> initializers;
+  initializers.Swap(model.mutable_graph()->mutable_initializer());
+  onnx::ModelProto work = model;
+  initializers.Swap(model.mutable_graph()->mutable_initializer());
+  for (const auto& t : model.graph().initializer()) {
+    onnx::TensorProto* copy = work.mutable_graph()->add_initializer();
+    const auto n = ElementCount(std::vector<int64_t>(t.dims().begin(), t.dims().end()));
+    if (n && *n <= kKeepData) {
+      *copy = t;
+      continue;
+    }
+    copy->set_name(t.name());
+    copy->set_data_type(t.data_type());
+    *copy->mutable_dims() = t.dims();
+  }
+  return work;
+}
+
+/// Sets the type of value `name` (a graph output or value_info entry, added when absent).
+void SetValueInfo(onnx::GraphProto* graph, const std::string& name, const ValueInfo& info) {
+  onnx::ValueInfoProto* target = nullptr;
+  for (auto& o : *graph->mutable_output()) {
+    if (o.name() == name) target = &o;
+  }
+  for (auto& vi : *graph->mutable_value_info()) {
+    if (vi.name() == name) target = &vi;
+  }
+  if (target == nullptr) {
+    target = graph->add_value_info();
+    target->set_name(name);
+  }
+  auto* tt = target->mutable_type()->mutable_tensor_type();
+  if (info.elem_type != 0) tt->set_elem_type(info.elem_type);
+  tt->clear_shape();
+  auto* shape = tt->mutable_shape();
+  for (int64_t d : info.dims) shape->add_dim()->set_dim_value(d);
+}
+
 }  // namespace
 
 const ValueInfo* ModelValues::Find(const std::string& name) const {
@@ -229,42 +271,35 @@ Status InferModelShapes(onnx::ModelProto& model, const std::string& origin,
                      "): shape inference ran in lenient mode, ops it does not know may be "
                      "uncosted");
   }
-  // The library infers node by node in one pass; where it stops (an op it does not know), the
-  // shapes filled here let the next pass go on.
-  constexpr int kMaxPasses = 200;
+  onnx::ModelProto work = InferenceCopy(model);
+  // The library infers node by node in one pass; where it stops (an op it does not know, a shape
+  // computed by a chain its data propagation does not follow), the shapes filled and the values
+  // folded here let the next pass go on.
+  constexpr int kMaxPasses = 400;
   const GuardedRegistry registry;
   for (int pass = 0; pass < kMaxPasses; ++pass) {
     try {
       onnx::ShapeInferenceOptions options(/*check_type_val=*/false,
                                           /*strict_mode_val=*/strict ? 1 : 0,
                                           /*data_prop_val=*/true);
-      onnx::shape_inference::InferShapes(model, &registry, options);
+      onnx::shape_inference::InferShapes(work, &registry, options);
     } catch (const std::exception& e) {
       return Status::Invalid(origin, "shape inference failed: " + OneLine(e.what()));
     } catch (...) {
       return Status::Invalid(origin, "shape inference failed (unknown error)");
     }
-    const auto missing = MissingShapes(model.graph(), CollectValues(model.graph()));
-    if (missing.empty()) break;
-    onnx::GraphProto* graph = model.mutable_graph();
-    for (const auto& [name, info] : missing) {
-      onnx::ValueInfoProto* target = nullptr;
-      for (auto& o : *graph->mutable_output()) {
-        if (o.name() == name) target = &o;
-      }
-      for (auto& vi : *graph->mutable_value_info()) {
-        if (vi.name() == name) target = &vi;
-      }
-      if (target == nullptr) {
-        target = graph->add_value_info();
-        target->set_name(name);
-      }
-      auto* tt = target->mutable_type()->mutable_tensor_type();
-      if (info.elem_type != 0) tt->set_elem_type(info.elem_type);
-      tt->clear_shape();
-      auto* shape = tt->mutable_shape();
-      for (int64_t d : info.dims) shape->add_dim()->set_dim_value(d);
-    }
+    ModelValues values = CollectValues(work.graph());
+    values.opset = opset;
+    const auto missing = MissingShapes(work.graph(), values);
+    onnx::GraphProto* graph = work.mutable_graph();
+    const int folded = FoldShapeComputations(graph, values);
+    if (missing.empty() && folded == 0) break;
+    for (const auto& [name, info] : missing) SetValueInfo(graph, name, info);
+  }
+  // Back to the model: what inference found (the rewritten nodes stay in the copy).
+  *model.mutable_graph()->mutable_value_info() = work.graph().value_info();
+  for (int i = 0; i < model.graph().output_size(); ++i) {
+    *model.mutable_graph()->mutable_output(i)->mutable_type() = work.graph().output(i).type();
   }
   return Status::Ok();
 }
