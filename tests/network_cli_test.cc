@@ -119,6 +119,27 @@ TEST(NetworkCli, SweepOverBatchReportsTheCrossover) {
   EXPECT_EQ(doc["crossovers"][0]["variable"], "batch");
 }
 
+TEST(NetworkCli, SweepPlotMarksTheCrossover) {
+  const auto dir = std::filesystem::temp_directory_path() / "roofline_network_sweep_plot";
+  std::filesystem::create_directories(dir);
+  const std::string svg = (dir / "sweep.svg").string();
+  const std::string html = (dir / "sweep.html").string();
+  const Output o = RunCli({"sweep", Fixture("transformer_block.json"), "--hw", "a100-sxm-80gb",
+                           "--vary", "batch=1:64:x2", "--plot", svg, "--report", html});
+  ASSERT_EQ(o.status, 0) << o.err;
+  std::ifstream in(svg);
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(doc.rfind("<?xml", 0), 0u);
+  EXPECT_NE(doc.find("compute-bound kernels"), std::string::npos);
+  EXPECT_NE(doc.find("batch (log scale)"), std::string::npos);  // 1..64: log x axis
+  // The crossover of the table above (batch 9, bisected) is labelled on the chart.
+  EXPECT_NE(doc.find("matrix kernels: compute-bound from batch 9"), std::string::npos) << doc;
+  std::ifstream page(html);
+  const std::string text((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("<svg"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
 struct BadCase {
   std::vector<std::string> args;
   std::string expected;  ///< part of the one error line

@@ -50,6 +50,12 @@ Chart SweepChart(const SweepResult& sweep, const std::string& title);
 
 std::string RenderSweepSvg(const SweepResult& sweep, const std::string& title,
                            const Device& device);
+
+struct NetSweepResult;
+/// `roofline sweep GRAPH --vary DIM=... --plot`: time per pass against the dimension, stacked as
+/// compute- and memory-bound kernel time, each crossover marked and labelled (labels never
+/// overlap).
+Chart NetSweepChart(const NetSweepResult& sweep, const std::string& title);
 /// One self-contained HTML page: `text` (the table report) and the charts inline.
 std::string RenderHtml(const std::string& title, const std::string& text,
                        const std::vector<std::string>& svgs);

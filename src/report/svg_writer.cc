@@ -142,4 +142,13 @@ bool LabelPlacer::Place(const std::string& text, double x, double y, double size
   return false;
 }
 
+double NiceStep(double range) {
+  const double raw = range / 5;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+    if (raw <= m * mag) return m * mag;
+  }
+  return 10 * mag;
+}
+
 }  // namespace roofline

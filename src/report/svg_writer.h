@@ -37,6 +37,9 @@ class SvgWriter {
   std::string body_;
 };
 
+/// A round grid step (1, 2, 2.5 or 5 times a power of ten) giving about five lines over `range`.
+double NiceStep(double range);
+
 /// Estimated rendered width of text in a sans-serif font, pixels.
 double TextWidth(const std::string& text, double size);
 

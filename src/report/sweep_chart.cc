@@ -14,15 +14,6 @@ namespace {
 const char* kLineColors[] = {"#1f5fbf", "#e8710a", "#2a9d3a", "#b22222", "#7b3fb5",
                              "#8c564b", "#d6339c", "#555555", "#17a2b8", "#b8a017"};
 
-double NiceStep(double range) {
-  const double raw = range / 5;
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
-    if (raw <= m * mag) return m * mag;
-  }
-  return 10 * mag;
-}
-
 }  // namespace
 
 Chart SweepChart(const SweepResult& r, const std::string& title) {

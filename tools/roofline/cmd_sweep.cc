@@ -29,11 +29,6 @@ int RunNetworkSweep(Context& ctx, const CLI::App& app, const ModelOptions& o,
   if (o.format == "csv") {
     return Fail(ctx, Status::Invalid("--format csv", "graph sweeps print table or json"));
   }
-  if (!so.plot.empty()) {
-    return Fail(ctx, Status::Invalid("--plot",
-                                     "not available for graph sweeps yet (use "
-                                     "--report or --format json)"));
-  }
   if (so.vary.size() != 1) {
     return Fail(ctx, Status::Invalid("--vary", "graph sweeps vary one dimension"));
   }
@@ -51,8 +46,13 @@ int RunNetworkSweep(Context& ctx, const CLI::App& app, const ModelOptions& o,
   if (!r.ok()) return Fail(ctx, r.status());
   const std::string title = r->name + " on " + device->id + ": sweep " + axis->first;
   const std::string table = RenderNetSweepTable(*r, title);
+  const std::string svg = NetSweepChart(*r, title).svg;
+  if (!so.plot.empty()) {
+    Status w = WriteFileAtomically(so.plot, svg);
+    if (!w.ok()) return Fail(ctx, w);
+  }
   if (!so.report.empty()) {
-    Status w = WriteFileAtomically(so.report, RenderHtml(title, table, {}));
+    Status w = WriteFileAtomically(so.report, RenderHtml(title, table, {svg}));
     if (!w.ok()) return Fail(ctx, w);
   }
   *ctx.out << (o.format == "json" ? RenderNetSweepJson(*r, device->id) : table);
