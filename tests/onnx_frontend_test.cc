@@ -409,6 +409,17 @@ TEST(OnnxFrontend, DynamicBatchShapeChainsAreFolded) {
   EXPECT_EQ(ParameterCount(g), 8 + 2 * 64);  // class token, w_q, w_k
 }
 
+TEST(OnnxFrontend, ShapeArithmeticThatCannotBeFoldedIsLeftAlone) {
+  REQUIRE_ONNX();
+  // Division and modulo by zero are not evaluated (their outputs keep no value); the Reshape
+  // target, a concatenation with an empty tensor, folds to [batch, 4].
+  const NetworkGraph g = Load("hostile_folds.onnx", {{"batch", 2}});
+  EXPECT_EQ(Shape(g, "y"), (I{2, 4}));
+  EXPECT_EQ(Node(g, "mm")->op, "matmul");
+  EXPECT_EQ(Shape(g, "out"), (I{2, 3}));
+  EXPECT_EQ(Str(Node(g, "concat_empty"), "folded"), "constant");
+}
+
 TEST(OnnxFrontend, UncostedNodesAreListedWithTheirOutputs) {
   REQUIRE_ONNX();
   const NetworkGraph g = Load("uncosted.onnx");
@@ -480,6 +491,12 @@ TEST(OnnxFrontend, BadFilesAreErrorsNamingTheFile) {
   EXPECT_NE(conv.what().find("kernel_shape value -4611686018427387904 is out of range"),
             std::string::npos)
       << conv.ToString();
+  // libonnx's Slice inference does not return on a step of -2^63: rejected before it runs.
+  const Status slice = LoadError("hostile_slice.onnx");
+  EXPECT_NE(slice.what().find("node 'hostile_slice' (Slice): steps value -9223372036854775808 is "
+                              "out of range"),
+            std::string::npos)
+      << slice.ToString();
   // A scalar ConvTranspose weight crashes libonnx 1.12's inference: guarded, an error.
   const Status rank = LoadError("bad_conv_rank.onnx");
   EXPECT_NE(rank.what().find("node 'scalar_w' (ConvTranspose): weight W has rank 0"),

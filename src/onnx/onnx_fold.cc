@@ -58,9 +58,14 @@ struct Small {
   double Real(size_t i) const { return real() ? reals[i] : static_cast<double>(ints[i]); }
 };
 
+/// Element count of a tensor small enough to evaluate; every dim is bounded too, so that an
+/// empty tensor cannot carry a huge dim into the loops below.
 std::optional<int64_t> Count(const Ints& dims) {
   auto n = ElementCount(dims);
   if (!n || *n > kMaxFoldElements) return std::nullopt;
+  for (int64_t d : dims) {
+    if (d > kMaxFoldElements) return std::nullopt;
+  }
   return n;
 }
 
@@ -252,6 +257,7 @@ std::optional<Ints> Broadcast(const std::vector<Ints>& shapes) {
   for (const auto& s : shapes) {
     for (size_t j = 0; j < s.size(); ++j) {
       int64_t& o = out[rank - s.size() + j];
+      if (s[j] < 0) return std::nullopt;
       if (s[j] == o || s[j] == 1) continue;
       if (o != 1) return std::nullopt;
       o = s[j];
@@ -551,7 +557,10 @@ std::optional<Small> Slice(const onnx::NodeProto& n, const std::vector<const Sma
   for (size_t i = 0; i < axes.size(); ++i) {
     const auto axis = Axis(axes[i], rank);
     if (!axis || steps[i] == 0) return std::nullopt;
-    const int64_t dim = x.dims[*axis], step = steps[i];
+    const int64_t dim = x.dims[*axis];
+    // A step longer than the axis takes one element either way; clamping it keeps v += step from
+    // overflowing.
+    const int64_t step = std::clamp(steps[i], -(dim + 1), dim + 1);
     auto clamp = [&](int64_t v, int64_t lo, int64_t hi) {
       if (v < 0) v = v < -dim ? -1 : v + dim;  // avoids overflow on INT64_MIN
       return std::clamp(v, lo, hi);
@@ -597,10 +606,8 @@ std::optional<Small> Reshape(const onnx::NodeProto& n, const Small& x, const Sma
     if (d == -1) {
       if (infer >= 0) return std::nullopt;
       infer = static_cast<int>(j);
-    } else if (d < 0) {
+    } else if (d < 0 || __builtin_mul_overflow(known, d, &known)) {
       return std::nullopt;
-    } else {
-      known *= d;
     }
     dims.push_back(d);
   }
@@ -677,7 +684,10 @@ std::optional<Small> ConstantOfShape(const onnx::NodeProto& n, const Small& shap
 }
 
 std::optional<Small> Range(const Small& start, const Small& limit, const Small& delta) {
-  if (start.size() != 1 || limit.size() != 1 || delta.size() != 1) return std::nullopt;
+  if (start.size() != 1 || limit.size() != 1 || delta.size() != 1 || start.real() != delta.real() ||
+      start.real() != limit.real()) {
+    return std::nullopt;
+  }
   const double d = delta.Real(0);
   if (d == 0) return std::nullopt;
   const double steps = std::ceil((limit.Real(0) - start.Real(0)) / d);
@@ -690,7 +700,12 @@ std::optional<Small> Range(const Small& start, const Small& limit, const Small& 
     if (start.real()) {
       out.reals.push_back(start.reals[0] + static_cast<double>(i) * d);
     } else {
-      out.ints.push_back(start.ints[0] + i * delta.ints[0]);
+      int64_t v = 0;
+      if (__builtin_mul_overflow(i, delta.ints[0], &v) ||
+          __builtin_add_overflow(v, start.ints[0], &v)) {
+        return std::nullopt;
+      }
+      out.ints.push_back(v);
     }
   }
   return out;

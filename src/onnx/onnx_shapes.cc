@@ -1,6 +1,7 @@
 // Shapes for the ONNX frontend: binding symbolic input dimensions and running ONNX shape
 // inference (with the shapes of onnx_shape_fill.cc where the library stops).
 #include <onnx/defs/schema.h>
+#include <onnx/defs/tensor_proto_util.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
@@ -72,6 +73,28 @@ int RankOf(const onnx::TypeProto* t) {
   return t->tensor_type().shape().dim_size();
 }
 
+/// libonnx 1.12's Slice inference does not return on a step near INT64_MIN; real steps are
+/// small, so a known step outside [-2^31, 2^31] is an inference error naming the node.
+void CheckSliceSteps(onnx::InferenceContext& ctx) {
+  if (ctx.getNumInputs() < 5) return;
+  const onnx::TensorProto* steps = ctx.getInputData(4);
+  if (steps == nullptr) return;
+  std::vector<int64_t> values;
+  if (steps->data_type() == onnx::TensorProto::INT64) {
+    const auto v = onnx::ParseData<int64_t>(steps);
+    values.assign(v.begin(), v.end());
+  } else if (steps->data_type() == onnx::TensorProto::INT32) {
+    const auto v = onnx::ParseData<int32_t>(steps);
+    values.assign(v.begin(), v.end());
+  }
+  constexpr int64_t kLimit = int64_t{1} << 31;
+  for (int64_t v : values) {
+    if (v < -kLimit || v > kLimit) {
+      fail_shape_inference("steps value ", v, " is out of range [-2^31, 2^31]");
+    }
+  }
+}
+
 /// The library's schemas, with the shape inference of convolutions and pooling guarded: libonnx
 /// 1.12 indexes their input shapes without checking the ranks (a scalar ConvTranspose weight
 /// crashes it). A bad rank becomes an inference error naming the node.
@@ -90,6 +113,13 @@ class GuardedRegistry final : public onnx::ISchemaRegistry {
       const int weight = key == "QLinearConv" ? 3 : 1;  // input index of W (-1: none)
       const bool has_weight = key.find("Conv") != std::string::npos;
       auto inner = schema->GetTypeAndShapeInferenceFunction();
+      if (key == "Slice") {
+        slot->TypeAndShapeInferenceFunction([inner](onnx::InferenceContext& ctx) {
+          CheckSliceSteps(ctx);
+          inner(ctx);
+        });
+        return slot.get();
+      }
       slot->TypeAndShapeInferenceFunction([inner, weight, has_weight](onnx::InferenceContext& ctx) {
         const int x = RankOf(ctx.getNumInputs() > 0 ? ctx.getInputType(0) : nullptr);
         const int w = has_weight && ctx.getNumInputs() > static_cast<size_t>(weight)
@@ -112,7 +142,7 @@ class GuardedRegistry final : public onnx::ISchemaRegistry {
   static bool Guarded(const std::string& op) {
     static const std::set<std::string> kOps = {"Conv",        "ConvTranspose", "ConvInteger",
                                                "QLinearConv", "MaxPool",       "AveragePool",
-                                               "LpPool",      "MaxUnpool"};
+                                               "LpPool",      "MaxUnpool",     "Slice"};
     return kOps.count(op) > 0;
   }
   mutable std::map<std::tuple<std::string, int, std::string>, std::unique_ptr<onnx::OpSchema>>
