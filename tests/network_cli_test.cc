@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "roofline/network.h"
 #include "tools/roofline/commands.h"
 
 namespace roofline {
@@ -194,6 +195,28 @@ TEST(NetworkCli, OnnxWithoutTheLibraryOrBadFileFails) {
   EXPECT_TRUE(o.out.empty());
   EXPECT_NE(o.err.find(path), std::string::npos) << o.err;
   std::filesystem::remove_all(dir);
+}
+
+TEST(NetworkCli, SweepAnOnnxModelReloadsItPerValue) {
+  if (!OnnxFrontendAvailable()) GTEST_SKIP() << "built without the ONNX library";
+  // dynamic_shapes.onnx (tools/fixtures/make_onnx_fixtures.py): 1680 matrix FLOPs per batch
+  // entry (two [5, 8] x [8, 8] projections and 2 heads of [5, 4] x [4, 5]), every value a
+  // fresh load with the batch bound before shape inference.
+  const std::string onnx =
+      std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/onnx/dynamic_shapes.onnx";
+  const Output o =
+      RunCli({"sweep", onnx, "--hw", "h100-sxm", "--vary", "batch=1,3,8", "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json doc = nlohmann::json::parse(o.out);
+  ASSERT_EQ(doc["points"].size(), 3u);
+  for (const auto& p : doc["points"]) {
+    EXPECT_EQ(p["matrix_flops"].get<double>(), 1680.0 * p["batch"].get<double>()) << p;
+  }
+  // A dimension the model does not have: one line naming it.
+  const Output bad =
+      RunCli({"sweep", onnx, "--hw", "h100-sxm", "--dim", "batch=1", "--vary", "height=1:4"});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("no symbolic input dimension 'height'"), std::string::npos) << bad.err;
 }
 
 }  // namespace

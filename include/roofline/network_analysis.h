@@ -5,6 +5,7 @@
 #define ROOFLINE_NETWORK_ANALYSIS_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -95,6 +96,15 @@ struct NetSweepResult {
 /// Sweeps one symbolic dimension over `axis_values` (ascending). Other dims come from
 /// `bindings` and defaults.
 Result<NetSweepResult> SweepNetwork(const NetworkGraph& graph, const DimBindings& bindings,
+                                    const CostModel& model, const std::string& variable,
+                                    const std::vector<int64_t>& axis_values);
+/// The graph at one value of the swept dimension, for inputs whose shapes are fixed while
+/// loading (ONNX models: symbolic dimensions are bound before shape inference, so each value is
+/// a new load).
+using NetworkAtValue = std::function<Result<NetworkGraph>(int64_t value)>;
+/// Sweeps over graphs that `graph_at` gives per value (bound further with `bindings` and the
+/// value). The caller checks that the dimension exists (loading fails otherwise).
+Result<NetSweepResult> SweepNetwork(const NetworkAtValue& graph_at, const DimBindings& bindings,
                                     const CostModel& model, const std::string& variable,
                                     const std::vector<int64_t>& axis_values);
 /// Parses "DIM=FROM:TO[:xF|+S]" or "DIM=A,B,C" for a graph dimension (the grid syntax of

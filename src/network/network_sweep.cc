@@ -24,10 +24,14 @@ std::string Plain(const std::string& bound) {
   return bound;
 }
 
-Result<NetSweepPoint> Evaluate(const NetworkGraph& g, DimBindings bindings, const CostModel& model,
-                               const std::string& variable, int64_t value) {
+Result<NetSweepPoint> Evaluate(const NetworkAtValue& graph_at, DimBindings bindings,
+                               const CostModel& model, const std::string& variable, int64_t value,
+                               std::string* name = nullptr) {
   bindings[variable] = value;
-  Result<NetworkAnalysis> a = AnalyzeNetwork(g, bindings, model);
+  Result<NetworkGraph> g = graph_at(value);
+  if (!g.ok()) return g.status();
+  if (name != nullptr) *name = g->name.empty() ? g->origin : g->name;
+  Result<NetworkAnalysis> a = AnalyzeNetwork(*g, bindings, model);
   if (!a.ok()) return a.status();
   NetSweepPoint p;
   p.value = value;
@@ -74,11 +78,18 @@ Result<NetSweepResult> SweepNetwork(const NetworkGraph& g, const DimBindings& bi
                            fmt::format("{} has no dimension '{}' (its dimensions: {})", g.origin,
                                        variable, list.empty() ? "none" : list));
   }
+  return SweepNetwork([&g](int64_t) -> Result<NetworkGraph> { return g; }, bindings, model,
+                      variable, values);
+}
+
+Result<NetSweepResult> SweepNetwork(const NetworkAtValue& graph_at, const DimBindings& bindings,
+                                    const CostModel& model, const std::string& variable,
+                                    const std::vector<int64_t>& values) {
   NetSweepResult r;
-  r.name = g.name.empty() ? g.origin : g.name;
   r.variable = variable;
   for (int64_t v : values) {
-    Result<NetSweepPoint> p = Evaluate(g, bindings, model, variable, v);
+    Result<NetSweepPoint> p =
+        Evaluate(graph_at, bindings, model, variable, v, r.points.empty() ? &r.name : nullptr);
     if (!p.ok()) return p.status();
     r.points.push_back(*p);
     ++r.evaluations;
@@ -93,7 +104,7 @@ Result<NetSweepResult> SweepNetwork(const NetworkGraph& g, const DimBindings& bi
       Status failure;
       auto verdict = [&](int64_t v) -> std::string {
         ++r.evaluations;
-        Result<NetSweepPoint> p = Evaluate(g, bindings, model, variable, v);
+        Result<NetSweepPoint> p = Evaluate(graph_at, bindings, model, variable, v);
         if (!p.ok()) {
           failure = p.status();
           return a;

@@ -34,15 +34,29 @@ int RunNetworkSweep(Context& ctx, const CLI::App& app, const ModelOptions& o,
   }
   Result<std::pair<std::string, std::vector<int64_t>>> axis = ParseDimAxis(so.vary[0]);
   if (!axis.ok()) return Fail(ctx, axis.status());
-  Result<NetworkInput> in = LoadNetworkInput(ctx, o.model, o.hw, so.dims);
+  // An ONNX model's dimensions are bound before shape inference: it is loaded once per value
+  // (the first load, at the first value, also checks that the model has the dimension).
+  const bool onnx = IsOnnxFile(o.model);
+  std::vector<std::string> dim_args = so.dims;
+  if (onnx) dim_args.push_back(axis->first + "=" + std::to_string(axis->second.front()));
+  Result<NetworkInput> in = LoadNetworkInput(ctx, o.model, o.hw, dim_args);
   if (!in.ok()) return Fail(ctx, in.status());
-  const NetworkGraph& graph = in->graph;
-  const DimBindings& bound = in->bound;
   const Device* device = &in->device;
   CostOptions options;
   options.launch_overhead_s = o.launch_overhead_us * 1e-6;
   const CostModel model(*device, options);
-  Result<NetSweepResult> r = SweepNetwork(graph, bound, model, axis->first, axis->second);
+  Result<NetSweepResult> r =
+      onnx ? SweepNetwork(
+                 [&](int64_t v) -> Result<NetworkGraph> {
+                   if (v == axis->second.front()) return in->graph;
+                   Result<DimBindings> dims = ParseDims(dim_args);
+                   if (!dims.ok()) return dims.status();
+                   (*dims)[axis->first] = v;
+                   DimBindings unused;
+                   return LoadNetwork(o.model, *dims, &unused);
+                 },
+                 in->bound, model, axis->first, axis->second)
+           : SweepNetwork(in->graph, in->bound, model, axis->first, axis->second);
   if (!r.ok()) return Fail(ctx, r.status());
   const std::string title = r->name + " on " + device->id + ": sweep " + axis->first;
   const std::string table = RenderNetSweepTable(*r, title);

@@ -5,9 +5,13 @@
 
 namespace roofline::cli {
 
-bool IsNetworkInput(const std::string& model) {
+bool IsOnnxFile(const std::string& model) {
   const std::string ext = std::filesystem::path(model).extension().string();
-  if (ext == ".onnx" || ext == ".ONNX") return true;
+  return ext == ".onnx" || ext == ".ONNX";
+}
+
+bool IsNetworkInput(const std::string& model) {
+  if (IsOnnxFile(model)) return true;
   std::error_code ec;
   if (!std::filesystem::is_regular_file(model, ec)) return false;
   std::ifstream in(model, std::ios::binary);
@@ -28,8 +32,7 @@ Result<DimBindings> ParseDims(const std::vector<std::string>& dims) {
 
 Result<NetworkGraph> LoadNetwork(const std::string& model, const DimBindings& dims,
                                  DimBindings* analysis_dims) {
-  const std::string ext = std::filesystem::path(model).extension().string();
-  if (ext == ".onnx" || ext == ".ONNX") {
+  if (IsOnnxFile(model)) {
     Result<NetworkGraph> g = LoadOnnxModel(model, dims);
     if (!g.ok()) return g.status();
     // The loader bound the dims; pass on those the graph still lists.

@@ -17,6 +17,9 @@ namespace roofline::cli {
 /// "roofline-graph"); false for everything `roofline model` resolves as an LLM.
 bool IsNetworkInput(const std::string& model);
 
+/// True when MODEL names an ONNX model (`.onnx`).
+bool IsOnnxFile(const std::string& model);
+
 /// Parses the `--dim NAME=VALUE` list.
 Result<DimBindings> ParseDims(const std::vector<std::string>& dims);
 
