@@ -83,24 +83,6 @@ void AppendRaw(const std::string& raw, int64_t n, std::vector<int64_t>* ints,
   }
 }
 
-size_t RawBytes(int32_t type) {
-  switch (type) {
-    case TP::INT8:
-    case TP::UINT8:
-    case TP::BOOL:
-      return 1;
-    case TP::INT16:
-    case TP::UINT16:
-      return 2;
-    case TP::INT32:
-    case TP::UINT32:
-    case TP::FLOAT:
-      return 4;
-    default:
-      return 8;
-  }
-}
-
 /// Reads a small integer or float tensor; nullopt for other types, external data, or sizes over
 /// the limit.
 std::optional<Small> FromProto(const TP& t) {
@@ -116,7 +98,9 @@ std::optional<Small> FromProto(const TP& t) {
   if (!n) return std::nullopt;
   if (!t.raw_data().empty()) {
     const std::string& raw = t.raw_data();
-    if (raw.size() != static_cast<size_t>(*n) * RawBytes(s.type)) return std::nullopt;
+    if (raw.size() != static_cast<size_t>(*n) * static_cast<size_t>(ElemTypeBytes(s.type))) {
+      return std::nullopt;
+    }
     switch (s.type) {
       case TP::INT8:
         AppendRaw<int8_t>(raw, *n, &s.ints, &s.reals);
@@ -331,32 +315,26 @@ std::optional<Small> Binary(const std::string& op, const std::vector<const Small
         in, [pred](int64_t a, int64_t b) -> R { return pred(a, b) ? 1 : 0; },
         [pred](double a, double b) { return pred(a, b) ? 1.0 : 0.0; }, TP::BOOL);
   };
-  if (op == "Add") {
+  using Checked = bool (*)(int64_t, int64_t, int64_t*);
+  static const std::map<std::string, std::pair<Checked, double (*)(double, double)>> kArith = {
+      {"Add",
+       {[](int64_t a, int64_t b, int64_t* r) { return __builtin_add_overflow(a, b, r); },
+        [](double a, double b) { return a + b; }}},
+      {"Sub",
+       {[](int64_t a, int64_t b, int64_t* r) { return __builtin_sub_overflow(a, b, r); },
+        [](double a, double b) { return a - b; }}},
+      {"Mul",
+       {[](int64_t a, int64_t b, int64_t* r) { return __builtin_mul_overflow(a, b, r); },
+        [](double a, double b) { return a * b; }}}};
+  if (auto it = kArith.find(op); it != kArith.end()) {
+    const Checked checked = it->second.first;
     return Elementwise(
         in,
-        [](int64_t a, int64_t b) -> R {
-          int64_t r;
-          return __builtin_add_overflow(a, b, &r) ? R{} : R{r};
+        [checked](int64_t a, int64_t b) -> R {
+          int64_t r = 0;
+          return checked(a, b, &r) ? R{} : R{r};
         },
-        std::plus<double>());
-  }
-  if (op == "Sub") {
-    return Elementwise(
-        in,
-        [](int64_t a, int64_t b) -> R {
-          int64_t r;
-          return __builtin_sub_overflow(a, b, &r) ? R{} : R{r};
-        },
-        std::minus<double>());
-  }
-  if (op == "Mul") {
-    return Elementwise(
-        in,
-        [](int64_t a, int64_t b) -> R {
-          int64_t r;
-          return __builtin_mul_overflow(a, b, &r) ? R{} : R{r};
-        },
-        std::multiplies<double>());
+        it->second.second);
   }
   if (op == "Div") {
     return Elementwise(

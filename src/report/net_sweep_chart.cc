@@ -34,12 +34,7 @@ Chart NetSweepChart(const NetSweepResult& r, const std::string& title) {
   for (const NetSweepPoint& p : r.points) ymax = std::max(ymax, p.time_s);
   ymax = ymax > 0 ? ymax * 1.12 : 1;
   auto Y = [&](double t) { return B - t / ymax * (B - T); };
-  const double step = NiceStep(ymax);
-  for (double t = 0; t <= ymax; t += step) {
-    svg.Line(L, Y(t), R, Y(t), "#e6e6e6", 1);
-    svg.Text(L - 8, Y(t) + 4, Seconds(t), 11, "end");
-  }
-  svg.Rect(L, T, R - L, B - T, "none", "#999");
+  TimeGrid(svg, L, R, T, B, ymax, Y);
   svg.Text(L, T - 8, "time per forward pass", 13, "start", "#111", 0, "bold");
   svg.Text(24, (T + B) / 2, "time per pass", 12, "middle", "#222", -90);
   const size_t every = std::max<size_t>(1, n / 10);

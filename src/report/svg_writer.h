@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "roofline/plot.h"
+#include "roofline/units.h"
 
 namespace roofline {
 
@@ -39,6 +40,19 @@ class SvgWriter {
 
 /// A round grid step (1, 2, 2.5 or 5 times a power of ten) giving about five lines over `range`.
 double NiceStep(double range);
+
+/// Horizontal grid lines of a time axis from 0 to `ymax` seconds (labels left of `left`) and the
+/// plot frame; `y` maps seconds to pixels.
+template <typename YMap>
+void TimeGrid(SvgWriter& svg, double left, double right, double top, double bottom, double ymax,
+              const YMap& y) {
+  const double step = NiceStep(ymax);
+  for (double t = 0; t <= ymax; t += step) {
+    svg.Line(left, y(t), right, y(t), "#e6e6e6", 1);
+    svg.Text(left - 8, y(t) + 4, Seconds(t), 11, "end");
+  }
+  svg.Rect(left, top, right - left, bottom - top, "none", "#999");
+}
 
 /// Estimated rendered width of text in a sans-serif font, pixels.
 double TextWidth(const std::string& text, double size);

@@ -44,12 +44,7 @@ Chart SweepChart(const SweepResult& r, const std::string& title) {
     ymax = ymax > 0 ? ymax * 1.12 : 1;
     auto Y = [&](double t) { return B - t / ymax * (B - T); };
     // Grid and axes.
-    const double step = NiceStep(ymax);
-    for (double t = 0; t <= ymax; t += step) {
-      svg.Line(L, Y(t), R, Y(t), "#e6e6e6", 1);
-      svg.Text(L - 8, Y(t) + 4, Seconds(t), 11, "end");
-    }
-    svg.Rect(L, T, R - L, B - T, "none", "#999");
+    TimeGrid(svg, L, R, T, B, ymax, Y);
     svg.Text(L, T - 8,
              phase + ": time per step (" +
                  (phase == "prefill" ? std::string("whole prompt") : "one token") + ")",
