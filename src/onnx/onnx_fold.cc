@@ -442,7 +442,7 @@ std::optional<Ints> IntsOf(const onnx::NodeProto& n, int i, const std::string& a
   return std::nullopt;
 }
 
-/// Copies elements of `x` (values only) into `out` of the given dims.
+/// `x` with other dims (the same elements in the same order).
 Small Relabel(const Small& x, Ints dims) {
   Small out = x;
   out.dims = std::move(dims);
@@ -457,6 +457,9 @@ std::optional<Small> Gather(const onnx::NodeProto& n, const Small& data, const S
   int64_t outer = 1, inner = 1;
   for (int64_t j = 0; j < *axis; ++j) outer *= data.dims[j];
   for (size_t j = *axis + 1; j < data.dims.size(); ++j) inner *= data.dims[j];
+  if (outer * inner * static_cast<int64_t>(idx.ints.size()) > kMaxFoldElements) {
+    return std::nullopt;
+  }
   Small out;
   out.type = data.type;
   out.dims.assign(data.dims.begin(), data.dims.begin() + *axis);
