@@ -113,18 +113,20 @@ TEST(MeasureBandwidth, LevelsFallFromL1ToDram) {
   const MeasuredLevel* dram = FindLevel(levels, "dram");
   ASSERT_NE(l1, nullptr);
   ASSERT_NE(dram, nullptr);
+#if !defined(__SANITIZE_ADDRESS__)
   // Bandwidth falls from the nearest to the farthest level. L1 and DRAM are an order of
   // magnitude apart; the closer pairs compare the best repetitions, which another process
-  // competing for the CPUs (parallel ctest) disturbs less than the medians.
+  // competing for the CPUs (parallel ctest) disturbs less than the medians. Only in a plain
+  // build: under AddressSanitizer every load and store is instrumented, and a CI run measured
+  // L1, L3 and DRAM all at about 29 GB/s (L1 median 28.6 GB/s, DRAM 29.0 GB/s).
   EXPECT_GT(l1->bandwidth.median, dram->bandwidth.median);
   if (l3 != nullptr) {
     EXPECT_GT(l3->bandwidth.max, dram->bandwidth.max);
-#if !defined(__SANITIZE_ADDRESS__)
-    // Under AddressSanitizer the timing loop around the short L1 passes is instrumented and
-    // costs more than the passes themselves; L1 vs L3 is only meaningful in a plain build.
     EXPECT_GT(l1->bandwidth.max, l3->bandwidth.max);
-#endif
   }
+#else
+  (void)l3;
+#endif
 }
 
 TEST(MeasureBandwidth, DetectLevelsAssignsPlateausToCaches) {
