@@ -1,6 +1,7 @@
 // The CUDA backend's host-side logic (planning, statistics, device JSON) and its behaviour on a
 // machine without a GPU (or without nvcc at build time).
 #include "roofline/cuda_measure.h"
+#include "roofline/validate.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,7 @@
 // Lowering general networks to the cost model: FLOPs from closed forms, bytes, parameters,
 // bounds, uncosted nodes and sweeps over a symbolic dimension.
 #include "roofline/network_analysis.h"
+#include "roofline/network_report.h"
 
 #include <gtest/gtest.h>
 

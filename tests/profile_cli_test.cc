@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "tests/cli_runner.h"
+#include "tests/shared_samples.h"
 
 namespace roofline {
 namespace {
@@ -43,7 +44,7 @@ void ExpectOneLineError(const Output& o, const std::string& mentions) {
 // file's own numbers with thousands separators removed.
 TEST(ProfileCli, NcuSgemmSampleGivesTheFilesFigures) {
   const std::string path = Sample("ncu_metrics_sgemm_a100.csv");
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no shared samples";
+  ROOFLINE_REQUIRE_SHARED_SAMPLE(path);
   const Output o = RunCli({"profile", "ncu", path, "--format", "json"});
   ASSERT_EQ(o.status, 0) << o.err;
   const nlohmann::json j = nlohmann::json::parse(o.out);
@@ -71,7 +72,7 @@ TEST(ProfileCli, NcuSgemmSampleGivesTheFilesFigures) {
 
 TEST(ProfileCli, NcuTableSaysWhatIsMissingAndHowToCollectIt) {
   const std::string path = Sample("ncu_metrics_sgemm_a100.csv");
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no shared samples";
+  ROOFLINE_REQUIRE_SHARED_SAMPLE(path);
   const Output o = RunCli({"profile", "ncu", path, "--hw", "a100-sxm-80gb"});
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_NE(o.out.find("device: a100-sxm-80gb"), std::string::npos);
@@ -86,7 +87,7 @@ TEST(ProfileCli, NcuTableSaysWhatIsMissingAndHowToCollectIt) {
 // reported, and the roofline part says why it is absent.
 TEST(ProfileCli, NcuWithoutAKnownDeviceStillReportsTheKernels) {
   const std::string path = Sample("ncu_details_rtx5090.csv");
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no shared samples";
+  ROOFLINE_REQUIRE_SHARED_SAMPLE(path);
   const Output o = RunCli({"profile", "ncu", path});
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_NE(o.out.find("device: none (cannot tell the device"), std::string::npos) << o.out;
@@ -251,7 +252,7 @@ TEST(ProfileCli, TorchBadFilesAreOneLineErrors) {
 // from deviceProperties.
 TEST(ProfileCli, TorchAlexnetSampleGivesTimeByClass) {
   const std::string path = Sample("torch_trace_alexnet_a100.json.gz");
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no shared samples";
+  ROOFLINE_REQUIRE_SHARED_SAMPLE(path);
   const Output o = RunCli({"profile", "torch", path, "--format", "json"});
   ASSERT_EQ(o.status, 0) << o.err;
   const nlohmann::json j = nlohmann::json::parse(o.out);

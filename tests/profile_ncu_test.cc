@@ -8,6 +8,7 @@
 #include <string>
 
 #include "roofline/profile.h"
+#include "tests/shared_samples.h"
 
 namespace roofline {
 namespace {
@@ -419,7 +420,7 @@ const std::string kSamples = std::string(ROOFLINE_SOURCE_DIR) + "/../shared/samp
 
 TEST(NcuConformance, SgemmA100MetricsSample) {
   const std::string path = kSamples + "ncu_metrics_sgemm_a100.csv";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no shared samples at " << kSamples;
+  ROOFLINE_REQUIRE_SHARED_SAMPLE(path);
   Result<NcuReport> r = LoadNcuCsv(path);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->layout, "long (details / --metrics)");
@@ -464,7 +465,7 @@ TEST(NcuConformance, SgemmA100MetricsSample) {
 
 TEST(NcuConformance, Rtx5090DetailsSample) {
   const std::string path = kSamples + "ncu_details_rtx5090.csv";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no shared samples at " << kSamples;
+  ROOFLINE_REQUIRE_SHARED_SAMPLE(path);
   Result<NcuReport> r = LoadNcuCsv(path);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   // CodeGandee/llm-perf-opt @ c6a9ecc2, one cuBLAS GEMV launch with Rule columns.

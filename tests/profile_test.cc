@@ -12,6 +12,7 @@
 #include "roofline/device_db.h"
 #include "roofline/model_analysis.h"
 #include "roofline/model_registry.h"
+#include "tests/shared_samples.h"
 
 namespace roofline {
 namespace {
@@ -315,7 +316,7 @@ TEST(Nsys, BadInputIsAnErrorNamingTheFileAndLine) {
 TEST(ProfileSamples, NsysKernSumFromARealRun) {
   const std::string path =
       std::string(ROOFLINE_SOURCE_DIR) + "/../shared/samples/profiles/nsys_kern_sum_rtx5090.csv";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no shared samples";
+  ROOFLINE_REQUIRE_SHARED_SAMPLE(path);
   Result<NsysReport> r = LoadNsysCsv(path);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->kernels.size(), 113u);

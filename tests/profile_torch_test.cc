@@ -10,6 +10,7 @@
 
 #include "roofline/profile.h"
 #include "src/profile/torch_op_cost.h"
+#include "tests/shared_samples.h"
 
 namespace roofline {
 namespace {
@@ -425,7 +426,7 @@ TEST(TorchOpCost, PointwiseNormsAndCopies) {
 TEST(TorchConformance, AlexnetA100Trace) {
   const std::string path =
       ROOFLINE_SOURCE_DIR "/../shared/samples/profiles/torch_trace_alexnet_a100.json.gz";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "shared samples absent: " << path;
+  ROOFLINE_REQUIRE_SHARED_SAMPLE(path);
   const TorchTrace t = Load(path);
   EXPECT_EQ(t.format, "kineto (cpu_op / kernel)");
   EXPECT_EQ(t.device_name, "NVIDIA A100-PG509-200");

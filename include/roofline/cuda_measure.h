@@ -19,7 +19,6 @@
 #include "roofline/kernel_runner.h"
 #include "roofline/measure.h"
 #include "roofline/status.h"
-#include "roofline/validate.h"
 
 namespace roofline {
 
@@ -115,11 +114,6 @@ Device ToDevice(const CudaMeasurement& m);
 /// tiled (flash-style) kernel, eager attention as its three ops, softmax, norms, elementwise and
 /// embedding through simple kernels. Conv2d and collectives are skipped.
 Result<std::vector<OpTiming>> RunGraphOnCuda(const Graph& graph, const CudaRunOptions& options);
-
-/// Evaluates every op of `graph` as its own kernel against `model`, times it on the GPU
-/// (RunGraphOnCuda) and fits one efficiency per class (FitCalibration).
-Result<Validation> ValidateOnCuda(const Graph& graph, const CostModel& model,
-                                  const CudaRunOptions& options);
 
 // ---------------------------------------------------------------------------------------------
 // Planning helpers: pure host code, used by the backend and tested without a GPU.

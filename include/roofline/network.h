@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "roofline/dtype.h"
+#include "roofline/graph.h"
 #include "roofline/status.h"
 
 namespace roofline {
@@ -107,6 +108,47 @@ Result<DimBindings> ResolveDims(const NetworkGraph& graph, const DimBindings& bi
 /// The concrete shape of a tensor under resolved dims; errors on an unknown dimension or a
 /// size (any entry or the element count) above 2^40 per entry / 2^62 in all.
 Result<std::vector<int64_t>> ResolveShape(const NetTensor& tensor, const DimBindings& dims);
+
+/// What a lowered node is besides its op.
+struct NetKernelInfo {
+  std::string node;    ///< node name
+  std::string module;  ///< module path ("layer1.0.conv1"), may be empty
+  std::string op;      ///< graph op kind ("conv", "norm", ...)
+  std::string source;  ///< framework op
+  /// FLOPs of the matrix part (matmul, linear, conv, attention: 2 per multiply-accumulate, no
+  /// bias, no softmax): the torch.utils.flop_counter convention. 0 for other ops.
+  double matrix_flops = 0;
+  bool matrix = false;  ///< a matmul, linear, conv or attention node
+};
+
+/// The nodes that could not be costed (op `unknown`): never dropped silently.
+struct UncostedNodes {
+  int64_t count = 0;
+  double output_bytes = 0;    ///< bytes of their outputs
+  double share_of_nodes = 0;  ///< count / all nodes that are not views
+  double share_of_bytes = 0;  ///< output bytes / output bytes of all nodes that are not views
+  std::map<std::string, int64_t> by_op;  ///< source op ("aten::foo", attrs.op) -> count
+};
+
+/// A network lowered to the operator IR: one op per costed node, in node order, with what the
+/// cost model needs beside the ops (matrix FLOPs, parameters, the nodes it could not cost).
+struct LoweredNetwork {
+  std::string name;
+  DimBindings dims;                 ///< every symbolic dimension's value
+  Graph graph;                      ///< one op per costed node
+  std::vector<NetKernelInfo> info;  ///< parallel to graph.ops()
+  double matrix_flops = 0;          ///< sum of NetKernelInfo::matrix_flops
+  double parameters = 0;            ///< elements of weight tensors with parameter != false
+  double weight_bytes = 0;          ///< bytes of every weight tensor (parameters and buffers)
+  int64_t nodes = 0;                ///< all nodes of the graph
+  int64_t views = 0;                ///< `view` nodes (no kernel)
+  UncostedNodes uncosted;
+  std::vector<std::string> notes;
+};
+
+/// Binds the graph's dims (`bindings` over defaults; errors name the dimension) and lowers
+/// every node to an op of the IR. Errors name the file and the node.
+Result<LoweredNetwork> LowerNetwork(const NetworkGraph& graph, const DimBindings& bindings);
 
 /// Reads an ONNX model, binds its symbolic input dimensions from `dims` (every symbolic input
 /// dimension must be bound, or the error names it), runs ONNX shape inference and maps nodes to

@@ -11,33 +11,11 @@
 #include <vector>
 
 #include "roofline/cost.h"
-#include "roofline/graph.h"
 #include "roofline/network.h"
 #include "roofline/op_analysis.h"
 #include "roofline/sweep.h"
 
 namespace roofline {
-
-/// What a costed node is besides its KernelCost.
-struct NetKernelInfo {
-  std::string node;    ///< node name
-  std::string module;  ///< module path ("layer1.0.conv1"), may be empty
-  std::string op;      ///< graph op kind ("conv", "norm", ...)
-  std::string source;  ///< framework op
-  /// FLOPs of the matrix part (matmul, linear, conv, attention: 2 per multiply-accumulate, no
-  /// bias, no softmax): the torch.utils.flop_counter convention. 0 for other ops.
-  double matrix_flops = 0;
-  bool matrix = false;  ///< a matmul, linear, conv or attention node
-};
-
-/// The nodes that could not be costed (op `unknown`): never dropped silently.
-struct UncostedNodes {
-  int64_t count = 0;
-  double output_bytes = 0;    ///< bytes of their outputs
-  double share_of_nodes = 0;  ///< count / all nodes that are not views
-  double share_of_bytes = 0;  ///< output bytes / output bytes of all nodes that are not views
-  std::map<std::string, int64_t> by_op;  ///< source op ("aten::foo", attrs.op) -> count
-};
 
 /// Everything `roofline model GRAPH.json` reports.
 struct NetworkAnalysis {
@@ -63,11 +41,6 @@ struct NetworkAnalysis {
 /// node and costs it on the model's device. Errors name the file and the node.
 Result<NetworkAnalysis> AnalyzeNetwork(const NetworkGraph& graph, const DimBindings& bindings,
                                        const CostModel& model);
-
-/// `roofline model GRAPH.json`: kernel table, totals, parameters, uncosted nodes.
-std::string RenderNetworkTable(const NetworkAnalysis& analysis, const CostModel& model);
-/// `roofline model GRAPH.json --format json` (fields in docs/graph-format.md).
-std::string RenderNetworkJson(const NetworkAnalysis& analysis, const CostModel& model);
 
 /// One point of a sweep over a symbolic dimension.
 struct NetSweepPoint {
@@ -110,9 +83,6 @@ Result<NetSweepResult> SweepNetwork(const NetworkAtValue& graph_at, const DimBin
 /// Parses "DIM=FROM:TO[:xF|+S]" or "DIM=A,B,C" for a graph dimension (the grid syntax of
 /// `roofline sweep`).
 Result<std::pair<std::string, std::vector<int64_t>>> ParseDimAxis(const std::string& spec);
-
-std::string RenderNetSweepTable(const NetSweepResult& sweep, const std::string& title);
-std::string RenderNetSweepJson(const NetSweepResult& sweep, const std::string& device);
 
 }  // namespace roofline
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "roofline/cost.h"
+#include "roofline/kernel_class.h"
 #include "roofline/model_analysis.h"
 
 namespace roofline {
@@ -32,14 +33,6 @@ struct SweepAxis {
 /// Parses "batch=1:512" (doubling), "batch=1:512:x4", "prompt=128:4096:+128", "batch=1,8,64",
 /// "dtype=bf16,fp8,int8". Errors name the spec and say what is expected.
 Result<SweepAxis> ParseSweepAxis(const std::string& spec);
-
-/// Kernel classes whose verdicts are tracked separately.
-enum class KernelClass { kMatmul, kAttention, kVector, kComm };
-inline constexpr int kNumClasses = 4;
-std::string_view NameOf(KernelClass c);
-/// The class of a kernel of an LLM graph (by its ops: attention ops and attn_* kernels are
-/// attention; other matmuls are matmul; collectives are comm; everything else is vector).
-KernelClass ClassOf(const Graph& graph, const Kernel& kernel);
 
 /// One phase at one point of a sweep.
 struct PhasePoint {

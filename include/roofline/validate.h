@@ -7,7 +7,7 @@
 
 #include "roofline/cost.h"
 #include "roofline/kernel_runner.h"
-#include "roofline/sweep.h"
+#include "roofline/kernel_class.h"
 
 namespace roofline {
 
@@ -47,13 +47,19 @@ Result<Validation> ValidateOnCpu(const Graph& graph, const CostModel& model,
 /// The fit alone, from rows already measured (classes with no rows keep efficiency 1).
 CalibrationFit FitCalibration(const std::vector<ValidationRow>& rows);
 
+/// How `validate --device cuda` times kernels (in cuda_measure.h).
+struct CudaRunOptions;
+
+/// Evaluates every op of `graph` as its own kernel against `model`, times it on the GPU
+/// (RunGraphOnCuda) and fits one efficiency per class (FitCalibration). Without a CUDA backend
+/// or a GPU: the error RunGraphOnCuda gives.
+Result<Validation> ValidateOnCuda(const Graph& graph, const CostModel& model,
+                                  const CudaRunOptions& options);
+
 /// The rows of a validation from measured timings of the graph's ops (any backend): one row per
 /// eager kernel with its predicted bound beside the measured time of its first op, and the fit.
 Validation ValidationFromTimings(const Graph& graph, const CostModel& model,
                                  const std::vector<OpTiming>& timings);
-
-/// Efficiency of a class under a calibration.
-double EfficiencyOf(const Calibration& c, KernelClass k);
 
 }  // namespace roofline
 

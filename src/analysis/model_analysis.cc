@@ -4,7 +4,7 @@
 
 #include "roofline/flip.h"
 #include "roofline/units.h"
-#include "roofline/validate.h"
+#include "roofline/kernel_class.h"
 
 namespace roofline {
 namespace {

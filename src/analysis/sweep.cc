@@ -160,20 +160,6 @@ bool IsInteger(SweepVariable v) {
          v == SweepVariable::kContext || v == SweepVariable::kTp;
 }
 
-std::string_view NameOf(KernelClass c) {
-  switch (c) {
-    case KernelClass::kMatmul:
-      return "matmuls";
-    case KernelClass::kAttention:
-      return "attention";
-    case KernelClass::kVector:
-      return "norms/elementwise";
-    case KernelClass::kComm:
-      return "communication";
-  }
-  return "?";
-}
-
 std::string SweepAxis::Label(size_t i) const {
   if (IsInteger(variable)) return fmt::format("{}={}", NameOf(variable), values[i]);
   return fmt::format("{}={}", NameOf(variable), NameOf(dtypes[i]));
@@ -289,30 +275,6 @@ Result<SweepAxis> ParseSweepAxis(const std::string& spec) {
   }
   if (axis.values.back() != *to) axis.values.push_back(*to);
   return axis;
-}
-
-KernelClass ClassOf(const Graph& g, const Kernel& k) {
-  bool matmul = false;
-  for (int o : k.ops) {
-    const Op& op = g.ops()[o];
-    switch (op.kind()) {
-      case OpKind::kAttention:
-        return KernelClass::kAttention;
-      case OpKind::kCollective:
-        return KernelClass::kComm;
-      case OpKind::kMatmul:
-      case OpKind::kConv2d:
-        if (op.name.rfind("attn_", 0) == 0) return KernelClass::kAttention;
-        matmul = true;
-        break;
-      case OpKind::kSoftmax:
-        if (op.name.rfind("attn_", 0) == 0) return KernelClass::kAttention;
-        break;
-      default:
-        break;
-    }
-  }
-  return matmul ? KernelClass::kMatmul : KernelClass::kVector;
 }
 
 Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const Workload& w,

@@ -1,5 +1,5 @@
 // Lowering: every node of a network graph becomes an op of the operator IR (or no kernel, for
-// views, or an uncosted entry, for `unknown`), then the cost engine evaluates each as a kernel.
+// views, or an uncosted entry, for `unknown`). The analysis layer costs the ops as kernels.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <unordered_map>
 
-#include "roofline/network_analysis.h"
+#include "roofline/network.h"
 
 namespace roofline {
 namespace {
@@ -465,9 +465,8 @@ class Lowering {
 
 }  // namespace
 
-Result<NetworkAnalysis> AnalyzeNetwork(const NetworkGraph& g, const DimBindings& bindings,
-                                       const CostModel& model) {
-  NetworkAnalysis a;
+Result<LoweredNetwork> LowerNetwork(const NetworkGraph& g, const DimBindings& bindings) {
+  LoweredNetwork a;
   a.name = g.name.empty() ? g.origin : g.name;
   Result<DimBindings> dims = ResolveDims(g, bindings);
   if (!dims.ok()) return dims.status();
@@ -517,15 +516,6 @@ Result<NetworkAnalysis> AnalyzeNetwork(const NetworkGraph& g, const DimBindings&
   const int64_t non_views = a.nodes - a.views;
   if (non_views > 0) a.uncosted.share_of_nodes = D(a.uncosted.count) / D(non_views);
   if (all_output_bytes > 0) a.uncosted.share_of_bytes = a.uncosted.output_bytes / all_output_bytes;
-  a.kernels = Fuse(a.graph, FusionMode::kEager);
-  a.costs.reserve(a.kernels.size());
-  for (const Kernel& k : a.kernels) {
-    a.costs.push_back(model.Evaluate(a.graph, k));
-    const KernelCost& c = a.costs.back();
-    if (c.bound.kind == BoundKind::kCompute) a.compute_bound_s += c.time_s;
-    if (c.bound.kind == BoundKind::kMemory) a.memory_bound_s += c.time_s;
-  }
-  a.totals = Sum(a.costs, model);
   for (const std::string& note : g.notes) a.notes.push_back(note);
   return a;
 }

@@ -150,11 +150,4 @@ Device ToDevice(const CudaMeasurement& m) {
   return d;
 }
 
-Result<Validation> ValidateOnCuda(const Graph& graph, const CostModel& model,
-                                  const CudaRunOptions& options) {
-  Result<std::vector<OpTiming>> timings = RunGraphOnCuda(graph, options);
-  if (!timings.ok()) return timings.status();
-  return ValidationFromTimings(graph, model, *timings);
-}
-
 }  // namespace roofline

@@ -432,28 +432,6 @@ Status Builder::Build() {
 
 }  // namespace
 
-std::string_view NameOf(Phase p) { return p == Phase::kPrefill ? "prefill" : "decode"; }
-
-Status Validate(const Workload& w) {
-  auto positive = [](int64_t v, const char* field, int64_t max) -> Status {
-    if (v < 1 || v > max) {
-      return Status::Invalid(field, fmt::format("must be between 1 and {}, got {}", max, v));
-    }
-    return Status::Ok();
-  };
-  Status s = positive(w.batch, "--batch", int64_t{1} << 24);
-  if (s.ok()) s = positive(w.prompt, "--prompt", int64_t{1} << 30);
-  if (s.ok() && w.context != 0) s = positive(w.context, "--context", int64_t{1} << 30);
-  if (s.ok()) s = positive(w.tp, "--tp", 4096);
-  if (s.ok() && (w.group_size < 1 || w.group_size > (int64_t{1} << 20))) {
-    s = Status::Invalid("--group-size", fmt::format("must be positive, got {}", w.group_size));
-  }
-  if (s.ok() && (w.launch_overhead_s < 0 || w.launch_overhead_s > 1)) {
-    s = Status::Invalid("--launch-overhead-us", "must be between 0 and 1e6 microseconds");
-  }
-  return s;
-}
-
 Result<LlmGraph> BuildLlmGraph(const TransformerConfig& c, const Workload& w, Phase phase) {
   Status s = Validate(w);
   if (!s.ok()) return s;

@@ -1,35 +1,12 @@
-// Parameter counts and memory footprint of LLMs.
+// Memory footprint of an LLM on one device: weights, KV cache and workspace.
 #include <algorithm>
 #include <set>
 
-#include "roofline/flip.h"
 #include "roofline/llm.h"
 #include "roofline/model_analysis.h"
 
 namespace roofline {
 namespace {
-
-/// Sums weight tensors of a graph (each tensor once, times the repeat of its first consumer).
-ParameterCount SumWeights(const Graph& g, bool with_scales) {
-  ParameterCount p;
-  std::set<int> seen;
-  for (const Op& op : g.ops()) {
-    const std::vector<Operand> operands = OperandsOf(op.spec);
-    const auto* mm = std::get_if<MatmulSpec>(&op.spec);
-    for (size_t j = 0; j < operands.size(); ++j) {
-      if (operands[j].role != TensorRole::kWeight) continue;
-      if (!with_scales && std::string_view(operands[j].name) == "scales") continue;
-      const int id = op.operands[j];
-      if (!seen.insert(id).second) continue;
-      const double n = g.tensors()[id].elements * static_cast<double>(op.repeat);
-      p.total += n;
-      const bool routed = mm != nullptr && mm->experts > 0;
-      p.active +=
-          routed ? n * static_cast<double>(mm->expert_top_k) / static_cast<double>(mm->experts) : n;
-    }
-  }
-  return p;
-}
 
 /// Bytes of every weight tensor (quantized ones with their scales), each once.
 double WeightBytes(const Graph& g) {
@@ -62,17 +39,6 @@ double Workspace(const Graph& g) {
 }
 
 }  // namespace
-
-ParameterCount CountParameters(const TransformerConfig& config) {
-  Workload w;
-  w.batch = 1;
-  w.prompt = 1;
-  w.dtype = DType::kBf16;
-  w.mla = MlaForm::kNaive;  // kv_b_proj as one weight
-  Result<LlmGraph> g = BuildLlmGraph(config, w, Phase::kPrefill);
-  if (!g.ok()) return {};
-  return SumWeights(g->graph, false);
-}
 
 MemoryFootprint FootprintFromGraph(const TransformerConfig& c, const Workload& w,
                                    const Device& device, const Graph& decode, int64_t batch,

@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "roofline/network_analysis.h"
+#include "roofline/network_report.h"
 #include "roofline/units.h"
 #include "src/report/table.h"
 
@@ -124,6 +124,67 @@ std::string RenderNetworkJson(const NetworkAnalysis& a, const CostModel& model) 
   }
   doc["kernels"] = kernels;
   doc["notes"] = a.notes;
+  return doc.dump(2) + "\n";
+}
+
+std::string RenderNetSweepTable(const NetSweepResult& r, const std::string& title) {
+  std::string out = title + "\n\n";
+  TextTable table({r.variable, "time", "FLOP", "matrix FLOP", "bytes", "FLOP/B", "bound",
+                   "matrix kernels", "other kernels"},
+                  {true, true, true, true, true, true, false, false, false});
+  for (const NetSweepPoint& p : r.points) {
+    table.AddRow({std::to_string(p.value), Seconds(p.time_s), Si(p.flops, ""),
+                  Si(p.matrix_flops, ""), Si(p.bytes, "B"),
+                  Num(p.bytes > 0 ? p.flops / p.bytes : 0), p.bound, p.matrix_bound,
+                  p.other_bound});
+  }
+  out += table.Render();
+  out += "\ncrossovers (exact, bisected):\n";
+  if (r.crossovers.empty()) out += "  none in this range\n";
+  for (const Crossover& x : r.crossovers) out += "  - " + x.sentence + "\n";
+  for (const NeverFlips& n : r.never) out += "  - " + n.sentence + "\n";
+  return out;
+}
+
+std::string RenderNetSweepJson(const NetSweepResult& r, const std::string& device) {
+  using ojson = nlohmann::ordered_json;
+  ojson doc;
+  doc["network"] = r.name;
+  doc["device"] = device;
+  doc["variable"] = r.variable;
+  ojson points = ojson::array();
+  for (const NetSweepPoint& p : r.points) {
+    ojson j;
+    j[r.variable] = p.value;
+    j["time_s"] = p.time_s;
+    j["flops"] = p.flops;
+    j["matrix_flops"] = p.matrix_flops;
+    j["bytes"] = p.bytes;
+    j["bound"] = p.bound;
+    j["matrix_bound"] = p.matrix_bound;
+    j["other_bound"] = p.other_bound;
+    j["compute_bound_s"] = p.compute_bound_s;
+    j["memory_bound_s"] = p.memory_bound_s;
+    points.push_back(j);
+  }
+  doc["points"] = points;
+  ojson xs = ojson::array();
+  for (const Crossover& x : r.crossovers) {
+    xs.push_back({{"what", x.what},
+                  {"variable", x.variable},
+                  {"value", x.int_value},
+                  {"from", x.from},
+                  {"to", x.to},
+                  {"sentence", x.sentence}});
+  }
+  doc["crossovers"] = xs;
+  ojson nv = ojson::array();
+  for (const NeverFlips& n : r.never) {
+    nv.push_back(
+        {{"what", n.what}, {"variable", n.variable}, {"bound", n.bound}, {"sentence", n.sentence}});
+  }
+  doc["never_flips"] = nv;
+  doc["evaluations"] = r.evaluations;
   return doc.dump(2) + "\n";
 }
 

@@ -15,20 +15,6 @@ double Median(std::vector<double> v) {
 
 }  // namespace
 
-double EfficiencyOf(const Calibration& c, KernelClass k) {
-  switch (k) {
-    case KernelClass::kMatmul:
-      return c.matmul;
-    case KernelClass::kAttention:
-      return c.attention;
-    case KernelClass::kVector:
-      return c.vector;
-    case KernelClass::kComm:
-      return 1;
-  }
-  return 1;
-}
-
 CalibrationFit FitCalibration(const std::vector<ValidationRow>& rows) {
   CalibrationFit f;
   std::array<double, kNumClasses> sum{};

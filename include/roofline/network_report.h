@@ -1,0 +1,24 @@
+// What `roofline model|sweep GRAPH.json|model.onnx` print: tables and JSON of a network
+// analysis and of a sweep over one of its symbolic dimensions.
+#ifndef ROOFLINE_NETWORK_REPORT_H_
+#define ROOFLINE_NETWORK_REPORT_H_
+
+#include <string>
+
+#include "roofline/network_analysis.h"
+
+namespace roofline {
+
+/// `roofline model GRAPH.json`: kernel table, totals, parameters, uncosted nodes.
+std::string RenderNetworkTable(const NetworkAnalysis& analysis, const CostModel& model);
+/// `roofline model GRAPH.json --format json` (fields in docs/graph-format.md).
+std::string RenderNetworkJson(const NetworkAnalysis& analysis, const CostModel& model);
+
+/// `roofline sweep GRAPH.json --vary DIM=...`: one row per value, crossovers, never-flips.
+std::string RenderNetSweepTable(const NetSweepResult& sweep, const std::string& title);
+/// The same as JSON (fields in docs/graph-format.md).
+std::string RenderNetSweepJson(const NetSweepResult& sweep, const std::string& device);
+
+}  // namespace roofline
+
+#endif  // ROOFLINE_NETWORK_REPORT_H_

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Checks that every include in src/, include/ and tools/ runs down the layers of
+scripts/layers.json, and that every public header has a source of its name (or a stated reason).
+
+Prints one line per violation and exits 1 on any; 0 and a one-line summary otherwise."""
+import json
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def main() -> int:
+    with open(os.path.join(ROOT, "scripts/layers.json"), encoding="utf-8") as f:
+        spec = json.load(f)
+    rank, header_layer, dir_layer = {}, {}, []
+    for i, layer in enumerate(spec["layers"]):
+        rank[layer["name"]] = i
+        for h in layer["headers"]:
+            header_layer["roofline/" + h] = layer["name"]
+        for d in layer["dirs"]:
+            dir_layer.append((d.rstrip("/") + "/", layer["name"]))
+
+    def layer_of(path: str):
+        if path.startswith("include/"):
+            return header_layer.get(path[len("include/"):])
+        for prefix, name in dir_layer:
+            if path.startswith(prefix):
+                return name
+        return None
+
+    problems = []
+    public = sorted(os.listdir(os.path.join(ROOT, "include/roofline")))
+    for h in public:
+        if "roofline/" + h not in header_layer:
+            problems.append(f"include/roofline/{h}: in no layer of scripts/layers.json")
+    files = []
+    for top in ("src", "include", "tools/roofline"):
+        for dirpath, _, names in os.walk(os.path.join(ROOT, top)):
+            for n in names:
+                if n.endswith((".cc", ".h", ".cu")):
+                    files.append(os.path.relpath(os.path.join(dirpath, n), ROOT))
+    checked = 0
+    for path in sorted(files):
+        mine = layer_of(path)
+        if mine is None:
+            problems.append(f"{path}: in no layer of scripts/layers.json")
+            continue
+        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+            text = f.read()
+        for m in INCLUDE.finditer(text):
+            target = m.group(1)
+            line = text.count("\n", 0, m.start()) + 1
+            theirs = layer_of("include/" + target) if target.startswith("roofline/") \
+                else layer_of(target)
+            if theirs is None:
+                problems.append(f"{path}:{line}: includes {target}, which is in no layer")
+            elif rank[theirs] > rank[mine]:
+                problems.append(f"{path}:{line}: {mine} layer includes {target} of the higher "
+                                f"{theirs} layer")
+            checked += 1
+
+    # Every public header has a source of the same name somewhere under src/, or a reason.
+    sources = set()
+    for dirpath, _, names in os.walk(os.path.join(ROOT, "src")):
+        sources.update(os.path.splitext(n)[0] for n in names if n.endswith((".cc", ".cu")))
+    reasons = spec["headers_without_a_source_of_their_name"]
+    for h in public:
+        stem = os.path.splitext(h)[0]
+        if stem not in sources and h not in reasons:
+            problems.append(f"include/roofline/{h}: no src/**/{stem}.cc and no reason in "
+                            "scripts/layers.json")
+        if stem in sources and h in reasons:
+            problems.append(f"include/roofline/{h}: has {stem}.cc; drop its reason")
+
+    for p in problems:
+        print(p)
+    if problems:
+        return 1
+    print(f"check-layers: {checked} includes in {len(files)} files run down "
+          f"{len(spec['layers'])} layers; {len(public)} public headers accounted for")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
