@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Checks that every include in src/, include/ and tools/ runs down the layers of
-scripts/layers.json, and that every public header has a source of its name (or a stated reason).
+scripts/layers.json, that every public header has a source of its name (or a stated reason),
+and that the README's layout section names every folder.
 
 Prints one line per violation and exits 1 on any; 0 and a one-line summary otherwise."""
 import json
@@ -37,7 +38,7 @@ def main() -> int:
         if "roofline/" + h not in header_layer:
             problems.append(f"include/roofline/{h}: in no layer of scripts/layers.json")
     files = []
-    for top in ("src", "include", "tools/roofline"):
+    for top in ("src", "include", "tools/roofline", "fuzz"):
         for dirpath, _, names in os.walk(os.path.join(ROOT, top)):
             for n in names:
                 if n.endswith((".cc", ".h", ".cu")):
@@ -75,12 +76,33 @@ def main() -> int:
         if stem in sources and h in reasons:
             problems.append(f"include/roofline/{h}: has {stem}.cc; drop its reason")
 
+    # Every folder of the repository is named in the README's layout section.
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    start = readme.find("## Layout")
+    layout = readme[start:readme.find("\n## ", start + 1)] if start >= 0 else ""
+    if not layout:
+        problems.append("README.md: no '## Layout' section")
+    folders = 0
+    for dirpath, dirnames, _ in os.walk(ROOT):
+        rel = os.path.relpath(dirpath, ROOT)
+        dirnames[:] = [d for d in dirnames
+                       if not d.startswith(("build", ".venv", "__pycache__", ".git", ".cache"))
+                       and not (d.startswith(".") and d != ".ci")]
+        if rel == ".":
+            continue
+        folders += 1
+        base = os.path.basename(rel)
+        if rel + "/" not in layout and f" {base}/" not in layout and f"({base}/" not in layout:
+            problems.append(f"{rel}/: not in the README's layout section")
+
     for p in problems:
         print(p)
     if problems:
         return 1
     print(f"check-layers: {checked} includes in {len(files)} files run down "
-          f"{len(spec['layers'])} layers; {len(public)} public headers accounted for")
+          f"{len(spec['layers'])} layers; {len(public)} public headers accounted for; "
+          f"{folders} folders in the README's layout")
     return 0
 
 

@@ -15,6 +15,9 @@ packages=(
   zlib1g-dev          # gzip-compressed PyTorch profiler traces
   libonnx-dev         # ONNX frontend (`roofline model x.onnx`): onnx_pb.h, shape inference
   libprotobuf-dev     # protobuf headers and library the ONNX frontend needs
+  python3             # scripts/check-layers.py (a ctest test)
+  clang               # scripts/fuzz.sh: the libFuzzer targets
+  libclang-rt-14-dev  # libFuzzer and the sanitizer runtimes for clang 14 (Debian 12)
 )
 
 missing=()

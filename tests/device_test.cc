@@ -170,6 +170,20 @@ INSTANTIATE_TEST_SUITE_P(
       return n;
     });
 
+// Found by fuzz/fuzz_device.cc: a number beyond double's range ("4.1268e7813") made the JSON
+// library throw out_of_range, which nothing caught (`hw show FILE` terminated). Now a parse error
+// naming the file and the number.
+TEST(DeviceFile, NumberBeyondDoubleIsAParseError) {
+  const std::string path =
+      std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/fuzz/device_number_overflow.json";
+  Result<Device> d = LoadDeviceFile(path);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().code(), StatusCode::kParseError) << d.status().ToString();
+  EXPECT_EQ(d.status().where(), path);
+  EXPECT_NE(d.status().what().find("number overflow parsing '4.1268e7813'"), std::string::npos)
+      << d.status().ToString();
+}
+
 TEST(DeviceFile, MissingFileIsAnIoError) {
   Result<Device> d = LoadDeviceFile("/nonexistent/dev.json");
   ASSERT_FALSE(d.ok());

@@ -21,6 +21,9 @@ struct GoldenCase {
   std::vector<std::string> args;
 };
 
+/// The case's file name in test output (instead of its bytes).
+void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.file; }
+
 std::string ReadAll(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::ostringstream s;

@@ -502,6 +502,13 @@ TEST(OnnxFrontend, BadFilesAreErrorsNamingTheFile) {
   EXPECT_NE(rank.what().find("node 'scalar_w' (ConvTranspose): weight W has rank 0"),
             std::string::npos)
       << rank.ToString();
+  // Found by fuzz/fuzz_onnx.cc: "Reshape" mutated to "Rewhape" made libonnx 1.12's strict
+  // inference dereference a null pointer (SEGV). A standard-domain op it does not know is now an
+  // error before inference runs.
+  const Status unknown_op = LoadError("fuzz_unknown_standard_op.onnx", {{"batch", 2}});
+  EXPECT_NE(unknown_op.what().find("'Rewhape' is not an ONNX operator at opset 17"),
+            std::string::npos)
+      << unknown_op.ToString();
   const Status shapes = LoadError("bad_shapes.onnx");
   EXPECT_NE(shapes.where().find("bad_shapes.onnx"), std::string::npos) << shapes.ToString();
   EXPECT_NE(shapes.what().find("node 'bad_mm' (MatMul)"), std::string::npos) << shapes.ToString();

@@ -511,7 +511,9 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
             return a.variable == SweepVariable::kTp;
           });
       const auto first = Signals(pt(0), comm);
-      for (const auto& [what, verdict0] : first) {
+      for (const auto& signal : first) {
+        const std::string& what = signal.first;  // a plain reference: lambdas below capture it
+        const auto& verdict0 = signal.second;
         // Prefill does not depend on the decode context.
         if (ax.variable == SweepVariable::kContext && what.rfind("prefill", 0) == 0) continue;
         bool changed = false;

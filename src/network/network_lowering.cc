@@ -167,9 +167,10 @@ class Lowering {
     }
     // Distinct matrices of an operand: its elements over one matrix's, when that divides the
     // batch; otherwise (an operand with its own summed labels) one per product.
-    auto distinct = [batch](double elements, double per) {
+    const double products = batch;  // clang 14 cannot capture a structured binding
+    auto distinct = [products](double elements, double per) {
       const double d = elements / per;
-      return d >= 1 && std::floor(d) == d && std::fmod(batch, d) == 0 ? d : batch;
+      return d >= 1 && std::floor(d) == d && std::fmod(products, d) == 0 ? d : products;
     };
     return MatmulOf(n, a, b, c, {batch, m, nn, k}, distinct(a.elements(), m * k),
                     distinct(b.elements(), k * nn));

@@ -285,6 +285,32 @@ Status BindInputDims(onnx::ModelProto& model, const DimBindings& dims, const std
   return Status::Ok();
 }
 
+/// Nodes of the standard domain must name an operator the library knows at the model's opset:
+/// libonnx 1.12's strict inference dereferences a null pointer on one it does not (found by
+/// fuzz/fuzz_onnx.cc: a MatMul block with "Reshape" mutated to "Rewhape"). Subgraphs too.
+static Status CheckStandardOps(const onnx::GraphProto& g, int64_t opset,
+                               const std::string& origin) {
+  for (int i = 0; i < g.node_size(); ++i) {
+    const onnx::NodeProto& n = g.node(i);
+    const bool standard = n.domain().empty() || n.domain() == "ai.onnx";
+    if (standard && onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset), "") ==
+                        nullptr) {
+      return Status::Invalid(origin, "node " + std::to_string(i) + " ('" + n.name() + "'): '" +
+                                         n.op_type() + "' is not an ONNX operator at opset " +
+                                         std::to_string(opset));
+    }
+    for (const onnx::AttributeProto& a : n.attribute()) {
+      if (a.has_g()) {
+        if (Status s = CheckStandardOps(a.g(), opset, origin); !s.ok()) return s;
+      }
+      for (const onnx::GraphProto& sub : a.graphs()) {
+        if (Status s = CheckStandardOps(sub, opset, origin); !s.ok()) return s;
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 Status InferModelShapes(onnx::ModelProto& model, const std::string& origin,
                         std::vector<std::string>* notes) {
   int64_t opset = 0;
@@ -300,6 +326,9 @@ Status InferModelShapes(onnx::ModelProto& model, const std::string& origin,
                      std::to_string(known) +
                      "): shape inference ran in lenient mode, ops it does not know may be "
                      "uncosted");
+  }
+  if (strict && opset > 0) {
+    if (Status s = CheckStandardOps(model.graph(), opset, origin); !s.ok()) return s;
   }
   onnx::ModelProto work = InferenceCopy(model);
   // The library infers node by node in one pass; where it stops (an op it does not know, a shape

@@ -25,6 +25,13 @@ Result<std::string> ReadTextFile(const std::string& path) {
 Result<json> ParseJsonText(std::string_view text, const std::string& origin) {
   try {
     return json::parse(text.begin(), text.end());
+  } catch (const json::out_of_range& e) {
+    // A number beyond double's range ("1e400"): nlohmann reports it as out_of_range.406, not as
+    // a parse error (found by fuzz/fuzz_device.cc).
+    std::string what = e.what();
+    const size_t bracket = what.find("] ");
+    if (bracket != std::string::npos) what = what.substr(bracket + 2);
+    return Status::Parse(origin, what + " (a number outside the range of a double)");
   } catch (const json::parse_error& e) {
     // Turn the byte offset into line:column.
     size_t line = 1;

@@ -5,6 +5,7 @@
 #include "roofline/model_analysis.h"
 #include "roofline/model_registry.h"
 #include "roofline/network_analysis.h"
+#include "roofline/network_report.h"
 #include "roofline/plot.h"
 #include "roofline/report.h"
 #include "tools/roofline/cli_util.h"

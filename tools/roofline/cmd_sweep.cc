@@ -2,6 +2,7 @@
 #include <ostream>
 
 #include "roofline/network_analysis.h"
+#include "roofline/network_report.h"
 #include "roofline/plot.h"
 #include "roofline/report.h"
 #include "roofline/sweep.h"
