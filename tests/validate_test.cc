@@ -118,9 +118,14 @@ TEST(Validate, TheBoundIsALowerBound) {
     if (r.skipped) continue;
     ++checked;
     EXPECT_GT(r.measured_s, 0) << r.name;
+#if !defined(__SANITIZE_ADDRESS__)
+    // Only in a plain build. Under AddressSanitizer the profile's ceilings and the validated
+    // kernels are instrumented differently (every load and store checked), so the measured
+    // profile no longer bounds them: a CI run of the ASan build saw one kernel beat it.
     EXPECT_GE(r.measured_s, 0.85 * r.predicted_s)
         << r.name << ": measured " << r.measured_s << " s beat the bound " << r.predicted_s
         << " s (" << r.bound << ")";
+#endif
   }
   EXPECT_EQ(checked, 5);
 }
