@@ -6,7 +6,8 @@
 #                                              torch_trace_gz (default: all)
 # A run fails on any crash, sanitizer report, leak or input slower than 2 s (a hang); the input
 # is kept in build-fuzz/artifacts/ (make it a fixture and a regression test). Prints one line
-# per target: executions, seconds, result.
+# per target: executions, seconds, result. FUZZ_RUNS=N also stops each target after N
+# executions (the long run: FUZZ_RUNS=1000000 scripts/fuzz.sh 1200).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
@@ -50,18 +51,20 @@ for t in "${targets[@]}"; do
   set +e
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "build-fuzz/fuzz/fuzz_$t" "$corpus" -max_total_time="$seconds" -timeout=2 -rss_limit_mb=2560 \
+    "build-fuzz/fuzz/fuzz_$t" "$corpus" -max_total_time="$seconds" ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} \
+    -timeout=2 -rss_limit_mb=2560 \
     -max_len=$max_len -artifact_prefix="build-fuzz/artifacts/$t-" -print_final_stats=1 \
     >"$log" 2>&1
   status=$?
   set -e
+  took=$(grep -o 'Done [0-9]* runs in [0-9]*' "$log" | grep -o '[0-9]*$' || true)
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
   if ((status != 0)); then
     failed=1
     echo "fuzz $t: FAILED after $runs executions (exit $status); see $log and build-fuzz/artifacts/"
     grep -m3 -E 'ERROR|SUMMARY|timeout|runtime error' "$log" || true
   else
-    echo "fuzz $t: $runs executions in ${seconds} s, 0 crashes, 0 hangs, 0 sanitizer reports"
+    echo "fuzz $t: $runs executions in ${took:-$seconds} s, 0 crashes, 0 hangs, 0 sanitizer reports"
   fi
 done
 exit $failed

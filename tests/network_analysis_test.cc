@@ -289,21 +289,23 @@ TEST(NetworkSweep, FindsTheExactBatchWhereMatricesTurnComputeBound) {
   Result<NetSweepResult> r = SweepNetwork(*g, {}, m, "batch", {1, 2, 4, 8, 16, 32, 64});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->points.size(), 7u);
-  EXPECT_EQ(r->points.front().matrix_bound, "memory:hbm");
-  EXPECT_EQ(r->points.back().matrix_bound, "compute:tensor.bf16");
+  auto name = [&](const std::optional<Verdict>& v) { return v ? r->names.Name(*v) : ""; };
+  EXPECT_EQ(name(r->points.front().matrix_bound), "memory:hbm");
+  EXPECT_EQ(name(r->points.back().matrix_bound), "compute:tensor.bf16");
   const Crossover* x = nullptr;
   for (const Crossover& c : r->crossovers) {
-    if (c.what == "matrix kernels") x = &c;
+    if (Describe(c, *r).what == "matrix kernels") x = &c;
   }
   ASSERT_NE(x, nullptr);
   // Exact: the verdict at value - 1 differs from the one at value.
   auto matrix_bound = [&](int64_t b) {
     Result<NetSweepResult> p = SweepNetwork(*g, {}, m, "batch", {b});
-    return p->points[0].matrix_bound;
+    return name(p->points[0].matrix_bound);
   };
   EXPECT_EQ(matrix_bound(x->int_value - 1), "memory:hbm");
   EXPECT_EQ(matrix_bound(x->int_value), "compute:tensor.bf16");
-  EXPECT_NE(x->sentence.find("from batch " + x->value), std::string::npos) << x->sentence;
+  const SweepLine l = Describe(*x, *r);
+  EXPECT_NE(l.sentence.find("from batch " + l.value), std::string::npos) << l.sentence;
   Result<NetSweepResult> bad = SweepNetwork(*g, {}, m, "height", {1, 2});
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().where(), "--vary height");

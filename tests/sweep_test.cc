@@ -9,6 +9,7 @@
 #include "roofline/model_registry.h"
 #include "roofline/plan.h"
 #include "roofline/plot.h"
+#include "roofline/report.h"
 #include "tests/test_util.h"
 
 namespace roofline {
@@ -47,7 +48,7 @@ SweepResult Sweep(const TransformerConfig& c, const Device& d, Workload w, const
 
 const Crossover* Find(const SweepResult& r, const std::string& what) {
   for (const Crossover& x : r.crossovers) {
-    if (x.what == what) return &x;
+    if (Describe(x, r).what == what) return &x;
   }
   return nullptr;
 }
@@ -122,21 +123,23 @@ TEST(Sweep, CrossoversAreExact) {
         Result<SweepResult> p = RunSweep(c, w, model, PhaseSelection::kBoth, {one});
         for (const Crossover& ignored : p->crossovers) (void)ignored;
         const SweepPoint& pt = p->points.front();
-        if (x.what == "capacity") return std::string(pt.fits ? "fits" : "exceeds");
+        const SweepLine l = Describe(x, r);
+        if (l.what == "capacity") return std::string(pt.fits ? "fits" : "exceeds");
         for (const PhasePoint& ph : pt.phases) {
           const std::string phase(NameOf(ph.phase));
-          if (x.what == phase + " step") return ph.bound;
+          if (l.what == phase + " step") return p->names.Name(ph.bound);
           for (int k = 0; k < kNumClasses; ++k) {
-            if (x.what == phase + " " + std::string(NameOf(static_cast<KernelClass>(k)))) {
-              return ph.class_bound[k];
+            if (l.what == phase + " " + std::string(NameOf(static_cast<KernelClass>(k)))) {
+              return ph.class_bound[k].has_value() ? p->names.Name(*ph.class_bound[k]) : "";
             }
           }
         }
         return std::string("?");
       };
-      EXPECT_EQ(signal(x.int_value), x.to) << x.sentence;
-      EXPECT_EQ(signal(x.int_value - 1), x.from) << x.sentence;
-      EXPECT_NE(x.sentence, "");
+      const SweepLine l = Describe(x, r);
+      EXPECT_EQ(signal(x.int_value), l.to) << l.sentence;
+      EXPECT_EQ(signal(x.int_value - 1), l.from) << l.sentence;
+      EXPECT_NE(l.sentence, "");
     }
   }
 }
@@ -157,7 +160,7 @@ TEST(Sweep, CapacityWallMatchesTheHandComputation) {
   const double per_sequence = 8192.0 * 2 * 32 * 8 * 128 * 2;
   EXPECT_EQ(x->int_value, static_cast<int64_t>(std::floor((80e9 - weights) / per_sequence)) + 1);
   EXPECT_EQ(x->int_value, 60);
-  EXPECT_NE(x->sentence.find("no longer fit"), std::string::npos);
+  EXPECT_NE(Describe(*x, r).sentence.find("no longer fit"), std::string::npos);
 }
 
 TEST(Sweep, DecodeAttentionNeverFlipsAndSaysWhy) {
@@ -166,13 +169,13 @@ TEST(Sweep, DecodeAttentionNeverFlipsAndSaysWhy) {
   const SweepResult r = Sweep(Preset("llama-3-8b"), Dev("h100-sxm"), w, "context=1024:131072");
   const NeverFlips* attention = nullptr;
   for (const NeverFlips& n : r.never) {
-    if (n.what == "decode attention") attention = &n;
+    if (Describe(n, r).what == "decode attention") attention = &n;
   }
   ASSERT_NE(attention, nullptr);
   // Llama-3-8B: 32 query heads share 8 K/V heads, bf16 KV: ~2*4*(d+d) FLOP per 2*(d+d) B = 4.
   EXPECT_NEAR(attention->limit_intensity, 4.0, 0.1);
   EXPECT_LT(attention->limit_intensity, attention->ridge);
-  EXPECT_NE(attention->sentence.find("4 query heads"), std::string::npos);
+  EXPECT_NE(Describe(*attention, r).sentence.find("4 query heads"), std::string::npos);
 }
 
 TEST(Sweep, CommunicationWallUnderTensorParallelism) {
@@ -186,12 +189,12 @@ TEST(Sweep, CommunicationWallUnderTensorParallelism) {
   // x16 (32 GB/s per direction, data/hardware/l4.json), tp 4 is still compute-heavier.
   const Crossover* wall = nullptr;
   for (const Crossover& x : r.crossovers) {
-    if (x.what == "decode comm wall") wall = &x;
+    if (Describe(x, r).what == "decode comm wall") wall = &x;
   }
   ASSERT_NE(wall, nullptr);
   EXPECT_EQ(wall->variable, "tp");
   EXPECT_EQ(wall->int_value, 8);
-  for (const NeverFlips& n : r.never) EXPECT_NE(n.what, "decode comm wall");
+  for (const NeverFlips& n : r.never) EXPECT_NE(Describe(n, r).what, "decode comm wall");
 }
 
 TEST(Sweep, DtypeListsCompareEachElement) {

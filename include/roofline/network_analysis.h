@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,9 +50,9 @@ struct NetSweepPoint {
   double flops = 0;
   double matrix_flops = 0;
   double bytes = 0;          ///< device memory
-  std::string bound;         ///< the network's verdict (resource with the largest summed time)
-  std::string matrix_bound;  ///< verdict of the matrix kernels alone ("" when none)
-  std::string other_bound;   ///< verdict of the other kernels alone ("" when none)
+  Verdict bound;  ///< the network's verdict (resource with the largest summed time)
+  std::optional<Verdict> matrix_bound;  ///< verdict of the matrix kernels alone (none: no such)
+  std::optional<Verdict> other_bound;   ///< verdict of the other kernels alone
   double compute_bound_s = 0;
   double memory_bound_s = 0;
 };
@@ -64,6 +65,7 @@ struct NetSweepResult {
   std::vector<Crossover> crossovers;  ///< exact values (bisected) where a verdict changes
   std::vector<NeverFlips> never;      ///< verdicts that never change over the range
   int64_t evaluations = 0;
+  ResourceNames names;  ///< the device's, for printing verdicts
 };
 
 /// Sweeps one symbolic dimension over `axis_values` (ascending). Other dims come from

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "roofline/network_analysis.h"
+#include "roofline/report.h"
 
 namespace roofline {
 
@@ -13,6 +14,10 @@ namespace roofline {
 std::string RenderNetworkTable(const NetworkAnalysis& analysis, const CostModel& model);
 /// `roofline model GRAPH.json --format json` (fields in docs/graph-format.md).
 std::string RenderNetworkJson(const NetworkAnalysis& analysis, const CostModel& model);
+
+/// A network sweep's crossover or never-flips entry in words.
+SweepLine Describe(const Crossover& crossover, const NetSweepResult& sweep);
+SweepLine Describe(const NeverFlips& never, const NetSweepResult& sweep);
 
 /// `roofline sweep GRAPH.json --vary DIM=...`: one row per value, crossovers, never-flips.
 std::string RenderNetSweepTable(const NetSweepResult& sweep, const std::string& title);

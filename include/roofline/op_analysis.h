@@ -9,6 +9,7 @@
 #include "roofline/flip.h"
 #include "roofline/graph.h"
 #include "roofline/status.h"
+#include "roofline/verdict.h"
 
 namespace roofline {
 
@@ -27,7 +28,8 @@ struct Totals {
   std::array<double, kMaxLevels> memory_time_s{};
   double comm_bytes = 0;
   double comm_time_s = 0;
-  std::string bound;  ///< the resource with the largest summed time ("memory:hbm", ...)
+  Verdict verdict;    ///< the resource with the largest summed time (ResourceTimes::Classify)
+  std::string bound;  ///< its name, for the reports ("memory:hbm", ...)
 };
 
 /// The op's graph, its kernels (one, or three for eager attention) and their costs.

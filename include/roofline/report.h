@@ -44,6 +44,25 @@ std::string RenderModelJson(const ModelAnalysis& analysis, const CostModel& mode
 /// `roofline model --format csv`: one row per kernel and phase.
 std::string RenderModelCsv(const ModelAnalysis& analysis, const CostModel& model);
 
+/// A crossover or never-flips entry of a sweep in words. Every printer of a sweep (table, JSON,
+/// chart) takes its text from here.
+struct SweepLine {
+  std::string what;      ///< the signal: "decode matmuls", "prefill step", "capacity", "network"
+  std::string variable;  ///< the swept variable
+  std::string value;     ///< crossovers: the value where it changes ("64", "fp8")
+  std::string from;      ///< crossovers: the value's name before; never-flips: its only value
+  std::string to;        ///< crossovers: after ("compute:tensor.bf16", "comm > compute", "fits")
+  std::string at;        ///< where the other axis was held ("" for one-axis sweeps)
+  std::string sentence;  ///< one plain sentence
+};
+/// The signal's name ("decode norms/elementwise").
+std::string SignalName(const SignalId& signal);
+/// A signal value's name: the verdict's, or "comm > compute" / "fits" and their opposites.
+std::string ValueName(const SignalId& signal, const SignalValue& value,
+                      const ResourceNames& names);
+SweepLine Describe(const Crossover& crossover, const SweepResult& sweep);
+SweepLine Describe(const NeverFlips& never, const SweepResult& sweep);
+
 /// `roofline sweep`: one row per point, then the crossovers and what never flips.
 std::string RenderSweepTable(const SweepResult& sweep, const std::string& title);
 /// `roofline sweep --format json`: axes, points[], crossovers[], never_flips[].

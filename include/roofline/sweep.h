@@ -2,13 +2,16 @@
 #ifndef ROOFLINE_SWEEP_H_
 #define ROOFLINE_SWEEP_H_
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "roofline/cost.h"
 #include "roofline/kernel_class.h"
 #include "roofline/model_analysis.h"
+#include "roofline/verdict.h"
 
 namespace roofline {
 
@@ -38,7 +41,7 @@ Result<SweepAxis> ParseSweepAxis(const std::string& spec);
 struct PhasePoint {
   Phase phase = Phase::kPrefill;
   double time_s = 0;
-  std::string bound;           ///< the phase's verdict (resource with the largest summed time)
+  Verdict bound;               ///< the phase's verdict (resource with the largest summed time)
   double tokens_per_s = 0;     ///< prefill: batch x prompt / time; decode: batch / time
   double compute_bound_s = 0;  ///< time of kernels bound by compute
   double memory_bound_s = 0;   ///< ... by memory
@@ -47,7 +50,7 @@ struct PhasePoint {
   double bytes = 0;            ///< device-memory bytes, repeats included
   double compute_s = 0;        ///< sum of every kernel's compute term
   double comm_s = 0;           ///< sum of every kernel's comm term
-  std::array<std::string, kNumClasses> class_bound;  ///< verdict per class ("" when absent)
+  std::array<std::optional<Verdict>, kNumClasses> class_bound;  ///< per class (none: absent)
   std::array<double, kNumClasses> class_flops{};
   std::array<double, kNumClasses> class_bytes{};  ///< device-memory bytes
 };
@@ -61,26 +64,68 @@ struct SweepPoint {
   bool fits = true;
 };
 
-/// A value where something changes along one axis (the others held at `at`).
-struct Crossover {
-  std::string what;  ///< "decode matmul", "prefill phase", "capacity", "comm wall"
-  std::string variable;
-  std::string value;      ///< exact integer (as text) or the list element where it changes
-  int64_t int_value = 0;  ///< for integer variables
-  std::string from, to;
-  std::string at;  ///< the other axes' values ("" for one-axis sweeps)
-  std::string sentence;
+/// What a sweep watches for changes.
+enum class SignalKind {
+  kStep,           ///< a phase's verdict (LLM sweeps)
+  kClass,          ///< the verdict of one kernel class within a phase (LLM sweeps)
+  kCommWall,       ///< whether a phase's all-reduce time exceeds its compute time (LLM sweeps)
+  kCapacity,       ///< whether weights + KV cache + workspace fit (LLM sweeps)
+  kNetwork,        ///< a network's verdict (network sweeps)
+  kMatrixKernels,  ///< the verdict of a network's matrix kernels
+  kOtherKernels,   ///< ... of its other kernels
 };
 
-/// A class or phase whose verdict never changes along an axis, and why.
+/// One watched signal.
+struct SignalId {
+  SignalKind kind = SignalKind::kStep;
+  Phase phase = Phase::kPrefill;            ///< kStep, kClass, kCommWall
+  KernelClass cls = KernelClass::kMatmul;  ///< kClass
+
+  friend bool operator==(const SignalId&, const SignalId&) = default;
+};
+
+/// A signal's value: a verdict (kStep, kClass, the network signals) or a yes/no (kCommWall:
+/// comm time > compute time; kCapacity: fits).
+struct SignalValue {
+  Verdict verdict;
+  bool yes = false;
+
+  friend bool operator==(const SignalValue&, const SignalValue&) = default;
+};
+
+/// A value where a signal changes along one axis (the others held at `at`).
+struct Crossover {
+  SignalId signal;
+  size_t axis = 0;        ///< index into the sweep's axes
+  std::string variable;   ///< the axis' variable ("batch", or a network dimension)
+  int64_t int_value = 0;  ///< integer variables: the first value with the new verdict
+  size_t grid = 0;        ///< grid position after the change (list variables: the element)
+  bool exact = false;     ///< int_value was bisected between grid points
+  SignalValue from, to;
+  std::optional<size_t> at;  ///< two-axis sweeps: the other axis' grid position
+};
+
+/// A signal that never changes along an axis, how far that was checked, and why.
 struct NeverFlips {
-  std::string what;
+  /// How far past the grid the signal was followed.
+  enum class Reach {
+    kSweptRange,  ///< only the grid
+    kLookFailed,  ///< further out, but evaluating there failed
+    kAnyValue,    ///< far out, without a change
+    kBeyond,      ///< it changes beyond the grid, at `beyond_value`
+  };
+  SignalId signal;
+  size_t axis = 0;
   std::string variable;
-  std::string bound;
+  SignalValue value;
+  std::optional<size_t> at;
+  Reach reach = Reach::kSweptRange;
+  int64_t beyond_value = 0;
+  SignalValue beyond_to;
   double limit_intensity = 0;  ///< device-memory intensity far out along the axis
   double ridge = 0;            ///< of the class's dominant engine against device memory
-  std::string at;
-  std::string sentence;
+  int ridge_ceiling = -1;      ///< that engine (index into Device::compute)
+  int64_t heads_per_kv = 0;    ///< decode attention: query heads sharing each K/V head
 };
 
 struct SweepResult {
@@ -90,6 +135,8 @@ struct SweepResult {
   std::vector<NeverFlips> never;
   std::vector<std::string> notes;
   int64_t evaluations = 0;  ///< workload evaluations, bisection included
+  ResourceNames names;      ///< the device's, for printing verdicts
+  int64_t tp = 1;           ///< the base workload's tensor parallelism
 };
 
 /// Runs the sweep (one or two axes) for the selected phases.

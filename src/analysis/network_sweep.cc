@@ -2,25 +2,24 @@
 // the binding resource of the network, of its matrix kernels and of the other kernels changes.
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
 #include "roofline/flip.h"
 #include "roofline/network_analysis.h"
-#include "roofline/units.h"
 
 namespace roofline {
 namespace {
 
-constexpr const char* kSignals[] = {"network", "matrix kernels", "other kernels"};
+constexpr SignalKind kSignals[] = {SignalKind::kNetwork, SignalKind::kMatrixKernels,
+                                   SignalKind::kOtherKernels};
 
-std::string SignalOf(const NetSweepPoint& p, int signal) {
-  return signal == 0 ? p.bound : (signal == 1 ? p.matrix_bound : p.other_bound);
-}
-
-std::string Plain(const std::string& bound) {
-  if (bound.rfind("compute:", 0) == 0) return "compute-bound (" + bound.substr(8) + ")";
-  if (bound.rfind("memory:", 0) == 0) return "memory-bound (" + bound.substr(7) + ")";
-  return bound;
+std::optional<Verdict> SignalOf(const NetSweepPoint& p, SignalKind signal) {
+  switch (signal) {
+    case SignalKind::kMatrixKernels:
+      return p.matrix_bound;
+    case SignalKind::kOtherKernels:
+      return p.other_bound;
+    default:
+      return p.bound;
+  }
 }
 
 Result<NetSweepPoint> Evaluate(const NetworkAtValue& graph_at, DimBindings bindings,
@@ -38,15 +37,18 @@ Result<NetSweepPoint> Evaluate(const NetworkAtValue& graph_at, DimBindings bindi
   p.flops = a->totals.flops;
   p.matrix_flops = a->matrix_flops;
   p.bytes = a->totals.bytes[0];
-  p.bound = a->totals.bound;
+  p.bound = a->totals.verdict;
   p.compute_bound_s = a->compute_bound_s;
   p.memory_bound_s = a->memory_bound_s;
-  std::vector<KernelCost> matrix, other;
+  ResourceTimes matrix, other;
+  bool any_matrix = false, any_other = false;
   for (size_t i = 0; i < a->costs.size(); ++i) {
-    (a->info[i].matrix ? matrix : other).push_back(a->costs[i]);
+    const KernelCost& c = a->costs[i];
+    (a->info[i].matrix ? matrix : other).Add(c, static_cast<double>(c.repeat));
+    (a->info[i].matrix ? any_matrix : any_other) = true;
   }
-  if (!matrix.empty()) p.matrix_bound = Sum(matrix, model).bound;
-  if (!other.empty()) p.other_bound = Sum(other, model).bound;
+  if (any_matrix) p.matrix_bound = matrix.Classify();
+  if (any_other) p.other_bound = other.Classify();
   return p;
 }
 
@@ -86,6 +88,7 @@ Result<NetSweepResult> SweepNetwork(const NetworkAtValue& graph_at, const DimBin
                                     const std::vector<int64_t>& values) {
   NetSweepResult r;
   r.variable = variable;
+  r.names = ResourceNames::Of(model.device());
   for (int64_t v : values) {
     Result<NetSweepPoint> p =
         Evaluate(graph_at, bindings, model, variable, v, r.points.empty() ? &r.name : nullptr);
@@ -93,43 +96,41 @@ Result<NetSweepResult> SweepNetwork(const NetworkAtValue& graph_at, const DimBin
     r.points.push_back(*p);
     ++r.evaluations;
   }
-  for (int s = 0; s < 3; ++s) {
-    bool changed = false;
-    for (size_t i = 0; i + 1 < r.points.size(); ++i) {
-      const std::string a = SignalOf(r.points[i], s);
-      const std::string b = SignalOf(r.points[i + 1], s);
-      if (a.empty() || b.empty() || a == b) continue;
-      changed = true;
-      Status failure;
-      auto verdict = [&](int64_t v) -> std::string {
-        ++r.evaluations;
-        Result<NetSweepPoint> p = Evaluate(graph_at, bindings, model, variable, v);
-        if (!p.ok()) {
-          failure = p.status();
-          return a;
-        }
-        return SignalOf(*p, s);
-      };
-      const FlipPoint f = FindFlipUp(verdict, r.points[i].value, r.points[i + 1].value);
-      if (!failure.ok()) return failure;
+  for (SignalKind s : kSignals) {
+    std::vector<std::optional<Verdict>> line;
+    line.reserve(r.points.size());
+    for (const NetSweepPoint& p : r.points) line.push_back(SignalOf(p, s));
+    // A kernel group absent on either side is no change.
+    auto changes = [](const std::optional<Verdict>& a, const std::optional<Verdict>& b) {
+      return a.has_value() && b.has_value() && *a != *b;
+    };
+    auto evaluate = [&](int64_t v) -> Result<std::optional<Verdict>> {
+      ++r.evaluations;
+      Result<NetSweepPoint> p = Evaluate(graph_at, bindings, model, variable, v);
+      if (!p.ok()) return p.status();
+      return SignalOf(*p, s);
+    };
+    Result<std::vector<GridChange<std::optional<Verdict>>>> found =
+        FindGridChanges<std::optional<Verdict>>(
+            line.size(), [&line](size_t k) -> const std::optional<Verdict>& { return line[k]; },
+            changes, &values, true, evaluate);
+    if (!found.ok()) return found.status();
+    for (const auto& c : *found) {
       Crossover x;
-      x.what = kSignals[s];
+      x.signal.kind = s;
       x.variable = variable;
-      x.int_value = f.found ? f.value : r.points[i + 1].value;
-      x.value = std::to_string(x.int_value);
-      x.from = f.found ? f.from : a;
-      x.to = f.found ? f.to : b;
-      x.sentence = fmt::format("{}: {} until {} {}, {} from {} {} on", kSignals[s], Plain(x.from),
-                               variable, x.int_value - 1, Plain(x.to), variable, x.int_value);
+      x.int_value = c.value;
+      x.grid = c.k + 1;
+      x.exact = c.exact;
+      x.from.verdict = c.from.value_or(Verdict{});
+      x.to.verdict = c.to.value_or(Verdict{});
       r.crossovers.push_back(std::move(x));
     }
-    if (!changed && !r.points.empty() && !SignalOf(r.points.front(), s).empty()) {
+    if (found->empty() && !line.empty() && line.front().has_value()) {
       NeverFlips n;
-      n.what = kSignals[s];
+      n.signal.kind = s;
       n.variable = variable;
-      n.bound = SignalOf(r.points.front(), s);
-      n.sentence = fmt::format("{}: {} at every {} from {} to {}", kSignals[s], Plain(n.bound),
-                               variable, r.points.front().value, r.points.back().value);
+      n.value.verdict = *line.front();
       r.never.push_back(std::move(n));
     }
   }

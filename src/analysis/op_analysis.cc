@@ -28,50 +28,20 @@ Result<OpAnalysis> AnalyzeOp(const OpRequest& request, const CostModel& model, b
 
 Totals Sum(const std::vector<KernelCost>& costs, const CostModel& model) {
   Totals t;
-  // Time per ceiling (index into Device::compute; the last slot: no ceiling).
-  std::array<double, 16> engine_time{};
-  const int none_slot = 15;
-  int levels = 0;
-  int comm_link = -1;
+  ResourceTimes times;
   for (const KernelCost& c : costs) {
     const double r = static_cast<double>(c.repeat);
-    levels = std::max(levels, c.num_levels);
     t.flops += c.flops * r;
     t.time_s += c.time_s * r;
-    t.compute_time_s += c.compute_time_s * r;
-    for (int l = 0; l < c.num_levels; ++l) {
-      t.bytes[l] += c.bytes[l] * r;
-      t.memory_time_s[l] += c.memory_time_s[l] * r;
-    }
+    for (int l = 0; l < c.num_levels; ++l) t.bytes[l] += c.bytes[l] * r;
     t.comm_bytes += c.comm_bytes * r;
-    t.comm_time_s += c.comm_time_s * r;
-    if (c.link >= 0) comm_link = c.link;
-    for (int e = 0; e < c.num_engines; ++e) {
-      const int ceiling = c.engines[e].ceiling;
-      engine_time[ceiling >= 0 && ceiling < none_slot ? ceiling : none_slot] +=
-          c.engines[e].time_s * r;
-    }
+    times.Add(c, r);
   }
-  const Device& d = model.device();
-  double best = t.compute_time_s;
-  int best_engine = -1;
-  for (int e = 0; e < none_slot && e < static_cast<int>(d.compute.size()); ++e) {
-    if (engine_time[e] > 0 && (best_engine < 0 || engine_time[e] > engine_time[best_engine])) {
-      best_engine = e;
-    }
-  }
-  t.bound = best_engine >= 0 ? "compute:" + d.compute[best_engine].engine : "compute";
-  for (int l = 0; l < levels; ++l) {
-    if (t.memory_time_s[l] > best) {
-      best = t.memory_time_s[l];
-      t.bound = "memory:" + d.memory[l].name;
-    }
-  }
-  if (t.comm_time_s > best && comm_link >= 0) {
-    best = t.comm_time_s;
-    t.bound = "comm:" + d.links[comm_link].name;
-  }
-  if (best == 0) t.bound = "overhead";
+  t.compute_time_s = times.compute_s;
+  t.memory_time_s = times.memory_s;
+  t.comm_time_s = times.comm_s;
+  t.verdict = times.Classify();
+  t.bound = NameOf(t.verdict, model.device());
   return t;
 }
 

@@ -12,7 +12,6 @@
 
 #include "roofline/flip.h"
 #include "roofline/suggest.h"
-#include "roofline/units.h"
 
 namespace roofline {
 namespace {
@@ -110,45 +109,39 @@ void ApplyInt(Workload& w, SweepVariable v, int64_t value) {
   Apply(w, a, 0);
 }
 
-std::string Plain(const std::string& bound) {
-  if (bound.rfind("compute:", 0) == 0) return "compute-bound (" + bound.substr(8) + ")";
-  if (bound.rfind("memory:", 0) == 0) return "memory-bound (" + bound.substr(7) + ")";
-  if (bound.rfind("comm:", 0) == 0) return "communication-bound (" + bound.substr(5) + ")";
-  return bound;
-}
-
-/// The verdicts a point carries, each under a stable name.
-std::vector<std::pair<std::string, std::string>> Signals(const SweepPoint& p, bool comm) {
-  std::vector<std::pair<std::string, std::string>> s;
+/// The signals a point carries, in the order they are reported.
+std::vector<SignalId> SignalsOf(const SweepPoint& p, bool comm) {
+  std::vector<SignalId> s;
   for (const PhasePoint& ph : p.phases) {
-    const std::string phase(NameOf(ph.phase));
-    s.emplace_back(phase + " step", ph.bound);
+    s.push_back({SignalKind::kStep, ph.phase});
     for (int c = 0; c < kNumClasses; ++c) {
-      if (ph.class_bound[c].empty() || c == static_cast<int>(KernelClass::kComm)) continue;
-      s.emplace_back(phase + " " + std::string(NameOf(static_cast<KernelClass>(c))),
-                     ph.class_bound[c]);
+      if (!ph.class_bound[c].has_value() || c == static_cast<int>(KernelClass::kComm)) continue;
+      s.push_back({SignalKind::kClass, ph.phase, static_cast<KernelClass>(c)});
     }
-    if (comm) {
-      s.emplace_back(phase + " comm wall",
-                     ph.comm_s > ph.compute_s ? "comm > compute" : "comm <= compute");
-    }
+    if (comm) s.push_back({SignalKind::kCommWall, ph.phase});
   }
-  s.emplace_back("capacity", p.fits ? "fits" : "exceeds");
+  s.push_back({SignalKind::kCapacity});
   return s;
 }
 
-/// "stays"/"stay", "becomes"/"become" for a signal name.
-std::string Verb(const std::string& what, const std::string& singular) {
-  const bool plural = what.size() >= 7 && (what.compare(what.size() - 7, 7, "matmuls") == 0 ||
-                                           what.find("elementwise") != std::string::npos);
-  return plural ? singular.substr(0, singular.size() - 1) : singular;
-}
-
-std::string SignalOf(const SweepPoint& p, const std::string& what) {
-  for (const auto& [w, v] : Signals(p, true)) {
-    if (w == what) return v;
+/// A signal's value at a point (none: the point does not carry it).
+std::optional<SignalValue> ValueOf(const SweepPoint& p, const SignalId& id) {
+  if (id.kind == SignalKind::kCapacity) return SignalValue{{}, p.fits};
+  for (const PhasePoint& ph : p.phases) {
+    if (ph.phase != id.phase) continue;
+    switch (id.kind) {
+      case SignalKind::kStep:
+        return SignalValue{ph.bound, false};
+      case SignalKind::kClass:
+        if (!ph.class_bound[static_cast<int>(id.cls)].has_value()) return std::nullopt;
+        return SignalValue{*ph.class_bound[static_cast<int>(id.cls)], false};
+      case SignalKind::kCommWall:
+        return SignalValue{{}, ph.comm_s > ph.compute_s};
+      default:
+        return std::nullopt;
+    }
   }
-  return "";
+  return std::nullopt;
 }
 
 }  // namespace
@@ -306,30 +299,20 @@ Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const
     const std::vector<Kernel> kernels = Fuse(g->graph, w.fusion);
     PhasePoint pp;
     pp.phase = p;
-    // Per class: compute time per ceiling, memory time per level, comm time.
-    struct Acc {
-      bool present = false;
-      std::array<double, 16> engine_time{};  ///< per ceiling index; slot 15: no ceiling
-      std::array<double, kMaxLevels> memory{};
-      double comm = 0;
-      int link = -1;
-    };
-    std::array<Acc, kNumClasses> acc;
-    std::vector<KernelCost> costs;
-    costs.reserve(kernels.size());
+    // The step's and each class's time per resource, for the one classifier.
+    ResourceTimes all;
+    std::array<ResourceTimes, kNumClasses> per_class;
+    std::array<bool, kNumClasses> present{};
     for (const Kernel& k : kernels) {
-      KernelCost cost = model.Evaluate(g->graph, k);
+      const KernelCost cost = model.Evaluate(g->graph, k);
       const double r = static_cast<double>(k.repeat);
       const int cls = static_cast<int>(ClassOf(g->graph, k));
-      Acc& a = acc[cls];
-      a.present = true;
-      for (int e = 0; e < cost.num_engines; ++e) {
-        const int ceiling = cost.engines[e].ceiling;
-        a.engine_time[ceiling >= 0 && ceiling < 15 ? ceiling : 15] += cost.engines[e].time_s * r;
-      }
-      for (int l = 0; l < cost.num_levels; ++l) a.memory[l] += cost.memory_time_s[l] * r;
-      a.comm += cost.comm_time_s * r;
-      if (cost.link >= 0) a.link = cost.link;
+      present[cls] = true;
+      per_class[cls].Add(cost, r);
+      all.Add(cost, r);
+      pp.time_s += cost.time_s * r;
+      pp.flops += cost.flops * r;
+      pp.bytes += cost.bytes[0] * r;
       pp.class_flops[cls] += cost.flops * r;
       pp.class_bytes[cls] += cost.bytes[0] * r;
       pp.compute_s += cost.compute_time_s * r;
@@ -347,42 +330,14 @@ Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const
         case BoundKind::kOverhead:
           break;
       }
-      costs.push_back(std::move(cost));
     }
-    const Totals t = Sum(costs, model);
-    pp.time_s = t.time_s;
-    pp.bound = t.bound;
-    pp.flops = t.flops;
-    pp.bytes = t.bytes[0];
+    pp.bound = all.Classify();
     const double tokens = p == Phase::kPrefill
                               ? static_cast<double>(w.batch) * static_cast<double>(w.prompt)
                               : static_cast<double>(w.batch);
-    pp.tokens_per_s = t.time_s > 0 ? tokens / t.time_s : 0;
+    pp.tokens_per_s = pp.time_s > 0 ? tokens / pp.time_s : 0;
     for (int cls = 0; cls < kNumClasses; ++cls) {
-      const Acc& a = acc[cls];
-      if (!a.present) continue;
-      double compute = 0;
-      int best_engine = -1;
-      double best_engine_time = -1;
-      for (int ceiling = 0; ceiling < 16; ++ceiling) {
-        const double time = a.engine_time[ceiling];
-        compute += time;
-        if (ceiling < 15 && time > 0 && time > best_engine_time) {
-          best_engine_time = time;
-          best_engine = ceiling;
-        }
-      }
-      std::string bound =
-          best_engine >= 0 ? "compute:" + d.compute[best_engine].engine : std::string("compute");
-      double best = compute;
-      for (int l = 0; l < kMaxLevels && l < static_cast<int>(d.memory.size()); ++l) {
-        if (a.memory[l] > best) {
-          best = a.memory[l];
-          bound = "memory:" + d.memory[l].name;
-        }
-      }
-      if (a.comm > best && a.link >= 0) bound = "comm:" + d.links[a.link].name;
-      pp.class_bound[cls] = bound;
+      if (present[cls]) pp.class_bound[cls] = per_class[cls].Classify();
     }
     out.push_back(std::move(pp));
   }
@@ -400,6 +355,8 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
   }
   SweepResult r;
   r.axes = axes;
+  r.names = ResourceNames::Of(model.device());
+  r.tp = base.tp;
   const Device& d = model.device();
 
   std::atomic<int64_t> evaluations{0};
@@ -414,21 +371,19 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
     p.fits = m.fits();
     return Status::Ok();
   };
-  // The verdict `what` with the swept variable set to v and everything else as in `w`. An error
-  // is kept in *failed (the verdict reads "error"); `keep`, when given, receives the point.
-  auto signal_with = [&](const Workload& w, SweepVariable var, int64_t v, const std::string& what,
-                         Status* failed, SweepPoint* keep) -> std::string {
+  // The value of signal `id` with the swept variable set to v and everything else as in `w`;
+  // `keep`, when given, receives the point.
+  using Value = std::optional<SignalValue>;
+  auto value_with = [&](const Workload& w, SweepVariable var, int64_t v, const SignalId& id,
+                        SweepPoint* keep) -> Result<Value> {
     Workload wv = w;
     ApplyInt(wv, var, v);
     SweepPoint p;
     Status s = evaluate(wv, p);
-    if (!s.ok()) {
-      if (failed != nullptr) *failed = s;
-      return "error";
-    }
-    std::string verdict = SignalOf(p, what);
+    if (!s.ok()) return s;
+    Value out = ValueOf(p, id);
     if (keep != nullptr) *keep = std::move(p);
-    return verdict;
+    return out;
   };
   auto workload_at = [&](const std::vector<size_t>& index) {
     Workload w = base;
@@ -476,17 +431,6 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
       base.tp > 1 || std::any_of(axes.begin(), axes.end(), [](const SweepAxis& a) {
         return a.variable == SweepVariable::kTp;
       });
-  std::vector<std::vector<std::pair<std::string, std::string>>> signals;
-  signals.reserve(r.points.size());
-  for (const SweepPoint& p : r.points) signals.push_back(Signals(p, comm_tracked));
-  auto signal_at = [&](const SweepPoint& p, const std::string& what) -> const std::string& {
-    static const std::string kNone;
-    const auto& s = signals[static_cast<size_t>(&p - r.points.data())];
-    for (const auto& [w, v] : s) {
-      if (w == what) return v;
-    }
-    return kNone;
-  };
 
   // Along each axis, for each value of the other axis.
   for (size_t along = 0; along < axes.size(); ++along) {
@@ -503,184 +447,122 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
         const auto idx = at_index(k);
         return axes.size() == 2 ? point(idx[0], idx[1]) : point(idx[0], 0);
       };
-      const std::string at = axes.size() == 2 ? axes[1 - along].Label(line) : "";
-      const std::string at_text = at.empty() ? "" : " (" + at + ")";
-      // The comm wall is tracked when tensor parallelism is on or swept.
-      const bool comm =
-          base.tp > 1 || std::any_of(axes.begin(), axes.end(), [](const SweepAxis& a) {
-            return a.variable == SweepVariable::kTp;
-          });
-      const auto first = Signals(pt(0), comm);
-      for (const auto& signal : first) {
-        const std::string& what = signal.first;  // a plain reference: lambdas below capture it
-        const auto& verdict0 = signal.second;
+      const std::optional<size_t> at =
+          axes.size() == 2 ? std::optional<size_t>(line) : std::nullopt;
+      // The line's workload; the swept variable is set per evaluation.
+      const Workload line_workload = workload_at(at_index(0));
+      const bool integer = IsInteger(ax.variable);
+      // The tp grid holds only the degrees that divide the heads: a change lies between grid
+      // points and is not bisected.
+      const bool bisect = integer && ax.variable != SweepVariable::kTp;
+      for (const SignalId& id : SignalsOf(pt(0), comm_tracked)) {
         // Prefill does not depend on the decode context.
-        if (ax.variable == SweepVariable::kContext && what.rfind("prefill", 0) == 0) continue;
-        bool changed = false;
-        for (size_t k = 0; k + 1 < ax.size(); ++k) {
-          const std::string& a = signal_at(pt(k), what);
-          const std::string& b = signal_at(pt(k + 1), what);
-          if (a == b) continue;
-          changed = true;
-          Crossover x;
-          x.what = what;
-          x.variable = std::string(NameOf(ax.variable));
-          x.at = at;
-          x.from = a;
-          x.to = b;
-          if (IsInteger(ax.variable) && ax.variable != SweepVariable::kTp) {
-            Workload w = workload_at(at_index(k));
-            Status failed;
-            auto verdict = [&](int64_t v) {
-              return signal_with(w, ax.variable, v, what, &failed, nullptr);
-            };
-            const FlipPoint f = FindFlipUp(verdict, ax.values[k], ax.values[k + 1]);
-            if (!failed.ok()) return failed;
-            x.int_value = f.found ? f.value : ax.values[k + 1];
-            x.to = f.found ? f.to : b;
-            x.value = std::to_string(x.int_value);
-          } else if (ax.variable == SweepVariable::kTp) {
-            // Only degrees that divide the heads are valid: the change lies between grid points.
-            x.int_value = ax.values[k + 1];
-            x.value = std::to_string(x.int_value);
-            x.at = at.empty() ? fmt::format("tp={} still {}", ax.values[k], a)
-                              : at + fmt::format(", tp={} still {}", ax.values[k], a);
-          } else {
-            x.value = std::string(NameOf(ax.dtypes[k + 1]));
-          }
-          const std::string where = x.at.empty() ? "" : " (" + x.at + ")";
-          // One plain sentence.
-          if (what == "capacity") {
-            x.sentence =
-                x.to == "exceeds"
-                    ? fmt::format(
-                          "weights + KV cache + workspace no longer fit {} x {} "
-                          "at {} {} {}{}",
-                          Si(pt(k).capacity_bytes, "B"), base.tp, x.variable,
-                          IsInteger(ax.variable) ? ">=" : "=", x.value, where)
-                    : fmt::format("weights + KV cache + workspace fit from {} {} {} on{}",
-                                  x.variable, IsInteger(ax.variable) ? ">=" : "=", x.value, where);
-          } else if (what.find("comm wall") != std::string::npos) {
-            x.sentence = fmt::format(
-                "{}: all-reduce time {} compute time at {} {} {}{}", what.substr(0, what.find(' ')),
-                x.to == "comm > compute" ? "exceeds" : "drops below", x.variable,
-                IsInteger(ax.variable) ? ">=" : "=", x.value, where);
-          } else {
-            x.sentence = fmt::format(
-                "{} {} {} at {} {} {}{} ({} before)", what, Verb(what, "becomes"), Plain(x.to),
-                x.variable, IsInteger(ax.variable) ? ">=" : "=", x.value, where, Plain(x.from));
-          }
-          r.crossovers.push_back(std::move(x));
-        }
-        if (changed) continue;
-        if (what == "capacity") {
-          NeverFlips cap;
-          cap.what = what;
-          cap.variable = std::string(NameOf(ax.variable));
-          cap.bound = verdict0;
-          cap.at = at;
-          const int64_t far = IsInteger(ax.variable) ? FarValue(ax.variable) : 0;
-          std::string beyond;
-          if (verdict0 == "fits" && far > 0 && far > ax.values.back()) {
-            Workload w = workload_at(at_index(ax.size() - 1));
-            auto verdict = [&](int64_t v) {
-              return signal_with(w, ax.variable, v, what, nullptr, nullptr);
-            };
-            const FlipPoint f = FindFlipUp(verdict, ax.values.back(), far);
-            if (f.found && f.to == "exceeds") {
-              beyond = fmt::format("; the capacity wall lies beyond the range, at {} >= {}",
-                                   cap.variable, f.value);
-            }
-          }
-          cap.sentence =
-              fmt::format("weights + KV cache + workspace fit at {} swept {}{}{}",
-                          verdict0 == "fits" ? "every" : "no", cap.variable, at_text, beyond);
-          r.never.push_back(std::move(cap));
+        if (ax.variable == SweepVariable::kContext && id.kind != SignalKind::kCapacity &&
+            id.phase == Phase::kPrefill) {
           continue;
         }
+        std::vector<Value> values(ax.size());
+        for (size_t k = 0; k < ax.size(); ++k) values[k] = ValueOf(pt(k), id);
+        Result<std::vector<GridChange<Value>>> changes = FindGridChanges<Value>(
+            ax.size(), [&values](size_t k) -> const Value& { return values[k]; },
+            [](const Value& a, const Value& b) { return a != b; },
+            integer ? &ax.values : nullptr, bisect,
+            [&](int64_t v) { return value_with(line_workload, ax.variable, v, id, nullptr); });
+        if (!changes.ok()) return changes.status();
+        for (const GridChange<Value>& ch : *changes) {
+          Crossover x;
+          x.signal = id;
+          x.axis = along;
+          x.variable = std::string(NameOf(ax.variable));
+          x.at = at;
+          x.grid = ch.k + 1;
+          x.exact = ch.exact;
+          x.int_value = integer ? ch.value : 0;
+          x.from = ch.from.value_or(SignalValue{});
+          x.to = ch.to.value_or(SignalValue{});
+          r.crossovers.push_back(std::move(x));
+        }
+        if (!changes->empty()) continue;
+
         // Never flips along this axis within the range: look further out where that means
-        // something, and explain the limit.
+        // something, and keep what explains the limit.
         NeverFlips nf;
-        nf.what = what;
+        nf.signal = id;
+        nf.axis = along;
         nf.variable = std::string(NameOf(ax.variable));
-        nf.bound = verdict0;
+        nf.value = values.front().value_or(SignalValue{});
         nf.at = at;
-        const int64_t far = IsInteger(ax.variable) ? FarValue(ax.variable) : 0;
-        if (far > 0 && far > ax.values.back()) {
-          Workload w = workload_at(at_index(ax.size() - 1));
+        const int64_t far = integer ? FarValue(ax.variable) : 0;
+        const bool look = far > 0 && far > ax.values.back();
+        const Workload last = workload_at(at_index(ax.size() - 1));
+        if (id.kind == SignalKind::kCapacity) {
+          // Only a wall beyond the range is looked for; a failed evaluation is no wall.
+          if (look && nf.value.yes) {
+            const Flip<int> f = FindFlip<int>(
+                [&](int64_t v) {
+                  Result<Value> got = value_with(last, ax.variable, v, id, nullptr);
+                  return got.ok() && got->has_value() ? ((*got)->yes ? 1 : 0) : 2;
+                },
+                ax.values.back(), far);
+            if (f.found && f.to == 0) {
+              nf.reach = NeverFlips::Reach::kBeyond;
+              nf.beyond_value = f.value;
+              nf.beyond_to = SignalValue{{}, false};
+            }
+          }
+          r.never.push_back(std::move(nf));
+          continue;
+        }
+        if (look) {
           Status failed;
           SweepPoint far_point;
-          auto verdict = [&](int64_t v) {
-            return signal_with(w, ax.variable, v, what, &failed, v == far ? &far_point : nullptr);
-          };
-          const FlipPoint f = FindFlipUp(verdict, ax.values.back(), far);
+          const Flip<Value> f = FindFlip<Value>(
+              [&](int64_t v) -> Value {
+                Result<Value> got =
+                    value_with(last, ax.variable, v, id, v == far ? &far_point : nullptr);
+                if (!got.ok()) {
+                  failed = got.status();
+                  return std::nullopt;
+                }
+                return *got;
+              },
+              ax.values.back(), far);
           if (!failed.ok()) {
-            nf.sentence = fmt::format("{} {} {} over the swept {}{}", what, Verb(what, "stays"),
-                                      Plain(verdict0), nf.variable, at_text);
-            r.never.push_back(std::move(nf));
-            continue;
-          }
-          if (f.found) {
-            nf.sentence =
-                fmt::format("{} {} {} over the swept range{}; beyond it, {} at {} >= {}", what,
-                            Verb(what, "stays"), Plain(verdict0), at_text,
-                            Verb(what, "becomes") + " " + Plain(f.to), nf.variable, f.value);
-            r.never.push_back(std::move(nf));
-            continue;
-          }
-          if (far_point.phases.empty()) {
-            Workload wv = w;
-            ApplyInt(wv, ax.variable, far);
-            (void)evaluate(wv, far_point);
-          }
-          // Intensity far out, for phase classes.
-          for (const PhasePoint& ph : far_point.phases) {
-            const std::string phase(NameOf(ph.phase));
-            if (what == phase + " step" && ph.bytes > 0) nf.limit_intensity = ph.flops / ph.bytes;
-            for (int cls = 0; cls < kNumClasses; ++cls) {
-              if (what != phase + " " + std::string(NameOf(static_cast<KernelClass>(cls)))) {
-                continue;
+            nf.reach = NeverFlips::Reach::kLookFailed;
+          } else if (f.found) {
+            nf.reach = NeverFlips::Reach::kBeyond;
+            nf.beyond_value = f.value;
+            nf.beyond_to = f.to.value_or(SignalValue{});
+          } else {
+            nf.reach = NeverFlips::Reach::kAnyValue;
+            if (far_point.phases.empty()) {
+              Workload wv = last;
+              ApplyInt(wv, ax.variable, far);
+              (void)evaluate(wv, far_point);
+            }
+            // Intensity far out, for the step and the classes.
+            for (const PhasePoint& ph : far_point.phases) {
+              if (ph.phase != id.phase) continue;
+              if (id.kind == SignalKind::kStep && ph.bytes > 0) {
+                nf.limit_intensity = ph.flops / ph.bytes;
               }
-              if (ph.class_bytes[cls] > 0) {
+              const int cls = static_cast<int>(id.cls);
+              if (id.kind == SignalKind::kClass && ph.class_bytes[cls] > 0) {
                 nf.limit_intensity = ph.class_flops[cls] / ph.class_bytes[cls];
               }
             }
-          }
-          const DType act = base.dtype.value_or(c.torch_dtype);
-          const bool vector = what.find("elementwise") != std::string::npos;
-          const int ceiling = model.ResolveEngine({!vector, vector ? DType::kFp32 : act});
-          if (ceiling >= 0) {
-            nf.ridge = d.compute[ceiling].peak.value / d.device_memory().bandwidth_bytes_per_s();
-          }
-          std::string why;
-          if (nf.limit_intensity > 0) {
-            why = fmt::format(": its intensity tends to {} FLOP/B as {} grows ({} ridge {} FLOP/B)",
-                              Num(nf.limit_intensity), nf.variable,
-                              ceiling >= 0 ? d.compute[ceiling].engine : "", Num(nf.ridge));
-            if (what.find("attention") != std::string::npos && what.rfind("decode", 0) == 0) {
-              why += fmt::format(
-                  ", set by the {} query heads sharing each K/V head and the KV "
-                  "dtype, not by {}",
-                  (c.heads / base.tp) / std::max<int64_t>(1, c.kv_heads / base.tp), nf.variable);
+            const DType act = base.dtype.value_or(c.torch_dtype);
+            const bool vector = id.kind == SignalKind::kClass && id.cls == KernelClass::kVector;
+            const int ceiling = model.ResolveEngine({!vector, vector ? DType::kFp32 : act});
+            if (ceiling >= 0) {
+              nf.ridge = d.compute[ceiling].peak.value / d.device_memory().bandwidth_bytes_per_s();
+              nf.ridge_ceiling = ceiling;
+            }
+            if (id.kind == SignalKind::kClass && id.cls == KernelClass::kAttention &&
+                id.phase == Phase::kDecode) {
+              nf.heads_per_kv = (c.heads / base.tp) / std::max<int64_t>(1, c.kv_heads / base.tp);
             }
           }
-          if (what.find("comm wall") != std::string::npos) {
-            nf.sentence =
-                fmt::format("{}: all-reduce time stays {} compute time at any {}{}",
-                            what.substr(0, what.find(' ')),
-                            verdict0 == "comm > compute" ? "above" : "below", nf.variable, at_text);
-          } else {
-            nf.sentence = fmt::format("{} {} {} at any {}{}{}", what, Verb(what, "stays"),
-                                      Plain(verdict0), nf.variable, at_text, why);
-          }
-        } else if (what.find("comm wall") != std::string::npos) {
-          nf.sentence =
-              fmt::format("{}: all-reduce time stays {} compute time over the swept {}{}",
-                          what.substr(0, what.find(' ')),
-                          verdict0 == "comm > compute" ? "above" : "below", nf.variable, at_text);
-        } else {
-          nf.sentence = fmt::format("{} {} {} over the swept {}{}", what, Verb(what, "stays"),
-                                    Plain(verdict0), nf.variable, at_text);
         }
         r.never.push_back(std::move(nf));
       }

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "roofline/network_analysis.h"
+#include "roofline/network_report.h"
 #include "roofline/plot.h"
 #include "roofline/units.h"
 #include "src/report/svg_writer.h"
@@ -85,9 +86,10 @@ Chart NetSweepChart(const NetSweepResult& r, const std::string& title) {
   for (const Crossover& x : r.crossovers) {
     const double xv = X(static_cast<double>(x.int_value));
     svg.Line(xv, T, xv, B, "#333", 1.2, "5,4");
-    const std::string to = x.to.substr(0, x.to.find(':'));
+    const SweepLine l = Describe(x, r);
+    const std::string to = l.to.substr(0, l.to.find(':'));
     const std::string label =
-        fmt::format("{}: {}-bound from {} {}", x.what, to, r.variable, x.value);
+        fmt::format("{}: {}-bound from {} {}", l.what, to, r.variable, l.value);
     LabelBox box;
     if (placer.Place(label, xv, T + 16 + 18.0 * (k % 8), 11, 2, &box)) {
       svg.Text(box.x + 1, box.y + box.height - 3, label, 11, "start", "#111");

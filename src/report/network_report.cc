@@ -127,6 +127,45 @@ std::string RenderNetworkJson(const NetworkAnalysis& a, const CostModel& model) 
   return doc.dump(2) + "\n";
 }
 
+namespace {
+
+/// "compute-bound (tensor.bf16)" for "compute:tensor.bf16"; other names unchanged.
+std::string Plain(const std::string& name) {
+  if (name.rfind("compute:", 0) == 0) return "compute-bound (" + name.substr(8) + ")";
+  if (name.rfind("memory:", 0) == 0) return "memory-bound (" + name.substr(7) + ")";
+  return name;
+}
+
+std::string Name(const NetSweepResult& r, const std::optional<Verdict>& v) {
+  return v.has_value() ? r.names.Name(*v) : "";
+}
+
+}  // namespace
+
+SweepLine Describe(const Crossover& x, const NetSweepResult& r) {
+  SweepLine l;
+  l.what = SignalName(x.signal);
+  l.variable = x.variable;
+  l.value = std::to_string(x.int_value);
+  l.from = r.names.Name(x.from.verdict);
+  l.to = r.names.Name(x.to.verdict);
+  l.sentence = fmt::format("{}: {} until {} {}, {} from {} {} on", l.what, Plain(l.from),
+                           l.variable, x.int_value - 1, Plain(l.to), l.variable, x.int_value);
+  return l;
+}
+
+SweepLine Describe(const NeverFlips& n, const NetSweepResult& r) {
+  SweepLine l;
+  l.what = SignalName(n.signal);
+  l.variable = n.variable;
+  l.from = r.names.Name(n.value.verdict);
+  if (!r.points.empty()) {
+    l.sentence = fmt::format("{}: {} at every {} from {} to {}", l.what, Plain(l.from),
+                             l.variable, r.points.front().value, r.points.back().value);
+  }
+  return l;
+}
+
 std::string RenderNetSweepTable(const NetSweepResult& r, const std::string& title) {
   std::string out = title + "\n\n";
   TextTable table({r.variable, "time", "FLOP", "matrix FLOP", "bytes", "FLOP/B", "bound",
@@ -135,14 +174,14 @@ std::string RenderNetSweepTable(const NetSweepResult& r, const std::string& titl
   for (const NetSweepPoint& p : r.points) {
     table.AddRow({std::to_string(p.value), Seconds(p.time_s), Si(p.flops, ""),
                   Si(p.matrix_flops, ""), Si(p.bytes, "B"),
-                  Num(p.bytes > 0 ? p.flops / p.bytes : 0), p.bound, p.matrix_bound,
-                  p.other_bound});
+                  Num(p.bytes > 0 ? p.flops / p.bytes : 0), r.names.Name(p.bound),
+                  Name(r, p.matrix_bound), Name(r, p.other_bound)});
   }
   out += table.Render();
   out += "\ncrossovers (exact, bisected):\n";
   if (r.crossovers.empty()) out += "  none in this range\n";
-  for (const Crossover& x : r.crossovers) out += "  - " + x.sentence + "\n";
-  for (const NeverFlips& n : r.never) out += "  - " + n.sentence + "\n";
+  for (const Crossover& x : r.crossovers) out += "  - " + Describe(x, r).sentence + "\n";
+  for (const NeverFlips& n : r.never) out += "  - " + Describe(n, r).sentence + "\n";
   return out;
 }
 
@@ -160,9 +199,9 @@ std::string RenderNetSweepJson(const NetSweepResult& r, const std::string& devic
     j["flops"] = p.flops;
     j["matrix_flops"] = p.matrix_flops;
     j["bytes"] = p.bytes;
-    j["bound"] = p.bound;
-    j["matrix_bound"] = p.matrix_bound;
-    j["other_bound"] = p.other_bound;
+    j["bound"] = r.names.Name(p.bound);
+    j["matrix_bound"] = Name(r, p.matrix_bound);
+    j["other_bound"] = Name(r, p.other_bound);
     j["compute_bound_s"] = p.compute_bound_s;
     j["memory_bound_s"] = p.memory_bound_s;
     points.push_back(j);
@@ -170,18 +209,20 @@ std::string RenderNetSweepJson(const NetSweepResult& r, const std::string& devic
   doc["points"] = points;
   ojson xs = ojson::array();
   for (const Crossover& x : r.crossovers) {
-    xs.push_back({{"what", x.what},
-                  {"variable", x.variable},
+    const SweepLine l = Describe(x, r);
+    xs.push_back({{"what", l.what},
+                  {"variable", l.variable},
                   {"value", x.int_value},
-                  {"from", x.from},
-                  {"to", x.to},
-                  {"sentence", x.sentence}});
+                  {"from", l.from},
+                  {"to", l.to},
+                  {"sentence", l.sentence}});
   }
   doc["crossovers"] = xs;
   ojson nv = ojson::array();
   for (const NeverFlips& n : r.never) {
+    const SweepLine l = Describe(n, r);
     nv.push_back(
-        {{"what", n.what}, {"variable", n.variable}, {"bound", n.bound}, {"sentence", n.sentence}});
+        {{"what", l.what}, {"variable", l.variable}, {"bound", l.from}, {"sentence", l.sentence}});
   }
   doc["never_flips"] = nv;
   doc["evaluations"] = r.evaluations;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "roofline/plot.h"
+#include "roofline/report.h"
 #include "roofline/units.h"
 #include "src/report/svg_writer.h"
 
@@ -94,11 +95,11 @@ Chart SweepChart(const SweepResult& r, const std::string& title) {
       }
       // Capacity wall: shade from the first value that does not fit.
       for (const Crossover& x : r.crossovers) {
-        if (x.what != "capacity" || x.to != "exceeds" || !numeric) continue;
+        if (x.signal.kind != SignalKind::kCapacity || x.to.yes || !numeric) continue;
         const double xw = X(static_cast<double>(x.int_value));
         svg.Rect(xw, T, R - xw, B - T, "#f2b8b5", "none", 0.35);
         svg.Line(xw, T, xw, B, "#b22222", 2);
-        const std::string label = fmt::format("capacity wall: {} >= {}", x.variable, x.value);
+        const std::string label = fmt::format("capacity wall: {} >= {}", x.variable, x.int_value);
         LabelBox box;
         if (placer.Place(label, xw, T + 14, 11, 2, &box)) {
           svg.Text(box.x + 1, box.y + box.height - 3, label, 11, "start", "#b22222");
@@ -107,12 +108,13 @@ Chart SweepChart(const SweepResult& r, const std::string& title) {
       // Crossovers of this phase.
       int k = 0;
       for (const Crossover& x : r.crossovers) {
-        if (x.what.rfind(phase, 0) != 0 || !numeric) continue;
+        const SweepLine l = Describe(x, r);
+        if (l.what.rfind(phase, 0) != 0 || !numeric) continue;
         const double xv = X(static_cast<double>(x.int_value));
         svg.Line(xv, T, xv, B, "#333", 1.2, "5,4");
-        const std::string what = x.what.substr(phase.size() + 1);
-        const std::string to = x.to.substr(0, x.to.find(':'));
-        const std::string label = fmt::format("{}: {} at {}", what, to, x.value);
+        const std::string what = l.what.substr(phase.size() + 1);
+        const std::string to = l.to.substr(0, l.to.find(':'));
+        const std::string label = fmt::format("{}: {} at {}", what, to, l.value);
         LabelBox box;
         if (placer.Place(label, xv, T + 30 + 18.0 * (k % 8), 11, 2, &box)) {
           svg.Text(box.x + 1, box.y + box.height - 3, label, 11, "start", "#111");

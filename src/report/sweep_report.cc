@@ -16,7 +16,176 @@ std::string AxisValue(const SweepAxis& a, size_t i) {
   return IsInteger(a.variable) ? std::to_string(a.values[i]) : std::string(NameOf(a.dtypes[i]));
 }
 
+/// "compute-bound (tensor.bf16)" for "compute:tensor.bf16"; other names unchanged.
+std::string Plain(const std::string& name) {
+  if (name.rfind("compute:", 0) == 0) return "compute-bound (" + name.substr(8) + ")";
+  if (name.rfind("memory:", 0) == 0) return "memory-bound (" + name.substr(7) + ")";
+  if (name.rfind("comm:", 0) == 0) return "communication-bound (" + name.substr(5) + ")";
+  return name;
+}
+
+/// "stays"/"stay", "becomes"/"become" for a signal name.
+std::string Verb(const std::string& what, const std::string& singular) {
+  const bool plural = what.size() >= 7 && (what.compare(what.size() - 7, 7, "matmuls") == 0 ||
+                                           what.find("elementwise") != std::string::npos);
+  return plural ? singular.substr(0, singular.size() - 1) : singular;
+}
+
+/// The other axis' label where a line of a two-axis sweep was held ("" for one axis).
+std::string AtLabel(const SweepResult& r, size_t axis, const std::optional<size_t>& at) {
+  if (!at.has_value() || r.axes.size() != 2) return "";
+  return r.axes[1 - axis].Label(*at);
+}
+
+/// The point at grid position k along `axis` (the other axis at `at`).
+const SweepPoint* PointAt(const SweepResult& r, size_t axis, const std::optional<size_t>& at,
+                          size_t k) {
+  const size_t n1 = r.axes.size() == 2 ? r.axes[1].size() : 1;
+  size_t i = k, j = 0;
+  if (r.axes.size() == 2) {
+    i = axis == 0 ? k : at.value_or(0);
+    j = axis == 0 ? at.value_or(0) : k;
+  }
+  const size_t idx = i * n1 + j;
+  return idx < r.points.size() ? &r.points[idx] : nullptr;
+}
+
 }  // namespace
+
+std::string SignalName(const SignalId& s) {
+  const std::string phase(NameOf(s.phase));
+  switch (s.kind) {
+    case SignalKind::kStep:
+      return phase + " step";
+    case SignalKind::kClass:
+      return phase + " " + std::string(NameOf(s.cls));
+    case SignalKind::kCommWall:
+      return phase + " comm wall";
+    case SignalKind::kCapacity:
+      return "capacity";
+    case SignalKind::kNetwork:
+      return "network";
+    case SignalKind::kMatrixKernels:
+      return "matrix kernels";
+    case SignalKind::kOtherKernels:
+      return "other kernels";
+  }
+  return "?";
+}
+
+std::string ValueName(const SignalId& s, const SignalValue& v, const ResourceNames& names) {
+  switch (s.kind) {
+    case SignalKind::kCommWall:
+      return v.yes ? "comm > compute" : "comm <= compute";
+    case SignalKind::kCapacity:
+      return v.yes ? "fits" : "exceeds";
+    default:
+      return names.Name(v.verdict);
+  }
+}
+
+SweepLine Describe(const Crossover& x, const SweepResult& r) {
+  SweepLine l;
+  const SweepAxis& ax = r.axes[x.axis];
+  const bool integer = IsInteger(ax.variable);
+  l.what = SignalName(x.signal);
+  l.variable = x.variable;
+  l.value = integer ? std::to_string(x.int_value) : std::string(NameOf(ax.dtypes[x.grid]));
+  l.from = ValueName(x.signal, x.from, r.names);
+  l.to = ValueName(x.signal, x.to, r.names);
+  l.at = AtLabel(r, x.axis, x.at);
+  if (ax.variable == SweepVariable::kTp) {
+    // Only degrees that divide the heads are valid: the change lies between grid points.
+    const std::string still = fmt::format("tp={} still {}", ax.values[x.grid - 1], l.from);
+    l.at = l.at.empty() ? still : l.at + ", " + still;
+  }
+  const std::string where = l.at.empty() ? "" : " (" + l.at + ")";
+  const char* op = integer ? ">=" : "=";
+  if (x.signal.kind == SignalKind::kCapacity) {
+    const SweepPoint* before = PointAt(r, x.axis, x.at, x.grid - 1);
+    l.sentence =
+        !x.to.yes ? fmt::format("weights + KV cache + workspace no longer fit {} x {} at {} {} {}{}",
+                                Si(before != nullptr ? before->capacity_bytes : 0, "B"), r.tp,
+                                l.variable, op, l.value, where)
+                  : fmt::format("weights + KV cache + workspace fit from {} {} {} on{}",
+                                l.variable, op, l.value, where);
+  } else if (x.signal.kind == SignalKind::kCommWall) {
+    l.sentence = fmt::format("{}: all-reduce time {} compute time at {} {} {}{}",
+                             NameOf(x.signal.phase), x.to.yes ? "exceeds" : "drops below",
+                             l.variable, op, l.value, where);
+  } else {
+    l.sentence = fmt::format("{} {} {} at {} {} {}{} ({} before)", l.what, Verb(l.what, "becomes"),
+                             Plain(l.to), l.variable, op, l.value, where, Plain(l.from));
+  }
+  return l;
+}
+
+SweepLine Describe(const NeverFlips& n, const SweepResult& r) {
+  SweepLine l;
+  l.what = SignalName(n.signal);
+  l.variable = n.variable;
+  l.from = ValueName(n.signal, n.value, r.names);
+  l.at = AtLabel(r, n.axis, n.at);
+  const std::string at_text = l.at.empty() ? "" : " (" + l.at + ")";
+  const std::string stays = Verb(l.what, "stays");
+  if (n.signal.kind == SignalKind::kCapacity) {
+    const std::string beyond =
+        n.reach == NeverFlips::Reach::kBeyond
+            ? fmt::format("; the capacity wall lies beyond the range, at {} >= {}", l.variable,
+                          n.beyond_value)
+            : "";
+    l.sentence = fmt::format("weights + KV cache + workspace fit at {} swept {}{}{}",
+                             n.value.yes ? "every" : "no", l.variable, at_text, beyond);
+    return l;
+  }
+  const bool wall = n.signal.kind == SignalKind::kCommWall;
+  const std::string wall_side = n.value.yes ? "above" : "below";
+  switch (n.reach) {
+    case NeverFlips::Reach::kLookFailed:
+      l.sentence = fmt::format("{} {} {} over the swept {}{}", l.what, stays, Plain(l.from),
+                               l.variable, at_text);
+      break;
+    case NeverFlips::Reach::kBeyond:
+      l.sentence = fmt::format("{} {} {} over the swept range{}; beyond it, {} at {} >= {}",
+                               l.what, stays, Plain(l.from), at_text,
+                               Verb(l.what, "becomes") + " " +
+                                   Plain(ValueName(n.signal, n.beyond_to, r.names)),
+                               l.variable, n.beyond_value);
+      break;
+    case NeverFlips::Reach::kAnyValue: {
+      if (wall) {
+        l.sentence = fmt::format("{}: all-reduce time stays {} compute time at any {}{}",
+                                 NameOf(n.signal.phase), wall_side, l.variable, at_text);
+        break;
+      }
+      std::string why;
+      if (n.limit_intensity > 0) {
+        const std::string engine =
+            n.ridge_ceiling >= 0 && n.ridge_ceiling < static_cast<int>(r.names.compute.size())
+                ? r.names.compute[n.ridge_ceiling]
+                : "";
+        why = fmt::format(": its intensity tends to {} FLOP/B as {} grows ({} ridge {} FLOP/B)",
+                          Num(n.limit_intensity), l.variable, engine, Num(n.ridge));
+        if (n.heads_per_kv > 0) {
+          why += fmt::format(
+              ", set by the {} query heads sharing each K/V head and the KV dtype, not by {}",
+              n.heads_per_kv, l.variable);
+        }
+      }
+      l.sentence = fmt::format("{} {} {} at any {}{}{}", l.what, stays, Plain(l.from),
+                               l.variable, at_text, why);
+      break;
+    }
+    case NeverFlips::Reach::kSweptRange:
+      l.sentence =
+          wall ? fmt::format("{}: all-reduce time stays {} compute time over the swept {}{}",
+                             NameOf(n.signal.phase), wall_side, l.variable, at_text)
+               : fmt::format("{} {} {} over the swept {}{}", l.what, stays, Plain(l.from),
+                             l.variable, at_text);
+      break;
+  }
+  return l;
+}
 
 std::string RenderSweepTable(const SweepResult& r, const std::string& title) {
   std::string out = title + "\n\n";
@@ -45,7 +214,7 @@ std::string RenderSweepTable(const SweepResult& r, const std::string& title) {
     for (size_t a = 0; a < r.axes.size(); ++a) row.push_back(AxisValue(r.axes[a], p.index[a]));
     for (const PhasePoint& ph : p.phases) {
       row.push_back(Seconds(ph.time_s));
-      row.push_back(ph.bound);
+      row.push_back(r.names.Name(ph.bound));
       row.push_back(Num(std::round(ph.tokens_per_s)));
     }
     row.push_back(Si(p.footprint_bytes, "B"));
@@ -55,10 +224,10 @@ std::string RenderSweepTable(const SweepResult& r, const std::string& title) {
   out += t.Render();
   out += "\nCrossovers (exact values, found by bisection between grid points):\n";
   if (r.crossovers.empty()) out += "  none in the swept range\n";
-  for (const Crossover& x : r.crossovers) out += "  - " + x.sentence + "\n";
+  for (const Crossover& x : r.crossovers) out += "  - " + Describe(x, r).sentence + "\n";
   out += "\nNever flips:\n";
   if (r.never.empty()) out += "  nothing: every verdict changes somewhere in the range\n";
-  for (const NeverFlips& n : r.never) out += "  - " + n.sentence + "\n";
+  for (const NeverFlips& n : r.never) out += "  - " + Describe(n, r).sentence + "\n";
   for (const auto& n : r.notes) out += "note: " + n + "\n";
   out += fmt::format("({} workload evaluations)\n", r.evaluations);
   return out;
@@ -101,15 +270,16 @@ std::string RenderSweepJson(const SweepResult& r, const std::string& model,
       json q;
       q["phase"] = std::string(NameOf(ph.phase));
       q["time_s"] = ph.time_s;
-      q["bound"] = ph.bound;
+      q["bound"] = r.names.Name(ph.bound);
       q["tokens_per_s"] = ph.tokens_per_s;
       q["compute_bound_time_s"] = ph.compute_bound_s;
       q["memory_bound_time_s"] = ph.memory_bound_s;
       q["comm_bound_time_s"] = ph.comm_bound_s;
       json classes = json::object();
       for (int c = 0; c < kNumClasses; ++c) {
-        if (!ph.class_bound[c].empty()) {
-          classes[std::string(NameOf(static_cast<KernelClass>(c)))] = ph.class_bound[c];
+        if (ph.class_bound[c].has_value()) {
+          classes[std::string(NameOf(static_cast<KernelClass>(c)))] =
+              r.names.Name(*ph.class_bound[c]);
         }
       }
       q["class_bounds"] = classes;
@@ -124,31 +294,33 @@ std::string RenderSweepJson(const SweepResult& r, const std::string& model,
   j["points"] = points;
   json crossovers = json::array();
   for (const Crossover& x : r.crossovers) {
+    const SweepLine l = Describe(x, r);
     json jx;
-    jx["what"] = x.what;
-    jx["variable"] = x.variable;
-    if (!x.value.empty() && x.int_value > 0) {
+    jx["what"] = l.what;
+    jx["variable"] = l.variable;
+    if (IsInteger(r.axes[x.axis].variable) && x.int_value > 0) {
       jx["value"] = x.int_value;
     } else {
-      jx["value"] = x.value;
+      jx["value"] = l.value;
     }
-    jx["from"] = x.from;
-    jx["to"] = x.to;
-    if (!x.at.empty()) jx["at"] = x.at;
-    jx["sentence"] = x.sentence;
+    jx["from"] = l.from;
+    jx["to"] = l.to;
+    if (!l.at.empty()) jx["at"] = l.at;
+    jx["sentence"] = l.sentence;
     crossovers.push_back(jx);
   }
   j["crossovers"] = crossovers;
   json never = json::array();
   for (const NeverFlips& n : r.never) {
+    const SweepLine l = Describe(n, r);
     json jn;
-    jn["what"] = n.what;
-    jn["variable"] = n.variable;
-    jn["bound"] = n.bound;
+    jn["what"] = l.what;
+    jn["variable"] = l.variable;
+    jn["bound"] = l.from;
     if (n.limit_intensity > 0) jn["limit_intensity"] = n.limit_intensity;
     if (n.ridge > 0) jn["ridge"] = n.ridge;
-    if (!n.at.empty()) jn["at"] = n.at;
-    jn["sentence"] = n.sentence;
+    if (!l.at.empty()) jn["at"] = l.at;
+    jn["sentence"] = l.sentence;
     never.push_back(jn);
   }
   j["never_flips"] = never;
@@ -167,7 +339,7 @@ std::string RenderSweepCsv(const SweepResult& r) {
     for (size_t a = 0; a < r.axes.size(); ++a) prefix += AxisValue(r.axes[a], p.index[a]) + ",";
     for (const PhasePoint& ph : p.phases) {
       out += fmt::format("{}{},{:.17g},{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{}\n", prefix,
-                         NameOf(ph.phase), ph.time_s, ph.bound, ph.tokens_per_s, ph.compute_bound_s,
+                         NameOf(ph.phase), ph.time_s, r.names.Name(ph.bound), ph.tokens_per_s, ph.compute_bound_s,
                          ph.memory_bound_s, ph.comm_bound_s, p.footprint_bytes,
                          p.fits ? "true" : "false");
     }

@@ -1,0 +1,61 @@
+// The typed verdict of a kernel, a class of kernels or a whole step, and the one classifier that
+// gives it: the resource (engine, memory level or link of the device) with the largest summed
+// time. Names are for reports only.
+#ifndef ROOFLINE_VERDICT_H_
+#define ROOFLINE_VERDICT_H_
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "roofline/cost.h"
+#include "roofline/device.h"
+
+namespace roofline {
+
+/// Which resource binds, in device terms.
+struct Verdict {
+  BoundKind kind = BoundKind::kOverhead;
+  /// kCompute: index into Device::compute (-1: no ceiling); kMemory: into Device::memory;
+  /// kComm: into Device::links; kOverhead: -1.
+  int index = -1;
+
+  friend bool operator==(const Verdict&, const Verdict&) = default;
+};
+
+/// The verdict of one kernel (its binding term, with the engine resolved to the device ceiling).
+Verdict VerdictOf(const KernelCost& cost);
+
+/// Time per resource summed over kernels (each times its repeat): what the classifier reads.
+struct ResourceTimes {
+  static constexpr int kNoCeiling = 15;  ///< slot of engine terms without a ceiling
+  std::array<double, kNoCeiling + 1> engine_s{};  ///< per Device::compute index
+  std::array<double, kMaxLevels> memory_s{};
+  int levels = 0;
+  double compute_s = 0;  ///< every engine term
+  double comm_s = 0;
+  int link = -1;  ///< the link of the last kernel that communicates
+
+  void Add(const KernelCost& cost, double repeat);
+  /// The resource with the largest summed time: compute (on the engine with the most time)
+  /// unless a memory level or the link takes longer; overhead when nothing takes time.
+  Verdict Classify() const;
+};
+
+/// "compute:tensor.bf16", "compute" (no ceiling), "memory:hbm", "comm:nvlink", "overhead".
+std::string NameOf(const Verdict& v, const Device& device);
+
+/// The names of a device's resources, so a typed verdict can be printed without the device.
+struct ResourceNames {
+  std::vector<std::string> compute;  ///< Device::compute[i].engine ("tensor.bf16")
+  std::vector<std::string> memory;   ///< Device::memory[i].name ("hbm")
+  std::vector<std::string> links;    ///< Device::links[i].name ("nvlink")
+
+  static ResourceNames Of(const Device& device);
+  /// "compute:tensor.bf16", "compute" (no ceiling), "memory:hbm", "comm:nvlink", "overhead".
+  std::string Name(const Verdict& v) const;
+};
+
+}  // namespace roofline
+
+#endif  // ROOFLINE_VERDICT_H_
