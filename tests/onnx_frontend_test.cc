@@ -409,6 +409,18 @@ TEST(OnnxFrontend, DynamicBatchShapeChainsAreFolded) {
   EXPECT_EQ(ParameterCount(g), 8 + 2 * 64);  // class token, w_q, w_k
 }
 
+// Found by fuzz/fuzz_onnx.cc (a mutation of dynamic_shapes.onnx): libonnx 1.12's Shape inference
+// read the type of a first input it held none for and crashed (SEGV). The guarded registry skips
+// such a node; the model loads, and what could not be inferred is listed as uncosted.
+TEST(OnnxFrontend, AFirstInputWithoutATypeIsNotInferred) {
+  REQUIRE_ONNX();
+  const NetworkGraph g = Load("fuzz_shape_untyped_input.onnx", {{"batch", 2}});
+  ASSERT_FALSE(g.nodes.empty());
+  int unknown = 0;
+  for (const auto& n : g.nodes) unknown += n.op == "unknown" ? 1 : 0;
+  EXPECT_GT(unknown, 0);
+}
+
 TEST(OnnxFrontend, ShapeArithmeticThatCannotBeFoldedIsLeftAlone) {
   REQUIRE_ONNX();
   // Division and modulo by zero are not evaluated (their outputs keep no value); the Reshape

@@ -75,10 +75,14 @@ struct KernelCost {
   double Intensity(int level) const { return bytes[level] > 0 ? flops / bytes[level] : 0.0; }
 };
 
-/// Knobs of the evaluation.
+/// Knobs of the evaluation. The one place the launch overhead lives: every command that costs
+/// kernels takes it from here.
 struct CostOptions {
   double launch_overhead_s = 0;  ///< added to every kernel's time bound
 };
+
+/// Checks the options (a launch overhead between 0 and 1 s); errors name the flag.
+Status Validate(const CostOptions& options);
 
 /// Human-readable derivation steps (for --explain). Null in the fast path.
 struct Trace {

@@ -63,6 +63,14 @@ MemoryFootprint FootprintFromGraph(const TransformerConfig& config, const Worklo
                                    const Device& device, const Graph& decode, int64_t batch,
                                    int64_t context);
 
+/// The batch limit of the largest-batch search (and of --batch).
+inline constexpr int64_t kMaxBatch = int64_t{1} << 24;
+
+/// The largest batch (up to kMaxBatch) whose footprint at `context` fits one device, by
+/// bisection; 0 when not even batch 1 fits. The one largest-batch search (`model`, `plan`).
+int64_t LargestBatch(const TransformerConfig& config, const Workload& workload,
+                     const Device& device, int64_t context);
+
 /// Memory on one device (weights, KV cache, decode workspace) for a batch at a context length.
 Result<MemoryFootprint> Footprint(const TransformerConfig& config, const Workload& workload,
                                   const Device& device, int64_t batch, int64_t context);

@@ -17,6 +17,7 @@ struct PlanRequest {
   int64_t output = 256;       ///< generated tokens per request
   double price_per_hour = 0;  ///< per device-hour (0: no cost figures)
   int64_t tp = 0;             ///< tensor-parallel degree; 0 = the smallest that fits
+  CostOptions cost;           ///< how the operating points are costed (launch overhead)
 };
 
 /// One operating point of a replica (tp devices serving `batch` requests together).

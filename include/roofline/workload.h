@@ -41,7 +41,6 @@ struct Workload {
   FusionMode fusion = FusionMode::kEager;
   bool all_logits = false;  ///< prefill computes logits for every position, not the last
   MlaForm mla = MlaForm::kAuto;
-  double launch_overhead_s = 0;  ///< added to every kernel
 
   int64_t DecodeContext() const { return context > 0 ? context : prompt; }
 };

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <set>
 
+#include "roofline/flip.h"
 #include "roofline/llm.h"
 #include "roofline/model_analysis.h"
 
@@ -80,6 +81,17 @@ Result<MemoryFootprint> Footprint(const TransformerConfig& c, const Workload& w,
 double PrefillWorkspace(const TransformerConfig& c, const Workload& w) {
   Result<LlmGraph> prefill = BuildLlmGraph(c, w, Phase::kPrefill);
   return prefill.ok() ? Workspace(prefill->graph) : 0;
+}
+
+int64_t LargestBatch(const TransformerConfig& c, const Workload& w, const Device& d,
+                     int64_t context) {
+  auto fits = [&](int64_t b) {
+    Result<MemoryFootprint> f = Footprint(c, w, d, b, context);
+    return f.ok() && f->fits();
+  };
+  if (!fits(1)) return 0;
+  const Flip<bool> f = FindFlip<bool>(fits, 1, kMaxBatch);
+  return f.found ? f.value - 1 : kMaxBatch;
 }
 
 }  // namespace roofline

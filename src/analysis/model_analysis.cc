@@ -111,20 +111,10 @@ Result<ModelAnalysis> AnalyzeModel(const TransformerConfig& c, const Workload& w
   if (!m.ok()) return m.status();
   a.memory = *m;
   a.memory.prefill_workspace_bytes = PrefillWorkspace(c, a.workload);
-  // Largest batch that fits, by bisection on the footprint.
-  auto fits = [&](int64_t b) -> std::string {
-    Result<MemoryFootprint> f = Footprint(c, a.workload, d, b, context);
-    return f.ok() && f->fits() ? "fits" : "exceeds";
-  };
-  if (fits(1) != "fits") {
-    a.max_batch = 0;
-  } else {
-    const FlipPoint p = FindFlipUp(fits, 1, int64_t{1} << 24);
-    a.max_batch = p.found ? p.value - 1 : (int64_t{1} << 24);
-  }
-  if (a.workload.launch_overhead_s > 0) {
+  a.max_batch = LargestBatch(c, a.workload, d, context);
+  if (model.options().launch_overhead_s > 0) {
     a.notes.push_back(fmt::format("every kernel pays a launch overhead of {}",
-                                  Seconds(a.workload.launch_overhead_s)));
+                                  Seconds(model.options().launch_overhead_s)));
   }
   return a;
 }

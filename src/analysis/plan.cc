@@ -101,13 +101,8 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   if (!one.ok()) return one.status();
   v.weights_bytes = one->weights_bytes;
   v.kv_bytes_per_sequence = one->kv_cache_bytes;
-  const FlipPoint f =
-      FindFlipUp([&](int64_t b) { return std::string(fits(v.tp, b) ? "fits" : "exceeds"); }, 1,
-                 int64_t{1} << 20);
-  v.max_batch = f.found ? f.value - 1 : int64_t{1} << 20;
-  CostOptions opt;
-  opt.launch_overhead_s = w.launch_overhead_s;
-  const CostModel m(d, opt);
+  v.max_batch = LargestBatch(c, wt, d, context);
+  const CostModel m(d, r.cost);
   Result<PlanPoint> p1 = Point(c, wt, m, r, v.tp, 1, "batch 1 (memory-bound lower end)");
   if (!p1.ok()) return p1.status();
   v.batch1 = *p1;

@@ -293,6 +293,13 @@ std::string CostModel::CeilingName(const EngineTerm& term) const {
   return device_->compute[term.ceiling].engine;
 }
 
+Status Validate(const CostOptions& o) {
+  if (!(o.launch_overhead_s >= 0 && o.launch_overhead_s <= 1)) {
+    return Status::Invalid("--launch-overhead-us", "must be between 0 and 1e6 microseconds");
+  }
+  return Status::Ok();
+}
+
 std::string CostModel::BoundName(const KernelCost& c) const {
   switch (c.bound.kind) {
     case BoundKind::kCompute:

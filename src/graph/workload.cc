@@ -21,9 +21,6 @@ Status Validate(const Workload& w) {
   if (s.ok() && (w.group_size < 1 || w.group_size > (int64_t{1} << 20))) {
     s = Status::Invalid("--group-size", fmt::format("must be positive, got {}", w.group_size));
   }
-  if (s.ok() && (w.launch_overhead_s < 0 || w.launch_overhead_s > 1)) {
-    s = Status::Invalid("--launch-overhead-us", "must be between 0 and 1e6 microseconds");
-  }
   return s;
 }
 

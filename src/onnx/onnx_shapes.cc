@@ -95,54 +95,80 @@ void CheckSliceSteps(onnx::InferenceContext& ctx) {
   }
 }
 
-/// The library's schemas, with the shape inference of convolutions and pooling guarded: libonnx
-/// 1.12 indexes their input shapes without checking the ranks (a scalar ConvTranspose weight
-/// crashes it). A bad rank becomes an inference error naming the node.
+/// True when the node's first input is named but the library holds no type for it: libonnx
+/// 1.12's Shape inference and data propagation read that type without checking it (a fuzzed
+/// model crashed it, tests/fixtures/fuzz/onnx_libonnx_segv_open.onnx). Without the type there is
+/// nothing to infer: the node is left for the next pass.
+template <typename Context>
+bool FirstInputUntyped(Context& ctx) {
+  return ctx.getNumInputs() > 0 && ctx.getInputType(0) == nullptr;
+}
+
+/// The library's schemas, guarded where libonnx 1.12 trusts its input. Every inference and
+/// data propagation function first checks that the first input has a type. Convolutions and
+/// pooling also check ranks: libonnx indexes their input shapes without checking them (a scalar
+/// ConvTranspose weight crashes it); Slice checks its steps. A bad rank or step becomes an
+/// inference error naming the node.
 class GuardedRegistry final : public onnx::ISchemaRegistry {
  public:
   const onnx::OpSchema* GetSchema(const std::string& key, const int max_version,
                                   const std::string& domain) const override {
     const onnx::OpSchema* schema =
         onnx::OpSchemaRegistry::Instance()->GetSchema(key, max_version, domain);
-    if (schema == nullptr || !Guarded(key) || !schema->has_type_and_shape_inference_function()) {
+    if (schema == nullptr || (!schema->has_type_and_shape_inference_function() &&
+                              !schema->has_data_propagation_function())) {
       return schema;
     }
     auto& slot = guarded_[{schema->Name(), schema->SinceVersion(), schema->domain()}];
-    if (!slot) {
-      slot = std::make_unique<onnx::OpSchema>(*schema);
-      const int weight = key == "QLinearConv" ? 3 : 1;  // input index of W (-1: none)
-      const bool has_weight = key.find("Conv") != std::string::npos;
-      auto inner = schema->GetTypeAndShapeInferenceFunction();
-      if (key == "Slice") {
-        slot->TypeAndShapeInferenceFunction([inner](onnx::InferenceContext& ctx) {
-          CheckSliceSteps(ctx);
-          inner(ctx);
-        });
-        return slot.get();
-      }
-      slot->TypeAndShapeInferenceFunction([inner, weight, has_weight](onnx::InferenceContext& ctx) {
-        const int x = RankOf(ctx.getNumInputs() > 0 ? ctx.getInputType(0) : nullptr);
-        const int w = has_weight && ctx.getNumInputs() > static_cast<size_t>(weight)
-                          ? RankOf(ctx.getInputType(weight))
-                          : -1;
-        if (x >= 0 && x < 3) fail_shape_inference("input X has rank ", x, ", expected 3 or more");
-        if (has_weight && w >= 0 && w < 3) {
-          fail_shape_inference("weight W has rank ", w, ", expected 3 or more");
-        }
-        if (has_weight && x >= 0 && w >= 0 && x != w) {
-          fail_shape_inference("X has rank ", x, " but W has rank ", w);
-        }
-        inner(ctx);
+    if (slot) return slot.get();
+    slot = std::make_unique<onnx::OpSchema>(*schema);
+    if (schema->has_data_propagation_function()) {
+      auto propagate = schema->GetDataPropagationFunction();
+      slot->PartialDataPropagationFunction([propagate](onnx::DataPropagationContext& ctx) {
+        if (!FirstInputUntyped(ctx)) propagate(ctx);
       });
     }
+    if (!schema->has_type_and_shape_inference_function()) return slot.get();
+    auto inner = schema->GetTypeAndShapeInferenceFunction();
+    if (key == "Slice") {
+      slot->TypeAndShapeInferenceFunction([inner](onnx::InferenceContext& ctx) {
+        if (FirstInputUntyped(ctx)) return;
+        CheckSliceSteps(ctx);
+        inner(ctx);
+      });
+      return slot.get();
+    }
+    if (!RankGuarded(key)) {
+      slot->TypeAndShapeInferenceFunction([inner](onnx::InferenceContext& ctx) {
+        if (!FirstInputUntyped(ctx)) inner(ctx);
+      });
+      return slot.get();
+    }
+    const int weight = key == "QLinearConv" ? 3 : 1;  // input index of W (-1: none)
+    const bool has_weight = key.find("Conv") != std::string::npos;
+    slot->TypeAndShapeInferenceFunction([inner, weight, has_weight](onnx::InferenceContext& ctx) {
+      if (FirstInputUntyped(ctx)) return;
+      const int x = RankOf(ctx.getNumInputs() > 0 ? ctx.getInputType(0) : nullptr);
+      const int w = has_weight && ctx.getNumInputs() > static_cast<size_t>(weight)
+                        ? RankOf(ctx.getInputType(weight))
+                        : -1;
+      if (x >= 0 && x < 3) fail_shape_inference("input X has rank ", x, ", expected 3 or more");
+      if (has_weight && w >= 0 && w < 3) {
+        fail_shape_inference("weight W has rank ", w, ", expected 3 or more");
+      }
+      if (has_weight && x >= 0 && w >= 0 && x != w) {
+        fail_shape_inference("X has rank ", x, " but W has rank ", w);
+      }
+      inner(ctx);
+    });
     return slot.get();
   }
 
  private:
-  static bool Guarded(const std::string& op) {
+  static bool RankGuarded(const std::string& op) {
     static const std::set<std::string> kOps = {"Conv",        "ConvTranspose", "ConvInteger",
                                                "QLinearConv", "MaxPool",       "AveragePool",
-                                               "LpPool",      "MaxUnpool",     "Slice"};
+                                               "LpPool",      "MaxUnpool"};
     return kOps.count(op) > 0;
   }
   mutable std::map<std::tuple<std::string, int, std::string>, std::unique_ptr<onnx::OpSchema>>

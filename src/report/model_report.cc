@@ -167,7 +167,7 @@ std::string RenderModelJson(const ModelAnalysis& a, const CostModel& model) {
   w["tp"] = a.workload.tp;
   w["attention"] = a.workload.attention == AttentionImpl::kFlash ? "flash" : "eager";
   w["fusion"] = a.workload.fusion == FusionMode::kFused ? "fused" : "eager";
-  w["launch_overhead_s"] = a.workload.launch_overhead_s;
+  w["launch_overhead_s"] = model.options().launch_overhead_s;
   w["group_size"] = a.workload.group_size;
   w["all_logits"] = a.workload.all_logits;
   w["mla"] = a.workload.mla == MlaForm::kAuto    ? "auto"

@@ -31,9 +31,9 @@ int RunNetworkModel(Context& ctx, const CLI::App& app, const ModelOptions& o,
   const NetworkGraph& graph = in->graph;
   const DimBindings& bound = in->bound;
   const Device* device = &in->device;
-  CostOptions options;
-  options.launch_overhead_s = o.launch_overhead_us * 1e-6;
-  const CostModel model(*device, options);
+  Result<CostOptions> options = MakeCostOptions(o);
+  if (!options.ok()) return Fail(ctx, options.status());
+  const CostModel model(*device, *options);
   Result<NetworkAnalysis> a = AnalyzeNetwork(graph, bound, model);
   if (!a.ok()) return Fail(ctx, a.status());
   const std::string table = RenderNetworkTable(*a, model);
@@ -110,9 +110,7 @@ int RunModel(Context& ctx) {
 
   Result<Setup> setup = Prepare(ctx, o);
   if (!setup.ok()) return Fail(ctx, setup.status());
-  CostOptions options;
-  options.launch_overhead_s = setup->workload.launch_overhead_s;
-  const CostModel model(setup->device, options);
+  const CostModel model(setup->device, setup->cost);
   Result<ModelAnalysis> a = AnalyzeModel(setup->config, setup->workload, model, Phases(o.phase));
   if (!a.ok()) return Fail(ctx, a.status());
   if (!plot.empty() || !report.empty()) {

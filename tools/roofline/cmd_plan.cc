@@ -31,6 +31,7 @@ int RunPlan(Context& ctx) {
   r.tp = tp_given ? o.tp : 0;
   Result<Setup> setup = Prepare(ctx, o);
   if (!setup.ok()) return Fail(ctx, setup.status());
+  r.cost = setup->cost;
   Result<Plan> plan = MakePlan(setup->config, setup->workload, setup->device, r);
   if (!plan.ok()) return Fail(ctx, plan.status());
   plan->model = o.model;

@@ -43,9 +43,9 @@ int RunNetworkSweep(Context& ctx, const CLI::App& app, const ModelOptions& o,
   Result<NetworkInput> in = LoadNetworkInput(ctx, o.model, o.hw, dim_args);
   if (!in.ok()) return Fail(ctx, in.status());
   const Device* device = &in->device;
-  CostOptions options;
-  options.launch_overhead_s = o.launch_overhead_us * 1e-6;
-  const CostModel model(*device, options);
+  Result<CostOptions> options = MakeCostOptions(o);
+  if (!options.ok()) return Fail(ctx, options.status());
+  const CostModel model(*device, *options);
   Result<NetSweepResult> r =
       onnx ? SweepNetwork(
                  [&](int64_t v) -> Result<NetworkGraph> {
@@ -119,9 +119,7 @@ int RunSweepCommand(Context& ctx) {
   if (axes.size() > 2) return Fail(ctx, Status::Invalid("--vary", "at most two variables"));
   Result<Setup> setup = Prepare(ctx, o);
   if (!setup.ok()) return Fail(ctx, setup.status());
-  CostOptions options;
-  options.launch_overhead_s = setup->workload.launch_overhead_s;
-  const CostModel model(setup->device, options);
+  const CostModel model(setup->device, setup->cost);
   Result<SweepResult> r = RunSweep(setup->config, setup->workload, model, Phases(o.phase), axes);
   if (!r.ok()) return Fail(ctx, r.status());
   std::string title = o.model + " on " + setup->device.id + ": sweep";

@@ -59,9 +59,7 @@ Result<std::unique_ptr<Prediction>> Predict(Context& ctx, ModelOptions o, const 
   Result<Setup> setup = Prepare(ctx, o);
   if (!setup.ok()) return setup.status();
   p.setup = std::move(setup).value();
-  CostOptions options;
-  options.launch_overhead_s = p.setup.workload.launch_overhead_s;
-  p.model = std::make_unique<CostModel>(p.setup.device, options);
+  p.model = std::make_unique<CostModel>(p.setup.device, p.setup.cost);
   Result<ModelAnalysis> a =
       AnalyzeModel(p.setup.config, p.setup.workload, *p.model, Phases(o.phase));
   if (!a.ok()) return a.status();

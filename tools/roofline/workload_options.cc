@@ -65,7 +65,6 @@ Result<Workload> MakeWorkload(const ModelOptions& o) {
   w.mla = o.mla == "naive" ? MlaForm::kNaive
                            : (o.mla == "absorbed" ? MlaForm::kAbsorbed : MlaForm::kAuto);
   w.all_logits = o.all_logits;
-  w.launch_overhead_s = o.launch_overhead_us * 1e-6;
   auto d = OptionalDType(o.dtype, "--dtype");
   if (!d.ok()) return d.status();
   auto wd = OptionalDType(o.weight_dtype, "--weight-dtype");
@@ -88,9 +87,19 @@ Result<Setup> Prepare(Context& ctx, const ModelOptions& o) {
   if (!config.ok()) return config.status();
   Result<Workload> workload = MakeWorkload(o);
   if (!workload.ok()) return workload.status();
+  Result<CostOptions> cost = MakeCostOptions(o);
+  if (!cost.ok()) return cost.status();
   Result<Device> device = ctx.ResolveHw(o.hw);
   if (!device.ok()) return device.status();
-  return Setup{std::move(config).value(), std::move(workload).value(), std::move(device).value()};
+  return Setup{std::move(config).value(), std::move(workload).value(), std::move(device).value(),
+               *cost};
+}
+
+Result<CostOptions> MakeCostOptions(const ModelOptions& o) {
+  CostOptions c;
+  c.launch_overhead_s = o.launch_overhead_us * 1e-6;
+  if (Status s = Validate(c); !s.ok()) return s;
+  return c;
 }
 
 PhaseSelection Phases(const std::string& phase) {

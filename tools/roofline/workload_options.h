@@ -38,11 +38,15 @@ void AddWorkloadOptions(CLI::App& app, ModelOptions& o);
 /// The workload the options describe; errors name the flag.
 Result<Workload> MakeWorkload(const ModelOptions& o);
 
-/// A resolved model, workload and device.
+/// How kernels are costed (--launch-overhead-us); errors name the flag.
+Result<CostOptions> MakeCostOptions(const ModelOptions& o);
+
+/// A resolved model, workload, cost options and device.
 struct Setup {
   TransformerConfig config;
   Workload workload;
   Device device;
+  CostOptions cost;
 };
 /// Resolves MODEL, the workload flags and --hw, in that order of error reporting.
 Result<Setup> Prepare(Context& ctx, const ModelOptions& o);
