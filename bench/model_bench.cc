@@ -126,5 +126,33 @@ void BM_Llama70bSweepBatch(benchmark::State& state) {
 }
 BENCHMARK(BM_Llama70bSweepBatch)->Arg(1000)->Unit(benchmark::kMillisecond);
 
+/// The sweep target of the one-core issue: llama-2-7b on an H100, batch 1..100,000 step 1, both
+/// phases, with every crossover bisected. Reported as wall time per grid point; run it under
+/// `taskset -c 0` for the one-core figure (the sweep spreads grid points over every core it sees).
+void BM_Llama2_7bSweepBatch100k(benchmark::State& state) {
+  static const TransformerConfig config =
+      *ResolveModel("llama-2-7b", ModelRegistry::LoadEmbedded());
+  const CostModel model(Get().device);
+  Workload w;
+  w.prompt = 512;
+  Result<SweepAxis> axis = ParseSweepAxis("batch=1:" + std::to_string(state.range(0)) + ":+1");
+  int64_t points = 0;
+  size_t crossovers = 0;
+  for (auto _ : state) {
+    Result<SweepResult> r = RunSweep(config, w, model, PhaseSelection::kBoth, {*axis});
+    points += static_cast<int64_t>(r->points.size());
+    crossovers = r->crossovers.size();
+  }
+  state.SetItemsProcessed(points);
+  state.counters["us_per_point"] = benchmark::Counter(
+      static_cast<double>(points) * 1e-6, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["crossovers"] = static_cast<double>(crossovers);
+}
+BENCHMARK(BM_Llama2_7bSweepBatch100k)
+    ->Arg(100000)
+    ->Unit(benchmark::kSecond)
+    ->UseRealTime()
+    ->Iterations(1);
+
 }  // namespace
 }  // namespace roofline

@@ -164,6 +164,10 @@ TEST(NetworkCli, BadInputExitsTwoWithOneLine) {
       {{"sweep", f + "small_cnn.json", "--vary", "height=1:4"}, "--vary height: "},
       {{"sweep", f + "small_cnn.json", "--vary", "batch=8:2"}, "--vary batch=8:2: "},
       {{"sweep", f + "bad_version2.json", "--vary", "batch=1:4"}, "bad_version2.json: version"},
+      // The launch overhead is checked once, in CostOptions, for graph files as for LLMs.
+      {{"model", f + "small_cnn.json", "--launch-overhead-us", "-5"}, "--launch-overhead-us: "},
+      {{"sweep", f + "small_cnn.json", "--vary", "batch=1:4", "--launch-overhead-us", "2e6"},
+       "--launch-overhead-us: must be between 0 and 1e6 microseconds"},
   };
   for (const BadCase& c : cases) {
     const Output o = RunCli(c.args);
