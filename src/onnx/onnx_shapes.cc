@@ -95,10 +95,11 @@ void CheckSliceSteps(onnx::InferenceContext& ctx) {
   }
 }
 
-/// True when the node's first input is named but the library holds no type for it: libonnx
-/// 1.12's Shape inference and data propagation read that type without checking it (a fuzzed
-/// model crashed it, tests/fixtures/fuzz/onnx_libonnx_segv_open.onnx). Without the type there is
-/// nothing to infer: the node is left for the next pass.
+/// True when the library holds no type for the node's first input (an input it has not typed,
+/// or an omitted optional first input: libonnx passes null for both). libonnx 1.12's Shape
+/// inference reads that type without checking it (a fuzzed model crashed it,
+/// tests/fixtures/onnx/fuzz_shape_untyped_input.onnx). Without the type the node is not
+/// inferred; a later pass or the uncosted list takes it.
 template <typename Context>
 bool FirstInputUntyped(Context& ctx) {
   return ctx.getNumInputs() > 0 && ctx.getInputType(0) == nullptr;
