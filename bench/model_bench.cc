@@ -154,5 +154,60 @@ BENCHMARK(BM_Llama2_7bSweepBatch100k)
     ->UseRealTime()
     ->Iterations(1);
 
+/// The parts of one point of that sweep: re-sizing both phase graphs (ReplayLlmGraph), and
+/// costing their kernels once the graphs are sized.
+const TransformerConfig& Llama2_7b() {
+  static const TransformerConfig config =
+      *ResolveModel("llama-2-7b", ModelRegistry::LoadEmbedded());
+  return config;
+}
+
+void BM_Llama2_7bReplayBothPhases(benchmark::State& state) {
+  Workload w;
+  w.prompt = 512;
+  GraphCache cache;
+  int64_t batch = 1;
+  for (auto _ : state) {
+    w.batch = batch++ % 100000 + 1;
+    for (Phase p : {Phase::kPrefill, Phase::kDecode}) {
+      benchmark::DoNotOptimize(cache.Get(Llama2_7b(), w, p, 0));
+    }
+  }
+  state.counters["builds"] = static_cast<double>(cache.builds());
+}
+BENCHMARK(BM_Llama2_7bReplayBothPhases);
+
+void BM_Llama2_7bCostBothPhases(benchmark::State& state) {
+  const CostModel model(Get().device);
+  Workload w;
+  w.prompt = 512;
+  w.batch = 77;
+  GraphCache cache;
+  std::vector<const GraphCache::Entry*> entries;
+  for (Phase p : {Phase::kPrefill, Phase::kDecode}) entries.push_back(*cache.Get(Llama2_7b(), w, p, 0));
+  for (auto _ : state) {
+    double t = 0;
+    for (const GraphCache::Entry* e : entries) {
+      for (const Kernel& k : e->kernels) t += model.Evaluate(e->graph.graph, k).time_s;
+    }
+    benchmark::DoNotOptimize(t);
+  }
+}
+BENCHMARK(BM_Llama2_7bCostBothPhases);
+
+void BM_Llama2_7bEvaluatePoint(benchmark::State& state) {
+  const CostModel model(Get().device);
+  Workload w;
+  w.prompt = 512;
+  GraphCache cache;
+  int64_t batch = 1;
+  for (auto _ : state) {
+    w.batch = batch++ % 100000 + 1;
+    MemoryFootprint m;
+    benchmark::DoNotOptimize(EvaluatePhases(Llama2_7b(), w, model, PhaseSelection::kBoth, &m, &cache));
+  }
+}
+BENCHMARK(BM_Llama2_7bEvaluatePoint);
+
 }  // namespace
 }  // namespace roofline

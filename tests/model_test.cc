@@ -117,8 +117,8 @@ TEST(Verdicts, DecodeAtBatchOneIsMemoryBoundEverywhere) {
       if (d.kind != "gpu") continue;
       const ModelAnalysis a = Analyze(c, Bf16(1, 1024), d, PhaseSelection::kDecode);
       ASSERT_EQ(a.phases.size(), 1u);
-      EXPECT_EQ(a.phases[0].totals.bound.rfind("memory:", 0), 0u)
-          << p.id << " on " << d.id << ": " << a.phases[0].totals.bound;
+      EXPECT_EQ(NameOf(a.phases[0].totals.verdict, d).rfind("memory:", 0), 0u)
+          << p.id << " on " << d.id << ": " << NameOf(a.phases[0].totals.verdict, d);
     }
   }
 }
@@ -126,7 +126,7 @@ TEST(Verdicts, DecodeAtBatchOneIsMemoryBoundEverywhere) {
 TEST(Verdicts, Llama3PrefillIsComputeBoundOnH100) {
   const ModelAnalysis a =
       Analyze(Preset("llama-3-8b"), Bf16(1, 2048), Dev("h100-sxm"), PhaseSelection::kPrefill);
-  EXPECT_EQ(a.phases[0].totals.bound, "compute:tensor.bf16");
+  EXPECT_EQ(NameOf(a.phases[0].totals.verdict, Dev("h100-sxm")), "compute:tensor.bf16");
   // Most of the time sits in compute-bound kernels (the matmuls), with ~2*8e9*2048 FLOP.
   EXPECT_GT(a.phases[0].compute_bound_s / a.phases[0].totals.time_s, 0.7);
   EXPECT_NEAR(a.phases[0].totals.flops / (2 * 8.03e9 * 2048), 1.0, 0.15);

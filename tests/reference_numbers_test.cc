@@ -19,7 +19,7 @@ using testing::Mm;
 int64_t ComputeBoundFrom(MatmulSpec s, const CostModel& model) {
   auto verdict = [&](int64_t m) {
     s.m = m;
-    return Analyze(OpRequest{s}, model).totals.bound.substr(0, 7);  // "compute" / "memory:"
+    return NameOf(Analyze(OpRequest{s}, model).totals.verdict, model.device()).substr(0, 7);  // "compute" / "memory:"
   };
   const FlipPoint p = FindFlipUp(verdict, 1, 1 << 20);
   EXPECT_TRUE(p.found);
@@ -83,7 +83,7 @@ TEST(ScalingBook, DotProductIntensityIsOneHalf) {
   EXPECT_DOUBLE_EQ(a.totals.flops, 2.0 * n);
   EXPECT_DOUBLE_EQ(a.totals.bytes[0], 4.0 * n + 2);
   EXPECT_NEAR(a.totals.flops / a.totals.bytes[0], 0.5, 1e-6);
-  EXPECT_EQ(a.totals.bound, "memory:hbm");
+  EXPECT_EQ(NameOf(a.totals.verdict, model.device()), "memory:hbm");
 }
 
 // Llama-2-7B (hidden 4096) q_proj in prefill of 2048 tokens, fp16 - hand computation:
@@ -106,12 +106,12 @@ TEST(Llama2, QProjPrefillIsComputeBoundOnEveryGpuAndDecodeMemoryBoundEverywhere)
       EXPECT_GT(prefill.totals.bytes[0], 67108864.0) << d.id;
     }
     if (d.kind == "gpu") {
-      EXPECT_EQ(prefill.totals.bound.rfind("compute:tensor.", 0), 0u)
-          << d.id << " " << prefill.totals.bound;
+      EXPECT_EQ(NameOf(prefill.totals.verdict, d).rfind("compute:tensor.", 0), 0u)
+          << d.id << " " << NameOf(prefill.totals.verdict, d);
     }
     const OpAnalysis decode = Analyze(OpRequest{Mm(1, 4096, 4096, DType::kFp16)}, model);
     EXPECT_NEAR(decode.totals.flops / decode.totals.bytes[0], 1.0, 0.001) << d.id;
-    EXPECT_EQ(decode.totals.bound.rfind("memory:", 0), 0u) << d.id << " " << decode.totals.bound;
+    EXPECT_EQ(NameOf(decode.totals.verdict, d).rfind("memory:", 0), 0u) << d.id << " " << NameOf(decode.totals.verdict, d);
   }
 }
 
@@ -128,7 +128,7 @@ TEST(Llama2, QProjOnASmallL2RereadsOperands) {
   const OpAnalysis a = Analyze(OpRequest{Mm(2048, 4096, 4096, DType::kFp16)}, model);
   EXPECT_DOUBLE_EQ(a.totals.bytes[0], 16777216.0 * ra + 33554432.0 * rb + 16777216.0);
   EXPECT_GT(ra, 1);
-  EXPECT_EQ(a.totals.bound, "compute:tensor.fp16");
+  EXPECT_EQ(NameOf(a.totals.verdict, model.device()), "compute:tensor.fp16");
 }
 
 // Modal GPU glossary, "compute-bound": a 500e9-parameter 16-bit model does ~1e12 FLOP per batch
@@ -143,9 +143,9 @@ TEST(ModalGlossary, FiveHundredBillionParametersOnOnePetaflop) {
     const OpAnalysis one = Analyze(OpRequest{Mm(1, n, k)}, model);
     EXPECT_NEAR(one.totals.flops, 1e12, 1e9);
     EXPECT_NEAR(one.totals.bytes[0], 1e12, 1e10);  // weights dominate: 1 TB
-    EXPECT_EQ(one.totals.bound, bw > 1e15 ? "compute:tensor.bf16" : "memory:hbm") << bw;
+    EXPECT_EQ(NameOf(one.totals.verdict, model.device()), bw > 1e15 ? "compute:tensor.bf16" : "memory:hbm") << bw;
     const OpAnalysis big = Analyze(OpRequest{Mm(512, n, k)}, model);
-    EXPECT_EQ(big.totals.bound, "compute:tensor.bf16");
+    EXPECT_EQ(NameOf(big.totals.verdict, model.device()), "compute:tensor.bf16");
     EXPECT_NEAR(big.totals.time_s / 512, 1e-3, 1e-6);  // ~1 ms per batch element
   }
 }

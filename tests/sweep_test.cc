@@ -351,3 +351,132 @@ TEST(Plan, ChoosesTheSmallestTensorParallelismThatFits) {
 
 }  // namespace
 }  // namespace roofline
+
+namespace roofline {
+namespace {
+
+/// Every figure of a phase point, compared exactly.
+void ExpectSamePhases(const std::vector<PhasePoint>& a, const std::vector<PhasePoint>& b,
+                      const std::string& where) {
+  ASSERT_EQ(a.size(), b.size()) << where;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].phase, b[i].phase) << where;
+    EXPECT_EQ(a[i].time_s, b[i].time_s) << where;
+    EXPECT_EQ(a[i].bound, b[i].bound) << where;
+    EXPECT_EQ(a[i].tokens_per_s, b[i].tokens_per_s) << where;
+    EXPECT_EQ(a[i].compute_bound_s, b[i].compute_bound_s) << where;
+    EXPECT_EQ(a[i].memory_bound_s, b[i].memory_bound_s) << where;
+    EXPECT_EQ(a[i].comm_bound_s, b[i].comm_bound_s) << where;
+    EXPECT_EQ(a[i].flops, b[i].flops) << where;
+    EXPECT_EQ(a[i].bytes, b[i].bytes) << where;
+    EXPECT_EQ(a[i].compute_s, b[i].compute_s) << where;
+    EXPECT_EQ(a[i].comm_s, b[i].comm_s) << where;
+    EXPECT_EQ(a[i].class_bound, b[i].class_bound) << where;
+    EXPECT_EQ(a[i].class_flops, b[i].class_flops) << where;
+    EXPECT_EQ(a[i].class_bytes, b[i].class_bytes) << where;
+  }
+}
+
+/// A kept graph re-sized for the next workload (ReplayLlmGraph through GraphCache) gives exactly
+/// what a graph built for that workload gives, for every embedded model family (dense, MoE, MLA,
+/// sliding windows, learned positions, soft-capping), and a workload that changes the structure
+/// (tp, attention, fusion, MLA form, a one-token prompt) falls back to a fresh build.
+TEST(GraphCache, ReplayedGraphsGiveWhatFreshGraphsGive) {
+  const Device d = Dev("h100-sxm");
+  const CostModel model(d);
+  std::vector<Workload> sequence;
+  auto add = [&](auto&& change) {
+    Workload w = sequence.empty() ? Workload{} : sequence.back();
+    change(w);
+    sequence.push_back(w);
+  };
+  add([](Workload& w) { w.prompt = 512; });
+  add([](Workload& w) { w.batch = 7; });
+  add([](Workload& w) { w.batch = 300; });
+  add([](Workload& w) { w.context = 9000; });  // past sliding windows
+  add([](Workload& w) { w.prompt = 1; });       // one token: the head reads the norm directly
+  add([](Workload& w) { w.prompt = 33; });
+  add([](Workload& w) { w.kv_dtype = DType::kFp8; });
+  add([](Workload& w) { w.weight_dtype = DType::kInt4; });
+  add([](Workload& w) { w.tp = 2; });
+  add([](Workload& w) { w.batch = 64; });
+  add([](Workload& w) { w.attention = AttentionImpl::kEager; });
+  add([](Workload& w) { w.fusion = FusionMode::kFused; });
+  add([](Workload& w) { w.mla = MlaForm::kAbsorbed; });
+  add([](Workload& w) { w.batch = 5000; });
+  add([](Workload& w) { w.tp = 1; });
+  for (const char* id : {"llama-2-7b", "mixtral-8x7b", "deepseek-v3", "gemma-2-9b", "gemma-3-1b",
+                         "gpt2", "qwen1.5-moe-a2.7b", "phi-3-mini"}) {
+    const TransformerConfig c = Preset(id);
+    GraphCache cache;
+    for (size_t i = 0; i < sequence.size(); ++i) {
+      const std::string where = std::string(id) + " step " + std::to_string(i);
+      MemoryFootprint kept_fp, fresh_fp;
+      Result<std::vector<PhasePoint>> kept =
+          EvaluatePhases(c, sequence[i], model, PhaseSelection::kBoth, &kept_fp, &cache);
+      Result<std::vector<PhasePoint>> fresh =
+          EvaluatePhases(c, sequence[i], model, PhaseSelection::kBoth, &fresh_fp);
+      ASSERT_EQ(kept.ok(), fresh.ok()) << where;
+      if (!fresh.ok()) {
+        EXPECT_EQ(kept.status().ToString(), fresh.status().ToString()) << where;
+        continue;
+      }
+      ExpectSamePhases(*kept, *fresh, where);
+      EXPECT_EQ(kept_fp.total_bytes(), fresh_fp.total_bytes()) << where;
+      EXPECT_EQ(kept_fp.weights_bytes, fresh_fp.weights_bytes) << where;
+      EXPECT_EQ(kept_fp.workspace_bytes, fresh_fp.workspace_bytes) << where;
+    }
+    // The first three changes (batch 7, batch 300, the context) only re-size both phase graphs
+    // (later steps depend on the model: gpt2's vocabulary does not split over tp 2).
+    EXPECT_GE(cache.replays(), 2 * 3) << id;
+    EXPECT_GE(cache.builds(), 2) << id;
+  }
+}
+
+/// A replay that does not describe the built graph again is refused, and says so.
+TEST(GraphCache, AReplayOfAnotherStructureIsRefused) {
+  const TransformerConfig c = Preset("llama-2-7b");
+  Workload w;
+  Result<LlmGraph> g = BuildLlmGraph(c, w, Phase::kDecode);
+  ASSERT_TRUE(g.ok());
+  w.tp = 2;  // adds the all-reduces
+  const Status s = ReplayLlmGraph(c, w, *g);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.ToString().find("replay"), std::string::npos) << s.ToString();
+  // An invalid workload is the workload's error, not a replay difference.
+  Result<LlmGraph> g2 = BuildLlmGraph(c, Workload{}, Phase::kDecode);
+  Workload bad;
+  bad.batch = 0;
+  const Status b = ReplayLlmGraph(c, bad, *g2);
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.ToString().find("--batch"), std::string::npos) << b.ToString();
+}
+
+/// The sweep's figures do not depend on how its points were spread over threads and caches:
+/// a one-axis sweep equals the points evaluated one by one with fresh graphs.
+TEST(GraphCache, SweepPointsEqualFreshEvaluations) {
+  const TransformerConfig c = Preset("mixtral-8x7b");
+  const Device d = Dev("h100-sxm");
+  const CostModel model(d);
+  Workload w;
+  w.prompt = 1024;
+  w.tp = 2;
+  Result<SweepAxis> axis = ParseSweepAxis("batch=1:4096:+13");
+  ASSERT_TRUE(axis.ok());
+  Result<SweepResult> r = RunSweep(c, w, model, PhaseSelection::kBoth, {*axis});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->points.size(), axis->values.size());
+  for (size_t i = 0; i < r->points.size(); i += 37) {
+    Workload wi = w;
+    wi.batch = axis->values[i];
+    MemoryFootprint fp;
+    Result<std::vector<PhasePoint>> fresh =
+        EvaluatePhases(c, wi, model, PhaseSelection::kBoth, &fp);
+    ASSERT_TRUE(fresh.ok());
+    ExpectSamePhases(r->points[i].phases, *fresh, "batch " + std::to_string(wi.batch));
+    EXPECT_EQ(r->points[i].footprint_bytes, fp.total_bytes());
+  }
+}
+
+}  // namespace
+}  // namespace roofline

@@ -55,6 +55,15 @@ class Graph {
     return AddOp(std::move(name), std::move(spec),
                  std::span<const int>(inputs.begin(), inputs.size()), repeat, std::move(group));
   }
+  /// Replaying re-sizes a built graph for new dimensions without building it again (a sweep's
+  /// graph keeps its structure from point to point). Between BeginReplay() and EndReplay(),
+  /// AddOp appends nothing: its n-th call must describe the graph's n-th op again (same name,
+  /// group, kind, repeat and bindings), and it updates that op's spec and the size and dtype of
+  /// the tensors the op created. Any difference is an error, and the graph is then unusable:
+  /// build it anew.
+  void BeginReplay() { replay_next_ = 0; }
+  /// Ends a replay: an error unless every op was described again.
+  Status EndReplay();
   /// Reserves room for `ops` ops and `tensors` tensors.
   void Reserve(size_t ops, size_t tensors) {
     ops_.reserve(ops);
@@ -72,8 +81,13 @@ class Graph {
   const std::vector<Tensor>& tensors() const { return tensors_; }
 
  private:
+  Result<int> ReplayOp(const std::string& name, OpSpec& spec, std::span<const int> inputs,
+                       int64_t repeat, const std::string& group);
+
   std::vector<Op> ops_;
   std::vector<Tensor> tensors_;
+  int replay_next_ = -1;             ///< the next op a replay describes; -1: not replaying
+  std::vector<Operand> operands_;  ///< scratch of ReplayOp
 };
 
 /// How ops become kernels.

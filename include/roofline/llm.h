@@ -25,6 +25,12 @@ struct LlmGraph {
 Result<LlmGraph> BuildLlmGraph(const TransformerConfig& config, const Workload& workload,
                                Phase phase);
 
+/// Re-sizes `graph` (built by BuildLlmGraph for the same config and phase) for another workload
+/// without building it anew: the fast path of sweeps. An error when the workload is invalid or
+/// changes the graph's structure (tp, attention or MLA form, a prompt of one token, ...); the
+/// graph is then unusable and BuildLlmGraph gives the new one (or the same error).
+Status ReplayLlmGraph(const TransformerConfig& config, const Workload& workload, LlmGraph& graph);
+
 /// Total and active parameters (one device, no tensor parallelism), counted from the graph's
 /// weight tensors.
 ParameterCount CountParameters(const TransformerConfig& config);

@@ -177,6 +177,8 @@ struct Operand {
 
 /// The operands of an op: inputs first (in a fixed per-kind order), then outputs.
 std::vector<Operand> OperandsOf(const OpSpec& spec);
+/// The same into `out` (cleared first), reusing its storage: the allocation-free form for loops.
+void OperandsOf(const OpSpec& spec, std::vector<Operand>& out);
 
 /// Checks every dimension (>= 1, <= kMaxDim) and every cross-field rule. Errors name the field
 /// as a command-line flag would ("m", "kv-heads").

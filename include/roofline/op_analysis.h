@@ -28,8 +28,7 @@ struct Totals {
   std::array<double, kMaxLevels> memory_time_s{};
   double comm_bytes = 0;
   double comm_time_s = 0;
-  Verdict verdict;    ///< the resource with the largest summed time (ResourceTimes::Classify)
-  std::string bound;  ///< its name, for the reports ("memory:hbm", ...)
+  Verdict verdict;  ///< the resource with the largest summed time (ResourceTimes::Classify)
 };
 
 /// The op's graph, its kernels (one, or three for eager attention) and their costs.
@@ -47,7 +46,7 @@ Result<OpAnalysis> AnalyzeOp(const OpRequest& request, const CostModel& model,
                              bool with_trace = false);
 
 /// Sums kernel costs (each times its repeat) and names the dominant resource.
-Totals Sum(const std::vector<KernelCost>& costs, const CostModel& model);
+Totals Sum(const std::vector<KernelCost>& costs);
 
 /// The variable `--explain` varies to find where the verdict flips.
 struct FlipAnalysis {

@@ -31,7 +31,8 @@ struct PlanPoint {
   double output_tokens_per_s_per_gpu = 0;
   double cost_per_m_input = 0;   ///< price of the prefill time per million input tokens
   double cost_per_m_output = 0;  ///< price of the decode time per million output tokens
-  std::string prefill_bound, decode_bound;
+  /// The phases' verdicts; none: not costed (the FLOP limit assumes compute-bound).
+  std::optional<Verdict> prefill_bound, decode_bound;
 };
 
 /// A plan under one set of dtypes.
@@ -53,6 +54,7 @@ struct PlanVariant {
 struct Plan {
   PlanRequest request;
   std::string model, device;
+  ResourceNames names;  ///< the device's, for printing the verdicts
   ParameterCount params;
   std::vector<PlanVariant> variants;
   std::vector<std::string> assumptions;

@@ -144,13 +144,41 @@ Result<SweepResult> RunSweep(const TransformerConfig& config, const Workload& ba
                              const CostModel& model, PhaseSelection phases,
                              const std::vector<SweepAxis>& axes);
 
+/// The graphs and kernels of the last evaluation, kept so that the next one re-sizes them
+/// (ReplayLlmGraph) instead of building and fusing them anew when its workload keeps their
+/// structure, as a sweep's batch, prompt and context do. The figures are the same with or
+/// without it. Not thread-safe: one per thread.
+class GraphCache {
+ public:
+  /// The graph of `phase` for the workload, its kernels and their classes. `slot` keeps the
+  /// graphs of different uses apart (0: the phase itself, 1: the footprint's decode graph).
+  struct Entry {
+    bool built = false;
+    LlmGraph graph;
+    FusionMode fusion = FusionMode::kEager;
+    std::vector<Kernel> kernels;
+    std::vector<KernelClass> classes;  ///< ClassOf each kernel
+  };
+  Result<const Entry*> Get(const TransformerConfig& config, const Workload& workload, Phase phase,
+                           int slot);
+
+  int64_t builds() const { return builds_; }    ///< graphs built from scratch
+  int64_t replays() const { return replays_; }  ///< graphs re-sized
+
+ private:
+  std::array<Entry, 4> entries_;  ///< [slot * 2 + phase]
+  int64_t builds_ = 0, replays_ = 0;
+};
+
 /// Evaluates one workload (no sweep): the per-phase figures a sweep point holds.
 /// With `footprint`, also the memory footprint at the workload's batch and the longer of prompt
 /// and context (from the decode graph, which is built for it when decode is not selected).
+/// With `cache`, graphs are kept and re-sized between calls (see GraphCache).
 Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& config,
                                                const Workload& workload, const CostModel& model,
                                                PhaseSelection phases,
-                                               MemoryFootprint* footprint = nullptr);
+                                               MemoryFootprint* footprint = nullptr,
+                                               GraphCache* cache = nullptr);
 
 }  // namespace roofline
 

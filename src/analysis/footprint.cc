@@ -1,6 +1,6 @@
 // Memory footprint of an LLM on one device: weights, KV cache and workspace.
 #include <algorithm>
-#include <set>
+#include <vector>
 
 #include "roofline/flip.h"
 #include "roofline/llm.h"
@@ -12,13 +12,15 @@ namespace {
 /// Bytes of every weight tensor (quantized ones with their scales), each once.
 double WeightBytes(const Graph& g) {
   double bytes = 0;
-  std::set<int> seen;
+  std::vector<char> seen(g.tensors().size());
+  std::vector<Operand> operands;
   for (const Op& op : g.ops()) {
-    const std::vector<Operand> operands = OperandsOf(op.spec);
+    OperandsOf(op.spec, operands);
     for (size_t j = 0; j < operands.size(); ++j) {
       if (operands[j].role != TensorRole::kWeight) continue;
       const int id = op.operands[j];
-      if (!seen.insert(id).second) continue;
+      if (seen[id]) continue;
+      seen[id] = 1;
       bytes += g.tensors()[id].bytes() * static_cast<double>(op.repeat);
     }
   }

@@ -16,7 +16,7 @@ PhaseResult RunPhase(const TransformerConfig& c, const Workload& w, const CostMo
   r.kernels = Fuse(graph.graph, w.fusion);
   r.costs.reserve(r.kernels.size());
   for (const Kernel& k : r.kernels) r.costs.push_back(model.Evaluate(graph.graph, k));
-  r.totals = Sum(r.costs, model);
+  r.totals = Sum(r.costs);
   for (const KernelCost& k : r.costs) {
     const double t = k.time_s * static_cast<double>(k.repeat);
     switch (k.bound.kind) {

@@ -31,7 +31,7 @@ Result<NetworkAnalysis> AnalyzeNetwork(const NetworkGraph& g, const DimBindings&
     if (c.bound.kind == BoundKind::kCompute) a.compute_bound_s += c.time_s;
     if (c.bound.kind == BoundKind::kMemory) a.memory_bound_s += c.time_s;
   }
-  a.totals = Sum(a.costs, model);
+  a.totals = Sum(a.costs);
   return a;
 }
 

@@ -22,11 +22,11 @@ Result<OpAnalysis> AnalyzeOp(const OpRequest& request, const CostModel& model, b
     a.costs.push_back(model.Evaluate(a.graph, k, with_trace ? &trace : nullptr));
     if (with_trace) a.traces.push_back(std::move(trace.lines));
   }
-  a.totals = Sum(a.costs, model);
+  a.totals = Sum(a.costs);
   return a;
 }
 
-Totals Sum(const std::vector<KernelCost>& costs, const CostModel& model) {
+Totals Sum(const std::vector<KernelCost>& costs) {
   Totals t;
   ResourceTimes times;
   for (const KernelCost& c : costs) {
@@ -41,7 +41,6 @@ Totals Sum(const std::vector<KernelCost>& costs, const CostModel& model) {
   t.memory_time_s = times.memory_s;
   t.comm_time_s = times.comm_s;
   t.verdict = times.Classify();
-  t.bound = NameOf(t.verdict, model.device());
   return t;
 }
 
@@ -123,7 +122,7 @@ Result<FlipAnalysis> AnalyzeFlip(const OpRequest& request, const CostModel& mode
       bad = a.status();
       return "error";
     }
-    return a->totals.bound;
+    return NameOf(a->totals.verdict, model.device());
   };
   f.current = std::clamp<int64_t>(f.current, 1, hi);
   f.hi = hi;

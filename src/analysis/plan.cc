@@ -41,8 +41,8 @@ Result<PlanPoint> Point(const TransformerConfig& c, Workload w, const CostModel&
     p.cost_per_m_output = dollars_per_s * static_cast<double>(r.output) * p.tpot_s /
                           (b * static_cast<double>(r.output)) * 1e6;
   }
-  p.prefill_bound = pre->totals.bound;
-  p.decode_bound = dec->totals.bound;
+  p.prefill_bound = pre->totals.verdict;
+  p.decode_bound = dec->totals.verdict;
   return p;
 }
 
@@ -144,7 +144,7 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
       fl.cost_per_m_input = dollars * pre_share / static_cast<double>(r.prompt) * 1e6;
       fl.cost_per_m_output = dollars * (1 - pre_share) / static_cast<double>(r.output) * 1e6;
     }
-    fl.prefill_bound = fl.decode_bound = "compute (assumed)";
+    fl.prefill_bound = fl.decode_bound = std::nullopt;  // assumed compute-bound
   }
   return v;
 }
@@ -169,6 +169,7 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
   Plan plan;
   plan.request = r;
   plan.device = d.id;
+  plan.names = ResourceNames::Of(d);
   plan.params = CountParameters(c);
   Result<PlanVariant> as_is = PlanFor(c, base, d, r, "as configured");
   if (as_is.ok()) plan.variants.push_back(*as_is);

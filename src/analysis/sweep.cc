@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -270,9 +271,31 @@ Result<SweepAxis> ParseSweepAxis(const std::string& spec) {
   return axis;
 }
 
+Result<const GraphCache::Entry*> GraphCache::Get(const TransformerConfig& c, const Workload& w,
+                                                 Phase phase, int slot) {
+  Entry& e = entries_[static_cast<size_t>(slot * 2 + (phase == Phase::kDecode ? 1 : 0))];
+  if (e.built && e.fusion == w.fusion && ReplayLlmGraph(c, w, e.graph).ok()) {
+    ++replays_;
+    return &e;
+  }
+  e.built = false;
+  Result<LlmGraph> g = BuildLlmGraph(c, w, phase);
+  if (!g.ok()) return g.status();
+  ++builds_;
+  e.graph = std::move(g).value();
+  e.fusion = w.fusion;
+  e.kernels = Fuse(e.graph.graph, w.fusion);
+  e.classes.clear();
+  for (const Kernel& k : e.kernels) e.classes.push_back(ClassOf(e.graph.graph, k));
+  e.built = true;
+  return &e;
+}
+
 Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const Workload& w,
                                                const CostModel& model, PhaseSelection which,
-                                               MemoryFootprint* footprint) {
+                                               MemoryFootprint* footprint, GraphCache* cache) {
+  GraphCache local;
+  if (cache == nullptr) cache = &local;
   std::vector<PhasePoint> out;
   const Device& d = model.device();
   const int64_t context = std::max(w.prompt, w.DecodeContext());
@@ -285,28 +308,30 @@ Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const
   if (footprint != nullptr && (which == PhaseSelection::kPrefill || context != w.DecodeContext())) {
     Workload wf = w;
     wf.context = context;
-    Result<LlmGraph> g = BuildLlmGraph(c, wf, Phase::kDecode);
+    Result<const GraphCache::Entry*> g = cache->Get(c, wf, Phase::kDecode, 1);
     if (!g.ok()) return g.status();
-    footprint_from(g->graph);
+    footprint_from((*g)->graph.graph);
     footprint = nullptr;  // done
   }
   for (Phase p : {Phase::kPrefill, Phase::kDecode}) {
     if (which == PhaseSelection::kPrefill && p != Phase::kPrefill) continue;
     if (which == PhaseSelection::kDecode && p != Phase::kDecode) continue;
-    Result<LlmGraph> g = BuildLlmGraph(c, w, p);
-    if (!g.ok()) return g.status();
-    if (p == Phase::kDecode) footprint_from(g->graph);
-    const std::vector<Kernel> kernels = Fuse(g->graph, w.fusion);
+    Result<const GraphCache::Entry*> entry = cache->Get(c, w, p, 0);
+    if (!entry.ok()) return entry.status();
+    const Graph& graph = (*entry)->graph.graph;
+    if (p == Phase::kDecode) footprint_from(graph);
+    const std::vector<Kernel>& kernels = (*entry)->kernels;
     PhasePoint pp;
     pp.phase = p;
     // The step's and each class's time per resource, for the one classifier.
     ResourceTimes all;
     std::array<ResourceTimes, kNumClasses> per_class;
     std::array<bool, kNumClasses> present{};
-    for (const Kernel& k : kernels) {
-      const KernelCost cost = model.Evaluate(g->graph, k);
+    for (size_t ki = 0; ki < kernels.size(); ++ki) {
+      const Kernel& k = kernels[ki];
+      const KernelCost cost = model.Evaluate(graph, k);
       const double r = static_cast<double>(k.repeat);
-      const int cls = static_cast<int>(ClassOf(g->graph, k));
+      const int cls = static_cast<int>((*entry)->classes[ki]);
       present[cls] = true;
       per_class[cls].Add(cost, r);
       all.Add(cost, r);
@@ -360,10 +385,12 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
   const Device& d = model.device();
 
   std::atomic<int64_t> evaluations{0};
-  auto evaluate = [&](const Workload& w, SweepPoint& p) -> Status {
+  // Each thread keeps its graphs and re-sizes them from point to point.
+  GraphCache main_cache;
+  auto evaluate = [&](const Workload& w, SweepPoint& p, GraphCache& cache) -> Status {
     ++evaluations;
     MemoryFootprint m;
-    Result<std::vector<PhasePoint>> ph = EvaluatePhases(c, w, model, phases, &m);
+    Result<std::vector<PhasePoint>> ph = EvaluatePhases(c, w, model, phases, &m, &cache);
     if (!ph.ok()) return ph.status();
     p.phases = std::move(ph).value();
     p.footprint_bytes = m.total_bytes();
@@ -379,7 +406,7 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
     Workload wv = w;
     ApplyInt(wv, var, v);
     SweepPoint p;
-    Status s = evaluate(wv, p);
+    Status s = evaluate(wv, p, main_cache);
     if (!s.ok()) return s;
     Value out = ValueOf(p, id);
     if (keep != nullptr) *keep = std::move(p);
@@ -402,12 +429,12 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
   std::mutex error_mutex;
   Status first_error;
   size_t failed_at = total;
-  auto worker = [&] {
+  auto worker = [&](GraphCache& cache) {
     for (size_t idx = next++; idx < total; idx = next++) {
       const size_t i = idx / n1, j = idx % n1;
       SweepPoint& p = r.points[idx];
       p.index = axes.size() == 2 ? std::vector<size_t>{i, j} : std::vector<size_t>{i};
-      Status s = evaluate(workload_at(p.index), p);
+      Status s = evaluate(workload_at(p.index), p, cache);
       if (!s.ok()) {
         std::lock_guard<std::mutex> lock(error_mutex);
         if (idx < failed_at) {  // report the first failing point in grid order
@@ -421,8 +448,9 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
   const size_t threads =
       total < 64 ? 1 : std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), 16);
   std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
+  std::vector<GraphCache> caches(threads);
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker, std::ref(caches[t]));
+  worker(main_cache);
   for (std::thread& t : pool) t.join();
   if (!first_error.ok()) return first_error;
   auto point = [&](size_t i, size_t j) -> const SweepPoint& { return r.points[i * n1 + j]; };
@@ -538,7 +566,7 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
             if (far_point.phases.empty()) {
               Workload wv = last;
               ApplyInt(wv, ax.variable, far);
-              (void)evaluate(wv, far_point);
+              (void)evaluate(wv, far_point, main_cache);
             }
             // Intensity far out, for the step and the classes.
             for (const PhasePoint& ph : far_point.phases) {

@@ -113,7 +113,7 @@ KernelCost CostModel::Evaluate(const Graph& graph, const Kernel& kernel, Trace* 
     int tensor;
     std::array<double, kMaxLevels> bytes;
   };
-  std::array<Seen, 32> seen{};
+  std::array<Seen, 32> seen;  // filled as tensors are met (no zeroing: the hot path)
   int num_seen = 0;
   const auto& tensors = graph.tensors();
 

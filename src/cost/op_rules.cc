@@ -314,7 +314,9 @@ void ApplyRule(const Graph& g, int op_index, const LevelModel& lv, OpWork& w, Tr
     }
     case OpKind::kNorm: {
       const auto& s = std::get<NormSpec>(op.spec);
-      const double per = s.kind == NormKind::kRms ? 4 : 7;
+      // LayerNorm: mean 1, variance 3 (subtract, square, sum), normalize 2 (subtract, scale),
+      // affine 2 (weight, bias); the profile's FLOP counter uses the same 8.
+      const double per = s.kind == NormKind::kRms ? 4 : 8;
       const double flops = per * D(s.rows) * D(s.cols);
       w.AddFlops(kVectorFp32, flops);
       StreamingRule(g, op, lv, w);
@@ -322,8 +324,8 @@ void ApplyRule(const Graph& g, int op_index, const LevelModel& lv, OpWork& w, Tr
         t->Add(fmt::format("FLOPs = {} per element ({}) * rows * cols = {} * {} * {} = {} FLOP",
                            Num(per),
                            s.kind == NormKind::kRms ? "square, sum, scale, weight"
-                                                    : "sum, subtract, square, sum, scale, "
-                                                      "weight, bias",
+                                                    : "sum, subtract, square, sum, subtract, "
+                                                      "scale, weight, bias",
                            Num(per), s.rows, s.cols, Sci(flops)));
         TraceOperands(g, op, t);
       }

@@ -26,11 +26,18 @@ constexpr std::array<DTypeInfo, 9> kDTypes = {{
     {DType::kFp4, "fp4", 4},
 }};
 
-const DTypeInfo& Info(DType t) {
-  for (const auto& d : kDTypes) {
-    if (d.type == t) return d;
+// The table is in enum order, so a type's entry is at its index.
+constexpr bool InEnumOrder() {
+  for (size_t i = 0; i < kDTypes.size(); ++i) {
+    if (static_cast<size_t>(kDTypes[i].type) != i) return false;
   }
-  return kDTypes[0];
+  return true;
+}
+static_assert(InEnumOrder());
+
+const DTypeInfo& Info(DType t) {
+  const auto i = static_cast<size_t>(t);
+  return i < kDTypes.size() ? kDTypes[i] : kDTypes[0];
 }
 
 }  // namespace

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstring>
 
 namespace roofline {
 
 Result<int> Graph::AddOp(std::string name, OpSpec spec, std::span<const int> inputs, int64_t repeat,
                          std::string group) {
+  if (replay_next_ >= 0) return ReplayOp(name, spec, inputs, repeat, group);
   Status s = Validate(spec);
   if (!s.ok()) return s.WithPrefix(name);
   if (repeat < 1) return Status::Invalid(name, "repeat must be >= 1");
@@ -61,6 +63,64 @@ Result<int> Graph::AddOp(std::string name, OpSpec spec, std::span<const int> inp
   }
   ops_.push_back(std::move(op));
   return op_index;
+}
+
+Result<int> Graph::ReplayOp(const std::string& name, OpSpec& spec, std::span<const int> inputs,
+                            int64_t repeat, const std::string& group) {
+  auto differs = [&](const char* what) {
+    replay_next_ = static_cast<int>(ops_.size()) + 1;  // EndReplay fails too
+    return Status::Invalid(name, std::string("replay: ") + what + " differs from the built graph");
+  };
+  if (replay_next_ >= static_cast<int>(ops_.size())) return differs("the number of ops");
+  const int op_index = replay_next_;
+  Op& op = ops_[op_index];
+  if (op.name != name || op.group != group || op.repeat != repeat || op.kind() != KindOf(spec)) {
+    return differs("the op");
+  }
+  Status s = Validate(spec);
+  if (!s.ok()) return s.WithPrefix(name);
+  OperandsOf(spec, operands_);
+  if (operands_.size() != op.operands.size()) return differs("the operand count");
+  size_t input_i = 0;
+  for (size_t j = 0; j < operands_.size(); ++j) {
+    const Operand& o = operands_[j];
+    int bound = kNew;
+    if (!o.is_output && input_i < inputs.size()) bound = inputs[input_i];
+    if (!o.is_output) ++input_i;
+    const int id = op.operands[j];
+    Tensor& t = tensors_[id];
+    if (bound == kNew) {
+      // A tensor this op created: it takes the operand's new size.
+      if (t.origin_op != op_index ||
+          (t.origin_operand != o.name && std::strcmp(t.origin_operand, o.name) != 0)) {
+        return differs("a binding");
+      }
+      t.elements = o.elements;
+      t.bytes_per_element = o.bytes_per_element;
+      t.dtype = o.dtype;
+      t.role = o.role;
+    } else {
+      // A tensor an earlier op created (and already re-sized): the sizes must still agree.
+      if (bound != id) return differs("a binding");
+      if (std::fabs(t.elements - o.elements) > 0.5 || t.bytes_per_element != o.bytes_per_element) {
+        return Status::Invalid(
+            name, fmt::format("operand {} expects {} elements of {} B, tensor '{}' has {} of {} B",
+                              o.name, o.elements, o.bytes_per_element, TensorName(id), t.elements,
+                              t.bytes_per_element));
+      }
+    }
+  }
+  if (input_i < inputs.size()) return differs("the number of inputs");
+  op.spec = std::move(spec);
+  ++replay_next_;
+  return op_index;
+}
+
+Status Graph::EndReplay() {
+  const bool whole = replay_next_ == static_cast<int>(ops_.size());
+  replay_next_ = -1;
+  if (!whole) return Status::Invalid("graph", "replay: the ops differ from the built graph");
+  return Status::Ok();
 }
 
 std::string Graph::TensorName(int tensor) const {

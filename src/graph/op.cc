@@ -114,11 +114,11 @@ std::string_view NameOf(CollectiveKind kind) {
 
 std::string_view NameOf(NormKind kind) { return kind == NormKind::kRms ? "rmsnorm" : "layernorm"; }
 
-std::vector<Operand> OperandsOf(const OpSpec& spec) {
-  return std::visit(
+void OperandsOf(const OpSpec& spec, std::vector<Operand>& v) {
+  v.clear();
+  std::visit(
       Overloaded{
-          [](const MatmulSpec& s) {
-            std::vector<Operand> v;
+          [&v](const MatmulSpec& s) {
             v.push_back(
                 Make("A", D(s.batch) * D(s.m) * D(s.k), s.a_dtype, TensorRole::kActivation, false));
             const double b_sets = s.experts > 0 ? D(s.experts) : D(s.batch / s.b_broadcast);
@@ -136,10 +136,8 @@ std::vector<Operand> OperandsOf(const OpSpec& spec) {
             }
             v.push_back(Make("C", D(s.batch) * D(s.m) * D(s.n), s.out_dtype,
                              TensorRole::kActivation, true));
-            return v;
           },
-          [](const AttentionSpec& s) {
-            std::vector<Operand> v;
+          [&v](const AttentionSpec& s) {
             v.push_back(Make("Q", D(s.batch) * D(s.heads) * D(s.q_len) * D(s.head_dim), s.dtype,
                              TensorRole::kActivation, false));
             v.push_back(Make("K", D(s.batch) * D(s.kv_heads) * D(s.kv_len) * D(s.head_dim),
@@ -148,10 +146,8 @@ std::vector<Operand> OperandsOf(const OpSpec& spec) {
                              s.kv_dtype, TensorRole::kKvCache, false));
             v.push_back(Make("O", D(s.batch) * D(s.heads) * D(s.q_len) * D(s.v_dim()), s.dtype,
                              TensorRole::kActivation, true));
-            return v;
           },
-          [](const ElementwiseSpec& s) {
-            std::vector<Operand> v;
+          [&v](const ElementwiseSpec& s) {
             for (int i = 0; i < s.inputs; ++i) {
               static const char* const kInputs[] = {"in0",  "in1",  "in2",  "in3", "in4",  "in5",
                                                     "in6",  "in7",  "in8",  "in9", "in10", "in11",
@@ -163,10 +159,8 @@ std::vector<Operand> OperandsOf(const OpSpec& spec) {
               v.push_back(Make(kInputs[i], elements, dtype, TensorRole::kActivation, false));
             }
             v.push_back(Make("out", s.elements, s.dtype, TensorRole::kActivation, true));
-            return v;
           },
-          [](const NormSpec& s) {
-            std::vector<Operand> v;
+          [&v](const NormSpec& s) {
             v.push_back(Make("x", D(s.rows) * D(s.cols), s.dtype, TensorRole::kActivation, false));
             if (s.affine) {
               v.push_back(Make("weight", D(s.cols), s.dtype, TensorRole::kWeight, false));
@@ -175,25 +169,19 @@ std::vector<Operand> OperandsOf(const OpSpec& spec) {
               }
             }
             v.push_back(Make("y", D(s.rows) * D(s.cols), s.dtype, TensorRole::kActivation, true));
-            return v;
           },
-          [](const SoftmaxSpec& s) {
-            std::vector<Operand> v;
+          [&v](const SoftmaxSpec& s) {
             v.push_back(Make("x", s.rows * D(s.cols), s.dtype, TensorRole::kActivation, false));
             v.push_back(Make("y", s.rows * D(s.cols), s.dtype, TensorRole::kActivation, true));
-            return v;
           },
-          [](const EmbeddingSpec& s) {
-            std::vector<Operand> v;
+          [&v](const EmbeddingSpec& s) {
             Operand ids = Make("ids", D(s.tokens), DType::kInt8, TensorRole::kIndex, false);
             ids.bytes_per_element = 8;  // int64 token ids
             v.push_back(ids);
             v.push_back(Make("table", D(s.vocab) * D(s.dim), s.dtype, TensorRole::kWeight, false));
             v.push_back(Make("y", D(s.tokens) * D(s.dim), s.dtype, TensorRole::kActivation, true));
-            return v;
           },
-          [](const Conv2dSpec& s) {
-            std::vector<Operand> v;
+          [&v](const Conv2dSpec& s) {
             v.push_back(Make("x", D(s.batch) * D(s.in_channels) * D(s.height) * D(s.width), s.dtype,
                              TensorRole::kActivation, false));
             v.push_back(Make(
@@ -206,17 +194,20 @@ std::vector<Operand> OperandsOf(const OpSpec& spec) {
             v.push_back(Make("y",
                              D(s.batch) * D(s.out_channels) * D(s.out_height()) * D(s.out_width()),
                              s.dtype, TensorRole::kActivation, true));
-            return v;
           },
-          [](const CollectiveSpec& s) {
+          [&v](const CollectiveSpec& s) {
             const double e = BytesOf(s.dtype);
-            std::vector<Operand> v;
             v.push_back(Make("x", s.message_bytes / e, s.dtype, TensorRole::kActivation, false));
             v.push_back(Make("y", s.message_bytes / e, s.dtype, TensorRole::kActivation, true));
-            return v;
           },
       },
       spec);
+}
+
+std::vector<Operand> OperandsOf(const OpSpec& spec) {
+  std::vector<Operand> v;
+  OperandsOf(spec, v);
+  return v;
 }
 
 Status Validate(const OpSpec& spec) {

@@ -49,15 +49,16 @@ std::string RenderOpExplain(const OpAnalysis& a, const FlipAnalysis& flip, const
     out += fmt::format("Kernels run one after another: total time bound = sum = {}\n",
                        Seconds(t.time_s));
   }
-  out += fmt::format("Verdict: {} (time bound {})\n", t.bound, Seconds(t.time_s));
+  out += fmt::format("Verdict: {} (time bound {})\n", NameOf(t.verdict, model.device()),
+                     Seconds(t.time_s));
   out +=
       "  (the verdict compares time terms; compute adds the time of every engine, so a kernel\n"
       "  just below one engine's ridge can still be compute-bound when other engines add time)\n";
-  if (t.bound.rfind("compute:", 0) == 0) {
+  if (t.verdict.kind == BoundKind::kCompute) {
     out +=
         "  The arithmetic takes longer than moving the bytes: faster memory would not help;\n"
         "  a lower-precision dtype with a higher peak would.\n";
-  } else if (t.bound.rfind("memory:", 0) == 0) {
+  } else if (t.verdict.kind == BoundKind::kMemory) {
     out +=
         "  Moving the bytes takes longer than the arithmetic: more reuse per byte (a larger\n"
         "  batch, fusion) or fewer bytes (a narrower dtype) would help; more FLOP/s would not.\n";

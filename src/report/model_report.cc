@@ -90,7 +90,7 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model) {
     const Totals& s = p.totals;
     out += fmt::format(
         "total: {} ({}), {} FLOP, {} moved through {}; time compute-bound {}, memory-bound {}{}\n",
-        Seconds(s.time_s), s.bound, Si(s.flops, ""), Si(s.bytes[0], "B"), d.memory[0].name,
+        Seconds(s.time_s), NameOf(s.verdict, d), Si(s.flops, ""), Si(s.bytes[0], "B"), d.memory[0].name,
         Percent(s.time_s > 0 ? p.compute_bound_s / s.time_s : 0),
         Percent(s.time_s > 0 ? p.memory_bound_s / s.time_s : 0),
         p.comm_bound_s > 0 ? fmt::format(", comm-bound {}", Percent(p.comm_bound_s / s.time_s))
@@ -192,7 +192,7 @@ std::string RenderModelJson(const ModelAnalysis& a, const CostModel& model) {
     ph["phase"] = std::string(NameOf(p.phase));
     ph["tokens"] = p.graph.tokens;
     ph["time_s"] = p.totals.time_s;
-    ph["bound"] = p.totals.bound;
+    ph["bound"] = NameOf(p.totals.verdict, model.device());
     ph["flops"] = p.totals.flops;
     json bytes = json::object();
     for (size_t l = 0; l < d.memory.size() && l < static_cast<size_t>(kMaxLevels); ++l) {

@@ -5,6 +5,7 @@
 
 #include "roofline/network_report.h"
 #include "roofline/units.h"
+#include "src/report/phrases.h"
 #include "src/report/table.h"
 
 namespace roofline {
@@ -47,7 +48,7 @@ std::string RenderNetworkTable(const NetworkAnalysis& a, const CostModel& model)
   out += fmt::format(
       "total: {} ({}), {} FLOP ({} FLOP in matmuls, convolutions and attention), {} moved "
       "through {}; time compute-bound {}, memory-bound {}\n",
-      Seconds(t), a.totals.bound, Si(a.totals.flops, ""), Si(a.matrix_flops, ""),
+      Seconds(t), NameOf(a.totals.verdict, model.device()), Si(a.totals.flops, ""), Si(a.matrix_flops, ""),
       Si(a.totals.bytes[0], "B"), mem, Percent(t > 0 ? a.compute_bound_s / t : 0),
       Percent(t > 0 ? a.memory_bound_s / t : 0));
   if (a.uncosted.count > 0) {
@@ -99,7 +100,7 @@ std::string RenderNetworkJson(const NetworkAnalysis& a, const CostModel& model) 
   }
   totals["bytes_by_level"] = levels;
   totals["time_s"] = a.totals.time_s;
-  totals["bound"] = a.totals.bound;
+  totals["bound"] = NameOf(a.totals.verdict, model.device());
   totals["compute_bound_s"] = a.compute_bound_s;
   totals["memory_bound_s"] = a.memory_bound_s;
   doc["totals"] = totals;
@@ -129,13 +130,6 @@ std::string RenderNetworkJson(const NetworkAnalysis& a, const CostModel& model) 
 
 namespace {
 
-/// "compute-bound (tensor.bf16)" for "compute:tensor.bf16"; other names unchanged.
-std::string Plain(const std::string& name) {
-  if (name.rfind("compute:", 0) == 0) return "compute-bound (" + name.substr(8) + ")";
-  if (name.rfind("memory:", 0) == 0) return "memory-bound (" + name.substr(7) + ")";
-  return name;
-}
-
 std::string Name(const NetSweepResult& r, const std::optional<Verdict>& v) {
   return v.has_value() ? r.names.Name(*v) : "";
 }
@@ -149,8 +143,8 @@ SweepLine Describe(const Crossover& x, const NetSweepResult& r) {
   l.value = std::to_string(x.int_value);
   l.from = r.names.Name(x.from.verdict);
   l.to = r.names.Name(x.to.verdict);
-  l.sentence = fmt::format("{}: {} until {} {}, {} from {} {} on", l.what, Plain(l.from),
-                           l.variable, x.int_value - 1, Plain(l.to), l.variable, x.int_value);
+  l.sentence = fmt::format("{}: {} until {} {}, {} from {} {} on", l.what, BoundPhrase(l.from),
+                           l.variable, x.int_value - 1, BoundPhrase(l.to), l.variable, x.int_value);
   return l;
 }
 
@@ -160,7 +154,7 @@ SweepLine Describe(const NeverFlips& n, const NetSweepResult& r) {
   l.variable = n.variable;
   l.from = r.names.Name(n.value.verdict);
   if (!r.points.empty()) {
-    l.sentence = fmt::format("{}: {} at every {} from {} to {}", l.what, Plain(l.from),
+    l.sentence = fmt::format("{}: {} at every {} from {} to {}", l.what, BoundPhrase(l.from),
                              l.variable, r.points.front().value, r.points.back().value);
   }
   return l;

@@ -148,7 +148,8 @@ std::string RenderOpTable(const OpAnalysis& a, const CostModel& model) {
   std::sort(fallbacks.begin(), fallbacks.end());
   fallbacks.erase(std::unique(fallbacks.begin(), fallbacks.end()), fallbacks.end());
   for (const auto& f : fallbacks) out += "note: " + f + "\n";
-  out += fmt::format("\ntime bound  {}   bound: {}\n", Seconds(t.time_s), t.bound);
+  out += fmt::format("\ntime bound  {}   bound: {}\n", Seconds(t.time_s),
+                     NameOf(t.verdict, model.device()));
   const double attainable = t.time_s > 0 ? t.flops / t.time_s : 0;
   std::string share;
   const int dom = model.DominantEngine(*heaviest);
@@ -222,7 +223,7 @@ std::string RenderOpJson(const OpAnalysis& a, const CostModel& model, const Flip
   j["ridge"] = ridge;
   j["time_terms_s"] = terms;
   j["time_s"] = t.time_s;
-  j["bound"] = t.bound;
+  j["bound"] = NameOf(t.verdict, model.device());
   j["attainable_flops_per_s"] = t.time_s > 0 ? t.flops / t.time_s : 0.0;
   json kernels = json::array();
   for (const KernelCost& c : a.costs) kernels.push_back(kernel_json(c));

@@ -10,6 +10,11 @@
 namespace roofline {
 namespace {
 
+/// A phase's verdict, or what the FLOP limit assumes.
+std::string BoundText(const Plan& p, const std::optional<Verdict>& v) {
+  return v.has_value() ? p.names.Name(*v) : "compute (assumed)";
+}
+
 std::string Dollars(double x) { return x > 0 ? fmt::format("${:.3g}", x) : "-"; }
 
 std::string Rate(double x) { return x > 0 ? Num(std::round(x * 10) / 10) : "-"; }
@@ -39,8 +44,8 @@ std::string RenderPlanTable(const Plan& p) {
       t.AddRow({pt->label, pt->ttft_s > 0 ? Seconds(pt->ttft_s) : "-",
                 pt->tpot_s > 0 ? Seconds(pt->tpot_s) : "-", Seconds(pt->request_s),
                 Rate(pt->output_tokens_per_s_per_gpu), Rate(pt->input_tokens_per_s_per_gpu),
-                Dollars(pt->cost_per_m_input), Dollars(pt->cost_per_m_output), pt->prefill_bound,
-                pt->decode_bound});
+                Dollars(pt->cost_per_m_input), Dollars(pt->cost_per_m_output),
+                BoundText(p, pt->prefill_bound), BoundText(p, pt->decode_bound)});
     }
     out += t.Render();
     out += fmt::format("fleet: {} output tokens/s at the largest batch ({} replicas)\n",
@@ -76,7 +81,7 @@ std::string RenderPlanJson(const Plan& p) {
   j["price_per_hour"] = p.request.price_per_hour;
   j["parameters_total"] = p.params.total;
   j["parameters_active"] = p.params.active;
-  auto point = [](const PlanPoint& pt) {
+  auto point = [&p](const PlanPoint& pt) {
     json q;
     q["label"] = pt.label;
     q["batch"] = pt.batch;
@@ -87,8 +92,8 @@ std::string RenderPlanJson(const Plan& p) {
     q["input_tokens_per_s_per_gpu"] = pt.input_tokens_per_s_per_gpu;
     q["cost_per_million_input_tokens"] = pt.cost_per_m_input;
     q["cost_per_million_output_tokens"] = pt.cost_per_m_output;
-    q["prefill_bound"] = pt.prefill_bound;
-    q["decode_bound"] = pt.decode_bound;
+    q["prefill_bound"] = BoundText(p, pt.prefill_bound);
+    q["decode_bound"] = BoundText(p, pt.decode_bound);
     return q;
   };
   json variants = json::array();

@@ -5,6 +5,7 @@
 
 #include "roofline/report.h"
 #include "roofline/units.h"
+#include "src/report/phrases.h"
 #include "src/report/table.h"
 
 namespace roofline {
@@ -14,14 +15,6 @@ using nlohmann::json;
 
 std::string AxisValue(const SweepAxis& a, size_t i) {
   return IsInteger(a.variable) ? std::to_string(a.values[i]) : std::string(NameOf(a.dtypes[i]));
-}
-
-/// "compute-bound (tensor.bf16)" for "compute:tensor.bf16"; other names unchanged.
-std::string Plain(const std::string& name) {
-  if (name.rfind("compute:", 0) == 0) return "compute-bound (" + name.substr(8) + ")";
-  if (name.rfind("memory:", 0) == 0) return "memory-bound (" + name.substr(7) + ")";
-  if (name.rfind("comm:", 0) == 0) return "communication-bound (" + name.substr(5) + ")";
-  return name;
 }
 
 /// "stays"/"stay", "becomes"/"become" for a signal name.
@@ -115,7 +108,7 @@ SweepLine Describe(const Crossover& x, const SweepResult& r) {
                              l.variable, op, l.value, where);
   } else {
     l.sentence = fmt::format("{} {} {} at {} {} {}{} ({} before)", l.what, Verb(l.what, "becomes"),
-                             Plain(l.to), l.variable, op, l.value, where, Plain(l.from));
+                             BoundPhrase(l.to), l.variable, op, l.value, where, BoundPhrase(l.from));
   }
   return l;
 }
@@ -142,14 +135,14 @@ SweepLine Describe(const NeverFlips& n, const SweepResult& r) {
   const std::string wall_side = n.value.yes ? "above" : "below";
   switch (n.reach) {
     case NeverFlips::Reach::kLookFailed:
-      l.sentence = fmt::format("{} {} {} over the swept {}{}", l.what, stays, Plain(l.from),
+      l.sentence = fmt::format("{} {} {} over the swept {}{}", l.what, stays, BoundPhrase(l.from),
                                l.variable, at_text);
       break;
     case NeverFlips::Reach::kBeyond:
       l.sentence = fmt::format("{} {} {} over the swept range{}; beyond it, {} at {} >= {}",
-                               l.what, stays, Plain(l.from), at_text,
+                               l.what, stays, BoundPhrase(l.from), at_text,
                                Verb(l.what, "becomes") + " " +
-                                   Plain(ValueName(n.signal, n.beyond_to, r.names)),
+                                   BoundPhrase(ValueName(n.signal, n.beyond_to, r.names)),
                                l.variable, n.beyond_value);
       break;
     case NeverFlips::Reach::kAnyValue: {
@@ -172,7 +165,7 @@ SweepLine Describe(const NeverFlips& n, const SweepResult& r) {
               n.heads_per_kv, l.variable);
         }
       }
-      l.sentence = fmt::format("{} {} {} at any {}{}{}", l.what, stays, Plain(l.from),
+      l.sentence = fmt::format("{} {} {} at any {}{}{}", l.what, stays, BoundPhrase(l.from),
                                l.variable, at_text, why);
       break;
     }
@@ -180,7 +173,7 @@ SweepLine Describe(const NeverFlips& n, const SweepResult& r) {
       l.sentence =
           wall ? fmt::format("{}: all-reduce time stays {} compute time over the swept {}{}",
                              NameOf(n.signal.phase), wall_side, l.variable, at_text)
-               : fmt::format("{} {} {} over the swept {}{}", l.what, stays, Plain(l.from),
+               : fmt::format("{} {} {} over the swept {}{}", l.what, stays, BoundPhrase(l.from),
                              l.variable, at_text);
       break;
   }

@@ -46,7 +46,7 @@ int RunDefault(Context& ctx) {
     wb.batch = b;
     Result<ModelAnalysis> r = AnalyzeModel(*config, wb, model, PhaseSelection::kDecode);
     if (!r.ok()) return "error";
-    if (kernel.empty()) return r->phases[0].totals.bound;
+    if (kernel.empty()) return NameOf(r->phases[0].totals.verdict, model.device());
     for (const KernelCost& k : r->phases[0].costs) {
       if (k.name == kernel) return model.BoundName(k);
     }

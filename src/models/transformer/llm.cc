@@ -430,9 +430,9 @@ Status Builder::Build() {
   return status_;
 }
 
-}  // namespace
 
-Result<LlmGraph> BuildLlmGraph(const TransformerConfig& c, const Workload& w, Phase phase) {
+/// The workload's own checks and those against the config (tp must divide the split widths).
+Status CheckWorkload(const TransformerConfig& c, const Workload& w) {
   Status s = Validate(w);
   if (!s.ok()) return s;
   if (c.heads % w.tp != 0) {
@@ -454,11 +454,12 @@ Result<LlmGraph> BuildLlmGraph(const TransformerConfig& c, const Workload& w, Ph
           "--tp", fmt::format("tensor parallelism {} must divide {} = {}", w.tp, what, width));
     }
   }
-  LlmGraph out;
-  out.phase = phase;
-  Builder b(c, w, phase, out);
-  s = b.Build();
-  if (!s.ok()) return s;
+  return Status::Ok();
+}
+
+/// What was assumed building the graph.
+void AddNotes(const TransformerConfig& c, const Workload& w, Phase phase, LlmGraph& out) {
+  out.notes.clear();
   const DType act = w.dtype.value_or(c.torch_dtype);
   if (w.tp > 1) {
     out.notes.push_back(fmt::format(
@@ -498,7 +499,33 @@ Result<LlmGraph> BuildLlmGraph(const TransformerConfig& c, const Workload& w, Ph
                     "(embeddings, router and lm_head stay {}); compute at {}",
                     NameOf(*w.weight_dtype), NameOf(act), NameOf(act)));
   }
+}
+
+}  // namespace
+
+Result<LlmGraph> BuildLlmGraph(const TransformerConfig& c, const Workload& w, Phase phase) {
+  Status s = CheckWorkload(c, w);
+  if (!s.ok()) return s;
+  LlmGraph out;
+  out.phase = phase;
+  Builder b(c, w, phase, out);
+  s = b.Build();
+  if (!s.ok()) return s;
+  AddNotes(c, w, phase, out);
   return out;
+}
+
+Status ReplayLlmGraph(const TransformerConfig& c, const Workload& w, LlmGraph& graph) {
+  Status s = CheckWorkload(c, w);
+  if (!s.ok()) return s;
+  graph.graph.BeginReplay();
+  Builder b(c, w, graph.phase, graph);
+  s = b.Build();
+  const Status replayed = graph.graph.EndReplay();
+  if (!s.ok()) return s;
+  if (!replayed.ok()) return replayed;
+  AddNotes(c, w, graph.phase, graph);
+  return Status::Ok();
 }
 
 }  // namespace roofline
