@@ -5,6 +5,7 @@
 
 #include "roofline/report.h"
 #include "roofline/units.h"
+#include "src/report/kernel_json.h"
 #include "src/report/table.h"
 
 namespace roofline {
@@ -217,22 +218,8 @@ std::string RenderModelJson(const ModelAnalysis& a, const CostModel& model) {
     for (size_t i = 0; i < p.costs.size(); ++i) {
       const KernelCost& c = p.costs[i];
       json k;
-      k["name"] = c.name;
+      WriteKernelJson(c, model, k);
       k["group"] = p.kernels[i].group;
-      k["repeat"] = c.repeat;
-      k["flops"] = c.flops;
-      json kb = json::object();
-      json ki = json::object();
-      for (int l = 0; l < c.num_levels; ++l) {
-        kb[d.memory[l].name] = c.bytes[l];
-        ki[d.memory[l].name] = c.Intensity(l);
-      }
-      k["bytes"] = kb;
-      k["intensity"] = ki;
-      if (c.comm_bytes > 0) k["comm_bytes"] = c.comm_bytes;
-      k["time_s"] = c.time_s;
-      k["bound"] = model.BoundName(c);
-      k["attainable_flops_per_s"] = c.attainable_flops_per_s;
       std::vector<std::string> ops;
       for (int o : p.kernels[i].ops) ops.push_back(p.graph.graph.ops()[o].name);
       k["ops"] = ops;

@@ -5,6 +5,7 @@
 
 #include "roofline/network_report.h"
 #include "roofline/units.h"
+#include "src/report/kernel_json.h"
 #include "src/report/phrases.h"
 #include "src/report/table.h"
 
@@ -113,14 +114,8 @@ std::string RenderNetworkJson(const NetworkAnalysis& a, const CostModel& model) 
     k["module"] = info.module;
     k["op"] = info.op;
     k["source"] = info.source;
-    k["flops"] = c.flops;
     k["matrix_flops"] = info.matrix_flops;
-    ojson bytes = ojson::object();
-    for (int l = 0; l < c.num_levels; ++l) bytes[d.memory[l].name] = c.bytes[l];
-    k["bytes"] = bytes;
-    k["intensity"] = c.Intensity(0);
-    k["time_s"] = c.time_s;
-    k["bound"] = model.BoundName(c);
+    WriteKernelJson(c, model, k);
     kernels.push_back(k);
   }
   doc["kernels"] = kernels;

@@ -6,6 +6,7 @@
 
 #include "roofline/report.h"
 #include "roofline/units.h"
+#include "src/report/kernel_json.h"
 #include "src/report/table.h"
 
 namespace roofline {
@@ -165,33 +166,7 @@ std::string RenderOpJson(const OpAnalysis& a, const CostModel& model, const Flip
   const Device& d = model.device();
   auto kernel_json = [&](const KernelCost& c) {
     json k;
-    k["name"] = c.name;
-    k["repeat"] = c.repeat;
-    k["flops"] = c.flops;
-    json fe = json::object();
-    for (int e = 0; e < c.num_engines; ++e) {
-      fe[model.CeilingName(c.engines[e])] = c.engines[e].flops;
-    }
-    k["flops_by_engine"] = fe;
-    json bytes = json::object();
-    json intensity = json::object();
-    json terms = json::object();
-    terms["compute"] = c.compute_time_s;
-    for (int l = 0; l < c.num_levels; ++l) {
-      bytes[d.memory[l].name] = c.bytes[l];
-      intensity[d.memory[l].name] = c.Intensity(l);
-      if (d.memory[l].has_bandwidth()) terms["memory:" + d.memory[l].name] = c.memory_time_s[l];
-    }
-    if (c.link >= 0) {
-      k["comm_bytes"] = c.comm_bytes;
-      terms["comm:" + d.links[c.link].name] = c.comm_time_s;
-    }
-    k["bytes"] = bytes;
-    k["intensity"] = intensity;
-    k["time_terms_s"] = terms;
-    k["time_s"] = c.time_s;
-    k["bound"] = model.BoundName(c);
-    k["attainable_flops_per_s"] = c.attainable_flops_per_s;
+    WriteKernelJson(c, model, k);
     return k;
   };
   json j;

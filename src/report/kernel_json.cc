@@ -1,0 +1,38 @@
+#include "src/report/kernel_json.h"
+
+namespace roofline {
+
+template <class Json>
+void WriteKernelJson(const KernelCost& c, const CostModel& model, Json& k) {
+  const Device& d = model.device();
+  k["name"] = c.name;
+  k["repeat"] = c.repeat;
+  k["flops"] = c.flops;
+  Json engines = Json::object();
+  for (int e = 0; e < c.num_engines; ++e) {
+    engines[model.CeilingName(c.engines[e])] = c.engines[e].flops;
+  }
+  k["flops_by_engine"] = engines;
+  Json bytes = Json::object();
+  Json intensity = Json::object();
+  Json terms = Json::object();
+  terms["compute"] = c.compute_time_s;
+  for (int l = 0; l < c.num_levels; ++l) {
+    bytes[d.memory[l].name] = c.bytes[l];
+    intensity[d.memory[l].name] = c.Intensity(l);
+    if (d.memory[l].has_bandwidth()) terms["memory:" + d.memory[l].name] = c.memory_time_s[l];
+  }
+  if (c.comm_bytes > 0 || c.link >= 0) k["comm_bytes"] = c.comm_bytes;
+  if (c.link >= 0) terms["comm:" + d.links[c.link].name] = c.comm_time_s;
+  k["bytes"] = bytes;
+  k["intensity"] = intensity;
+  k["time_terms_s"] = terms;
+  k["time_s"] = c.time_s;
+  k["bound"] = model.BoundName(c);
+  k["attainable_flops_per_s"] = c.attainable_flops_per_s;
+}
+
+template void WriteKernelJson(const KernelCost&, const CostModel&, nlohmann::json&);
+template void WriteKernelJson(const KernelCost&, const CostModel&, nlohmann::ordered_json&);
+
+}  // namespace roofline
