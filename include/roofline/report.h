@@ -12,6 +12,7 @@
 #include "roofline/op_analysis.h"
 #include "roofline/plan.h"
 #include "roofline/sweep.h"
+#include "roofline/validate.h"
 
 namespace roofline {
 
@@ -75,6 +76,12 @@ std::string RenderSweepCsv(const SweepResult& sweep);
 std::string RenderPlanTable(const Plan& plan);
 /// `roofline plan --format json`.
 std::string RenderPlanJson(const Plan& plan);
+
+/// `roofline validate`: the title and device, one row per kernel (predicted bound, measured
+/// time, efficiency), the fitted efficiency per class and how the kernels ran.
+std::string RenderValidationTable(const ValidationReport& report);
+/// The same as JSON: device, title, kernels[], calibration.
+std::string RenderValidationJson(const ValidationReport& report);
 
 }  // namespace roofline
 

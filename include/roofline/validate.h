@@ -6,8 +6,9 @@
 #include <vector>
 
 #include "roofline/cost.h"
-#include "roofline/kernel_runner.h"
 #include "roofline/kernel_class.h"
+#include "roofline/kernel_runner.h"
+#include "roofline/model_analysis.h"
 
 namespace roofline {
 
@@ -60,6 +61,41 @@ Result<Validation> ValidateOnCuda(const Graph& graph, const CostModel& model,
 /// eager kernel with its predicted bound beside the measured time of its first op, and the fit.
 Validation ValidationFromTimings(const Graph& graph, const CostModel& model,
                                  const std::vector<OpTiming>& timings);
+
+/// Where and how `roofline validate` runs the kernels.
+struct ValidateRequest {
+  std::string device = "cpu";  ///< "cpu" (fp32 on the host) or "cuda[:N]" (the op's dtype)
+  int threads = 0;             ///< host threads (0: every online CPU)
+  int repetitions = 5;         ///< timed runs per kernel (the median is reported)
+
+  bool IsCuda() const { return device.rfind("cuda", 0) == 0; }
+};
+
+/// Checks the request: a known device that exists here, counts in range. Errors name the flag.
+Status Check(const ValidateRequest& request);
+
+/// Runs every op of `graph` where the request says (ValidateOnCpu / ValidateOnCuda).
+Result<Validation> RunValidation(const Graph& graph, const CostModel& model,
+                                 const ValidateRequest& request);
+
+/// Everything `roofline validate` reports.
+struct ValidationReport {
+  std::string title;  ///< what ran: the op, or "MODEL (batch B, prompt P, context C)"
+  std::string device_id, device_name, device_origin;  ///< the predicting device
+  ValidateRequest request;
+  std::vector<ValidationRow> rows;
+  CalibrationFit fit;
+};
+
+/// Validates one graph (an op's): runs it and fits the calibration.
+Result<ValidationReport> ValidateGraph(const Graph& graph, const CostModel& model,
+                                       const ValidateRequest& request, std::string title);
+
+/// Validates a model's selected phases: each phase's graph is run, its rows' groups are prefixed
+/// with the phase ("decode layers 0-15"), and one calibration is fitted over all rows.
+Result<ValidationReport> ValidateModel(const TransformerConfig& config, const Workload& workload,
+                                       const CostModel& model, PhaseSelection phases,
+                                       const ValidateRequest& request, std::string title);
 
 }  // namespace roofline
 
