@@ -6,7 +6,9 @@
 
 #include "roofline/cost.h"
 #include "roofline/device.h"
+#include "roofline/cuda_measure.h"
 #include "roofline/device_db.h"
+#include "roofline/measure.h"
 #include "roofline/model_analysis.h"
 #include "roofline/model_registry.h"
 #include "roofline/op_analysis.h"
@@ -82,6 +84,13 @@ std::string RenderPlanJson(const Plan& plan);
 std::string RenderValidationTable(const ValidationReport& report);
 /// The same as JSON: device, title, kernels[], calibration.
 std::string RenderValidationJson(const ValidationReport& report);
+
+/// `roofline measure --device cpu`: the host, its measured ceilings beside the theoretical ones,
+/// bandwidth per level and the BLAS GEMM rates.
+std::string RenderCpuMeasurement(const CpuMeasurement& measurement);
+/// `roofline measure --device cuda[:N]`: the GPU, tensor and CUDA-core ceilings beside the
+/// theoretical peaks, and bandwidth per level.
+std::string RenderCudaMeasurement(const CudaMeasurement& measurement);
 
 }  // namespace roofline
 

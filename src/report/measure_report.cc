@@ -1,0 +1,105 @@
+// Reports of `roofline measure`: the measured ceilings beside the theoretical ones.
+#include <fmt/format.h>
+
+#include "roofline/report.h"
+#include "roofline/units.h"
+#include "src/report/table.h"
+
+namespace roofline {
+namespace {
+
+std::string Percent(double part, double whole) {
+  return whole > 0 ? fmt::format("{:.0f}%", 100 * part / whole) : "-";
+}
+
+}  // namespace
+
+std::string RenderCpuMeasurement(const CpuMeasurement& m) {
+  std::string out;
+  out += fmt::format("{} - {} threads, {} ({}), {} mode, {}\n\n", m.info.model, m.threads,
+                     m.info.Isa(),
+                     m.info.clock_hz > 0 ? Si(m.info.clock_hz, "Hz") : "clock unknown",
+                     m.quick ? "quick" : "full", m.date);
+  TextTable c({"ceiling", "measured", "spread", "theoretical", "share", "kernel"},
+              {false, true, true, true, true, false});
+  for (const MeasuredCeiling& x : m.ceilings) {
+    c.AddRow({x.engine, Si(x.flops_per_s.median, "FLOP/s"),
+              fmt::format("{:.1f}%", 100 * x.flops_per_s.spread),
+              x.theoretical > 0 ? Si(x.theoretical, "FLOP/s") : "-",
+              x.theoretical > 0 ? fmt::format("{:.0f}%", 100 * x.flops_per_s.median / x.theoretical)
+                                : "-",
+              x.method});
+  }
+  out += c.Render() + "\n";
+  TextTable l({"level", "size", "bandwidth", "spread", "kernel", "working sets"},
+              {false, true, true, true, false, false});
+  for (const MeasuredLevel& x : m.levels) {
+    l.AddRow(
+        {x.level,
+         x.capacity_bytes > 0
+             ? (x.instances > 1 ? fmt::format("{} x {}", Si(x.capacity_bytes, "B"), x.instances)
+                                : Si(x.capacity_bytes, "B"))
+             : "-",
+         Si(x.bandwidth.median, "B/s"), fmt::format("{:.1f}%", 100 * x.bandwidth.spread), x.kernel,
+         fmt::format("{} - {}", Si(x.from_bytes, "B"), Si(x.to_bytes, "B"))});
+  }
+  out += l.Render() + "\n";
+  TextTable g({"GEMM (" + m.blas + ")", "dtype", "measured", "spread"},
+              {false, false, true, true});
+  for (const MeasuredGemm& x : m.gemms) {
+    g.AddRow({fmt::format("{} x {} x {}", x.m, x.n, x.k), x.dtype,
+              Si(x.flops_per_s.median, "FLOP/s"),
+              fmt::format("{:.1f}%", 100 * x.flops_per_s.spread)});
+  }
+  out += g.Render();
+  return out;
+}
+
+std::string RenderCudaMeasurement(const CudaMeasurement& m) {
+  const CudaDeviceInfo& info = m.info;
+  std::string out;
+  out += fmt::format(
+      "{} (cuda:{}) - compute capability {}, {} SMs, {} SM clock, {} memory, {} L2, {} mode, "
+      "{}\n\n",
+      info.name, info.index, info.ComputeCapability(), info.sm_count, Si(info.sm_clock_hz, "Hz"),
+      Si(info.global_memory_bytes, "B"), Si(info.l2_bytes, "B"), m.quick ? "quick" : "full",
+      m.date);
+  TextTable c({"ceiling", "measured", "spread", "theoretical", "share", "kernel"},
+              {false, true, true, true, true, false});
+  for (const CudaGemm& g : m.gemms) {
+    const char* unit = g.dtype == "int8" ? "OP/s" : "FLOP/s";
+    const cuda_plan::Peak t = cuda_plan::TheoreticalTensorPeak(info, g.dtype);
+    if (g.skipped) {
+      c.AddRow({"tensor." + g.dtype, "skipped", "-", "-", "-", g.why_skipped});
+      continue;
+    }
+    c.AddRow({"tensor." + g.dtype, Si(g.flops_per_s.median, unit),
+              fmt::format("{:.1f}%", 100 * g.flops_per_s.spread),
+              t.value > 0 ? Si(t.value, unit) : "-", Percent(g.flops_per_s.median, t.value),
+              fmt::format("cuBLASLt {}x{}x{}, {}", g.m, g.n, g.k, g.layout)});
+  }
+  for (const MeasuredCeiling& x : m.ceilings) {
+    c.AddRow({x.engine, Si(x.flops_per_s.median, "FLOP/s"),
+              fmt::format("{:.1f}%", 100 * x.flops_per_s.spread),
+              x.theoretical > 0 ? Si(x.theoretical, "FLOP/s") : "-",
+              Percent(x.flops_per_s.median, x.theoretical), x.method});
+  }
+  out += c.Render() + "\n";
+  TextTable l({"level", "kernel", "working set", "bandwidth", "spread", "theoretical"},
+              {false, false, true, true, true, true});
+  const double dram_peak = cuda_plan::TheoreticalDramBandwidth(info).value;
+  const double smem_peak = cuda_plan::TheoreticalSmemBandwidth(info).value;
+  for (const CudaBandwidth& b : m.bandwidths) {
+    const double peak = b.level == "dram" ? dram_peak : b.level == "smem" ? smem_peak : 0;
+    l.AddRow({b.level == "dram" ? cuda_plan::DeviceMemoryName(info) : b.level, b.kernel,
+              Si(b.working_set_bytes, "B"), Si(b.bytes_per_s.median, "B/s"),
+              fmt::format("{:.1f}%", 100 * b.bytes_per_s.spread),
+              peak > 0 ? Si(peak, "B/s") + " (" + Percent(b.bytes_per_s.median, peak) + ")" : "-"});
+  }
+  out += l.Render();
+  out += "bandwidth = bytes read + bytes written per second; medians of launches timed with CUDA "
+         "events after warm-up\n";
+  return out;
+}
+
+}  // namespace roofline
