@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -287,6 +288,37 @@ struct Placement {
 /// bytes at levels the device lacks are ignored with a warning.
 Placement PlaceKernel(const Device& device, const std::string& engine, double flops,
                       const std::vector<LevelBytes>& bytes, double time_s);
+
+/// One kernel of an Nsight Compute report: its launches with the same name, grid and block.
+struct NcuKernelSummary {
+  std::string name, grid, block;
+  int launches = 0;
+  NcuFigures sum;  ///< figures summed over the launches (absent when any launch lacks one)
+  std::vector<std::string> missing, notes;
+  // Per launch:
+  double flops = 0;
+  std::optional<double> time_s;
+  std::string engine;   ///< the ceiling compared against: the precision with the most FLOPs
+  Placement placement;  ///< on the device's roofline (empty without a device)
+};
+
+/// An Nsight Compute report summarized kernel by kernel.
+struct NcuSummary {
+  size_t launches = 0;
+  std::vector<NcuKernelSummary> kernels;  ///< in order of first launch
+  std::vector<MeasuredKernel> measured;   ///< every timed launch, for the join with a prediction
+  std::set<std::string> missing;          ///< metrics some figure needed
+  std::set<std::string> warnings;         ///< "#i kernel: why its placement is implausible"
+  std::vector<std::pair<std::string, std::string>> notes;  ///< note, the kernels it applies to
+};
+
+/// Groups the launches, derives their figures and, with a device, places each kernel.
+NcuSummary SummarizeNcu(const NcuReport& report, const Device* device);
+
+/// A device from the `.peak_sustained` figures of the report (the largest over its kernels):
+/// CUDA-core and tensor FLOP/s, DRAM / L2 / L1 bandwidth; none without DRAM and one compute
+/// peak. `name` names it (else "CC x.y GPU").
+std::optional<Device> DeviceFromNcuPeaks(const NcuReport& report, const std::string& name);
 
 /// Finds the device of a profile in the database from its name and/or compute capability.
 /// `how` says which rule matched (and the alternatives when several devices share the CC).

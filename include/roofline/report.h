@@ -5,14 +5,15 @@
 #include <string>
 
 #include "roofline/cost.h"
-#include "roofline/device.h"
 #include "roofline/cuda_measure.h"
+#include "roofline/device.h"
 #include "roofline/device_db.h"
 #include "roofline/measure.h"
 #include "roofline/model_analysis.h"
 #include "roofline/model_registry.h"
 #include "roofline/op_analysis.h"
 #include "roofline/plan.h"
+#include "roofline/profile.h"
 #include "roofline/sweep.h"
 #include "roofline/validate.h"
 
@@ -91,6 +92,13 @@ std::string RenderCpuMeasurement(const CpuMeasurement& measurement);
 /// `roofline measure --device cuda[:N]`: the GPU, tensor and CUDA-core ceilings beside the
 /// theoretical peaks, and bandwidth per level.
 std::string RenderCudaMeasurement(const CudaMeasurement& measurement);
+
+/// `roofline profile ncu`: the file and device, per-kernel figures per launch, their place on
+/// the device's roofline (with a device), warnings, notes and the metrics to collect.
+/// `device_note` says how the device was matched, or why there is none.
+std::string RenderNcuProfileTable(const NcuSummary& summary, const std::string& file,
+                                  const std::string& layout, const Device* device,
+                                  const std::string& device_note);
 
 }  // namespace roofline
 

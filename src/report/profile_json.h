@@ -1,0 +1,22 @@
+// The JSON documents of `roofline profile`, as objects the command completes (a --model join
+// adds its part) before printing.
+#ifndef ROOFLINE_SRC_REPORT_PROFILE_JSON_H_
+#define ROOFLINE_SRC_REPORT_PROFILE_JSON_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "roofline/profile.h"
+
+namespace roofline {
+
+/// `roofline profile ncu --format json`: file, format, device, device_match, kernels[] (figures
+/// per launch, placement per level), missing_metrics, warnings. `device_note` says how the
+/// device was matched, or why there is none.
+nlohmann::json NcuProfileJson(const NcuSummary& summary, const std::string& file,
+                              const std::string& layout, const Device* device,
+                              const std::string& device_note);
+
+}  // namespace roofline
+
+#endif  // ROOFLINE_SRC_REPORT_PROFILE_JSON_H_
