@@ -144,8 +144,9 @@ void BM_Llama2_7bSweepBatch100k(benchmark::State& state) {
     crossovers = r->crossovers.size();
   }
   state.SetItemsProcessed(points);
-  state.counters["us_per_point"] = benchmark::Counter(
-      static_cast<double>(points) * 1e-6, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["us_per_point"] =
+      benchmark::Counter(static_cast<double>(points) * 1e-6,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   state.counters["crossovers"] = static_cast<double>(crossovers);
 }
 BENCHMARK(BM_Llama2_7bSweepBatch100k)
@@ -184,7 +185,8 @@ void BM_Llama2_7bCostBothPhases(benchmark::State& state) {
   w.batch = 77;
   GraphCache cache;
   std::vector<const GraphCache::Entry*> entries;
-  for (Phase p : {Phase::kPrefill, Phase::kDecode}) entries.push_back(*cache.Get(Llama2_7b(), w, p, 0));
+  for (Phase p : {Phase::kPrefill, Phase::kDecode})
+    entries.push_back(*cache.Get(Llama2_7b(), w, p, 0));
   for (auto _ : state) {
     double t = 0;
     for (const GraphCache::Entry* e : entries) {
@@ -204,7 +206,8 @@ void BM_Llama2_7bEvaluatePoint(benchmark::State& state) {
   for (auto _ : state) {
     w.batch = batch++ % 100000 + 1;
     MemoryFootprint m;
-    benchmark::DoNotOptimize(EvaluatePhases(Llama2_7b(), w, model, PhaseSelection::kBoth, &m, &cache));
+    benchmark::DoNotOptimize(
+        EvaluatePhases(Llama2_7b(), w, model, PhaseSelection::kBoth, &m, &cache));
   }
 }
 BENCHMARK(BM_Llama2_7bEvaluatePoint);

@@ -39,8 +39,10 @@ TEST(FindFlipUp, ResultIsExactForTheCostModel) {
   below.m = f->up.value - 1;
   MatmulSpec at = s;
   at.m = f->up.value;
-  EXPECT_EQ(NameOf(testing::Analyze(OpRequest{below}, model).totals.verdict, model.device()), "memory:hbm");
-  EXPECT_EQ(NameOf(testing::Analyze(OpRequest{at}, model).totals.verdict, model.device()), "compute:tensor.bf16");
+  EXPECT_EQ(NameOf(testing::Analyze(OpRequest{below}, model).totals.verdict, model.device()),
+            "memory:hbm");
+  EXPECT_EQ(NameOf(testing::Analyze(OpRequest{at}, model).totals.verdict, model.device()),
+            "compute:tensor.bf16");
   // Closed form (bf16, compulsory traffic): 2mnk / (2(mk + kn + mn)) >= ridge.
   const double ridge = 989.4e12 / 3.35e12;
   const double n = 8192;

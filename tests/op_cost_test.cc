@@ -169,7 +169,8 @@ TEST(Conv2d, DepthwiseGroups) {
   c.padding = 1;
   const OpAnalysis a = Analyze(OpRequest{c}, model);
   EXPECT_DOUBLE_EQ(a.totals.flops, 2.0 * 8 * 256 * 28 * 28 * 1 * 9);
-  EXPECT_EQ(NameOf(a.totals.verdict, model.device()), "memory:hbm");  // depthwise convs are bandwidth-bound
+  EXPECT_EQ(NameOf(a.totals.verdict, model.device()),
+            "memory:hbm");  // depthwise convs are bandwidth-bound
 }
 
 TEST(Elementwise, IntensityIsConstant) {

@@ -19,7 +19,8 @@ using testing::Mm;
 int64_t ComputeBoundFrom(MatmulSpec s, const CostModel& model) {
   auto verdict = [&](int64_t m) {
     s.m = m;
-    return NameOf(Analyze(OpRequest{s}, model).totals.verdict, model.device()).substr(0, 7);  // "compute" / "memory:"
+    return NameOf(Analyze(OpRequest{s}, model).totals.verdict, model.device())
+        .substr(0, 7);  // "compute" / "memory:"
   };
   const FlipPoint p = FindFlipUp(verdict, 1, 1 << 20);
   EXPECT_TRUE(p.found);
@@ -111,7 +112,8 @@ TEST(Llama2, QProjPrefillIsComputeBoundOnEveryGpuAndDecodeMemoryBoundEverywhere)
     }
     const OpAnalysis decode = Analyze(OpRequest{Mm(1, 4096, 4096, DType::kFp16)}, model);
     EXPECT_NEAR(decode.totals.flops / decode.totals.bytes[0], 1.0, 0.001) << d.id;
-    EXPECT_EQ(NameOf(decode.totals.verdict, d).rfind("memory:", 0), 0u) << d.id << " " << NameOf(decode.totals.verdict, d);
+    EXPECT_EQ(NameOf(decode.totals.verdict, d).rfind("memory:", 0), 0u)
+        << d.id << " " << NameOf(decode.totals.verdict, d);
   }
 }
 
@@ -143,7 +145,9 @@ TEST(ModalGlossary, FiveHundredBillionParametersOnOnePetaflop) {
     const OpAnalysis one = Analyze(OpRequest{Mm(1, n, k)}, model);
     EXPECT_NEAR(one.totals.flops, 1e12, 1e9);
     EXPECT_NEAR(one.totals.bytes[0], 1e12, 1e10);  // weights dominate: 1 TB
-    EXPECT_EQ(NameOf(one.totals.verdict, model.device()), bw > 1e15 ? "compute:tensor.bf16" : "memory:hbm") << bw;
+    EXPECT_EQ(NameOf(one.totals.verdict, model.device()),
+              bw > 1e15 ? "compute:tensor.bf16" : "memory:hbm")
+        << bw;
     const OpAnalysis big = Analyze(OpRequest{Mm(512, n, k)}, model);
     EXPECT_EQ(NameOf(big.totals.verdict, model.device()), "compute:tensor.bf16");
     EXPECT_NEAR(big.totals.time_s / 512, 1e-3, 1e-6);  // ~1 ms per batch element

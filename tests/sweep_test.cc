@@ -394,7 +394,7 @@ TEST(GraphCache, ReplayedGraphsGiveWhatFreshGraphsGive) {
   add([](Workload& w) { w.batch = 7; });
   add([](Workload& w) { w.batch = 300; });
   add([](Workload& w) { w.context = 9000; });  // past sliding windows
-  add([](Workload& w) { w.prompt = 1; });       // one token: the head reads the norm directly
+  add([](Workload& w) { w.prompt = 1; });      // one token: the head reads the norm directly
   add([](Workload& w) { w.prompt = 33; });
   add([](Workload& w) { w.kv_dtype = DType::kFp8; });
   add([](Workload& w) { w.weight_dtype = DType::kInt4; });
@@ -429,7 +429,11 @@ TEST(GraphCache, ReplayedGraphsGiveWhatFreshGraphsGive) {
     // The first three changes (batch 7, batch 300, the context) only re-size both phase graphs
     // (later steps depend on the model: gpt2's vocabulary does not split over tp 2).
     EXPECT_GE(cache.replays(), 2 * 3) << id;
-    EXPECT_GE(cache.builds(), 2) << id;
+    if (std::string(id) == "llama-2-7b") {
+      // Every step is valid for it: the first build, prefill twice for prompt 1 and back, and
+      // both phases for tp 2, eager attention, fusion and tp 1.
+      EXPECT_GE(cache.builds(), 2 + 2 + 2 * 4) << id;
+    }
   }
 }
 
@@ -445,6 +449,7 @@ TEST(GraphCache, AReplayOfAnotherStructureIsRefused) {
   EXPECT_NE(s.ToString().find("replay"), std::string::npos) << s.ToString();
   // An invalid workload is the workload's error, not a replay difference.
   Result<LlmGraph> g2 = BuildLlmGraph(c, Workload{}, Phase::kDecode);
+  ASSERT_TRUE(g2.ok());
   Workload bad;
   bad.batch = 0;
   const Status b = ReplayLlmGraph(c, bad, *g2);

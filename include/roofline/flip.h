@@ -85,8 +85,8 @@ struct GridChange {
 /// `evaluate(v)`, which returns the verdict at any value or an error that stops the search.
 template <typename V, typename At, typename Changes, typename Evaluate>
 Result<std::vector<GridChange<V>>> FindGridChanges(size_t n, At&& at, Changes&& changes,
-                                                   const std::vector<int64_t>* values,
-                                                   bool bisect, Evaluate&& evaluate) {
+                                                   const std::vector<int64_t>* values, bool bisect,
+                                                   Evaluate&& evaluate) {
   std::vector<GridChange<V>> out;
   for (size_t k = 0; k + 1 < n; ++k) {
     const V& a = at(k);

@@ -86,7 +86,7 @@ class Graph {
 
   std::vector<Op> ops_;
   std::vector<Tensor> tensors_;
-  int replay_next_ = -1;             ///< the next op a replay describes; -1: not replaying
+  int replay_next_ = -1;           ///< the next op a replay describes; -1: not replaying
   std::vector<Operand> operands_;  ///< scratch of ReplayOp
 };
 

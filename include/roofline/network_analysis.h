@@ -49,8 +49,8 @@ struct NetSweepPoint {
   double time_s = 0;
   double flops = 0;
   double matrix_flops = 0;
-  double bytes = 0;          ///< device memory
-  Verdict bound;  ///< the network's verdict (resource with the largest summed time)
+  double bytes = 0;  ///< device memory
+  Verdict bound;     ///< the network's verdict (resource with the largest summed time)
   std::optional<Verdict> matrix_bound;  ///< verdict of the matrix kernels alone (none: no such)
   std::optional<Verdict> other_bound;   ///< verdict of the other kernels alone
   double compute_bound_s = 0;

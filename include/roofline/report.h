@@ -62,8 +62,7 @@ struct SweepLine {
 /// The signal's name ("decode norms/elementwise").
 std::string SignalName(const SignalId& signal);
 /// A signal value's name: the verdict's, or "comm > compute" / "fits" and their opposites.
-std::string ValueName(const SignalId& signal, const SignalValue& value,
-                      const ResourceNames& names);
+std::string ValueName(const SignalId& signal, const SignalValue& value, const ResourceNames& names);
 SweepLine Describe(const Crossover& crossover, const SweepResult& sweep);
 SweepLine Describe(const NeverFlips& never, const SweepResult& sweep);
 

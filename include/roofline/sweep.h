@@ -78,7 +78,7 @@ enum class SignalKind {
 /// One watched signal.
 struct SignalId {
   SignalKind kind = SignalKind::kStep;
-  Phase phase = Phase::kPrefill;            ///< kStep, kClass, kCommWall
+  Phase phase = Phase::kPrefill;           ///< kStep, kClass, kCommWall
   KernelClass cls = KernelClass::kMatmul;  ///< kClass
 
   friend bool operator==(const SignalId&, const SignalId&) = default;

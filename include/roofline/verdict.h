@@ -28,7 +28,7 @@ Verdict VerdictOf(const KernelCost& cost);
 
 /// Time per resource summed over kernels (each times its repeat): what the classifier reads.
 struct ResourceTimes {
-  static constexpr int kNoCeiling = 15;  ///< slot of engine terms without a ceiling
+  static constexpr int kNoCeiling = 15;           ///< slot of engine terms without a ceiling
   std::array<double, kNoCeiling + 1> engine_s{};  ///< per Device::compute index
   std::array<double, kMaxLevels> memory_s{};
   int levels = 0;

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "roofline/flip.h"
-#include "roofline/units.h"
 #include "roofline/kernel_class.h"
+#include "roofline/units.h"
 
 namespace roofline {
 namespace {

@@ -448,8 +448,8 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
   const size_t threads =
       total < 64 ? 1 : std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), 16);
   std::vector<std::thread> pool;
-  std::vector<GraphCache> caches(threads);
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker, std::ref(caches[t]));
+  std::vector<GraphCache> caches(threads - 1);  // the calling thread uses main_cache
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker, std::ref(caches[t - 1]));
   worker(main_cache);
   for (std::thread& t : pool) t.join();
   if (!first_error.ok()) return first_error;
@@ -493,8 +493,8 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
         for (size_t k = 0; k < ax.size(); ++k) values[k] = ValueOf(pt(k), id);
         Result<std::vector<GridChange<Value>>> changes = FindGridChanges<Value>(
             ax.size(), [&values](size_t k) -> const Value& { return values[k]; },
-            [](const Value& a, const Value& b) { return a != b; },
-            integer ? &ax.values : nullptr, bisect,
+            [](const Value& a, const Value& b) { return a != b; }, integer ? &ax.values : nullptr,
+            bisect,
             [&](int64_t v) { return value_with(line_workload, ax.variable, v, id, nullptr); });
         if (!changes.ok()) return changes.status();
         for (const GridChange<Value>& ch : *changes) {

@@ -1,11 +1,12 @@
 // Kernel cost: combines the op rules of a kernel's ops, drops fused intermediates, and applies
 // the roofline against the device.
+#include "roofline/cost.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "roofline/cost.h"
 #include "roofline/units.h"
 #include "src/cost/op_rules.h"
 

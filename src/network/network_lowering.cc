@@ -364,7 +364,7 @@ class Lowering {
       return Costed(s, 0, false);
     }
     if (kind == "batch") return Stream(n, 2);
-    if (kind == "group" || kind == "instance") return Stream(n, 7);
+    if (kind == "group" || kind == "instance") return Stream(n, 8);  // as LayerNorm
     return Fail("attrs.kind '" + kind + "': expected layer, rms, batch, group or instance");
   }
 

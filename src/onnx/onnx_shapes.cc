@@ -320,8 +320,8 @@ static Status CheckStandardOps(const onnx::GraphProto& g, int64_t opset,
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto& n = g.node(i);
     const bool standard = n.domain().empty() || n.domain() == "ai.onnx";
-    if (standard && onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset), "") ==
-                        nullptr) {
+    if (standard &&
+        onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset), "") == nullptr) {
       return Status::Invalid(origin, "node " + std::to_string(i) + " ('" + n.name() + "'): '" +
                                          n.op_type() + "' is not an ONNX operator at opset " +
                                          std::to_string(opset));

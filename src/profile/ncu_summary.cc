@@ -88,7 +88,6 @@ std::optional<Device> DeviceFromNcuPeaks(const NcuReport& report, const std::str
   return d;
 }
 
-
 NcuSummary SummarizeNcu(const NcuReport& report, const Device* dev) {
   NcuSummary s;
   s.launches = report.kernels.size();
@@ -140,8 +139,8 @@ NcuSummary SummarizeNcu(const NcuReport& report, const Device* dev) {
     const Placement& p = g.placement;
     for (const std::string& x : g.missing) s.missing.insert(x);
     for (const std::string& x : g.notes) {
-      auto it = std::find_if(s.notes.begin(), s.notes.end(),
-                             [&](const auto& e) { return e.first == x; });
+      auto it =
+          std::find_if(s.notes.begin(), s.notes.end(), [&](const auto& e) { return e.first == x; });
       if (it == s.notes.end()) {
         s.notes.emplace_back(x, "#" + std::to_string(i + 1));
       } else {

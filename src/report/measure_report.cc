@@ -16,10 +16,10 @@ std::string Percent(double part, double whole) {
 
 std::string RenderCpuMeasurement(const CpuMeasurement& m) {
   std::string out;
-  out += fmt::format("{} - {} threads, {} ({}), {} mode, {}\n\n", m.info.model, m.threads,
-                     m.info.Isa(),
-                     m.info.clock_hz > 0 ? Si(m.info.clock_hz, "Hz") : "clock unknown",
-                     m.quick ? "quick" : "full", m.date);
+  out +=
+      fmt::format("{} - {} threads, {} ({}), {} mode, {}\n\n", m.info.model, m.threads,
+                  m.info.Isa(), m.info.clock_hz > 0 ? Si(m.info.clock_hz, "Hz") : "clock unknown",
+                  m.quick ? "quick" : "full", m.date);
   TextTable c({"ceiling", "measured", "spread", "theoretical", "share", "kernel"},
               {false, true, true, true, true, false});
   for (const MeasuredCeiling& x : m.ceilings) {
@@ -44,8 +44,7 @@ std::string RenderCpuMeasurement(const CpuMeasurement& m) {
          fmt::format("{} - {}", Si(x.from_bytes, "B"), Si(x.to_bytes, "B"))});
   }
   out += l.Render() + "\n";
-  TextTable g({"GEMM (" + m.blas + ")", "dtype", "measured", "spread"},
-              {false, false, true, true});
+  TextTable g({"GEMM (" + m.blas + ")", "dtype", "measured", "spread"}, {false, false, true, true});
   for (const MeasuredGemm& x : m.gemms) {
     g.AddRow({fmt::format("{} x {} x {}", x.m, x.n, x.k), x.dtype,
               Si(x.flops_per_s.median, "FLOP/s"),
@@ -97,8 +96,9 @@ std::string RenderCudaMeasurement(const CudaMeasurement& m) {
               peak > 0 ? Si(peak, "B/s") + " (" + Percent(b.bytes_per_s.median, peak) + ")" : "-"});
   }
   out += l.Render();
-  out += "bandwidth = bytes read + bytes written per second; medians of launches timed with CUDA "
-         "events after warm-up\n";
+  out +=
+      "bandwidth = bytes read + bytes written per second; medians of launches timed with CUDA "
+      "events after warm-up\n";
   return out;
 }
 

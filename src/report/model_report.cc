@@ -91,8 +91,8 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model) {
     const Totals& s = p.totals;
     out += fmt::format(
         "total: {} ({}), {} FLOP, {} moved through {}; time compute-bound {}, memory-bound {}{}\n",
-        Seconds(s.time_s), NameOf(s.verdict, d), Si(s.flops, ""), Si(s.bytes[0], "B"), d.memory[0].name,
-        Percent(s.time_s > 0 ? p.compute_bound_s / s.time_s : 0),
+        Seconds(s.time_s), NameOf(s.verdict, d), Si(s.flops, ""), Si(s.bytes[0], "B"),
+        d.memory[0].name, Percent(s.time_s > 0 ? p.compute_bound_s / s.time_s : 0),
         Percent(s.time_s > 0 ? p.memory_bound_s / s.time_s : 0),
         p.comm_bound_s > 0 ? fmt::format(", comm-bound {}", Percent(p.comm_bound_s / s.time_s))
                            : "");

@@ -99,8 +99,8 @@ std::string RenderNcuProfileTable(const NcuSummary& s, const std::string& file,
   }
   for (const std::string& w : s.warnings) out += "warning: " + w + "\n";
   for (const auto& [note, which] : s.notes) {
-    out += s.kernels.size() > 1 ? fmt::format("note ({}): {}\n", which, note)
-                                : "note: " + note + "\n";
+    out +=
+        s.kernels.size() > 1 ? fmt::format("note ({}): {}\n", which, note) : "note: " + note + "\n";
   }
   if (!s.missing.empty()) {
     // A wildcard name becomes an ncu regular expression ("regex:" prefix of --metrics).
@@ -110,7 +110,8 @@ std::string RenderNcuProfileTable(const NcuSummary& s, const std::string& file,
       std::string flag = x;
       if (const size_t star = flag.find('*'); star != std::string::npos) {
         std::string re;
-        for (char c : flag) re += c == '*' ? std::string(".*") : c == '.' ? "\\." : std::string(1, c);
+        for (char c : flag)
+          re += c == '*' ? std::string(".*") : c == '.' ? "\\." : std::string(1, c);
         flag = "regex:" + re + "$";
       }
       flags += (flags.empty() ? "" : ",") + flag;

@@ -1,9 +1,10 @@
 // Renderers of a network analysis: the kernel table and the JSON document.
+#include "roofline/network_report.h"
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
-#include "roofline/network_report.h"
 #include "roofline/units.h"
 #include "src/report/kernel_json.h"
 #include "src/report/phrases.h"
@@ -49,9 +50,9 @@ std::string RenderNetworkTable(const NetworkAnalysis& a, const CostModel& model)
   out += fmt::format(
       "total: {} ({}), {} FLOP ({} FLOP in matmuls, convolutions and attention), {} moved "
       "through {}; time compute-bound {}, memory-bound {}\n",
-      Seconds(t), NameOf(a.totals.verdict, model.device()), Si(a.totals.flops, ""), Si(a.matrix_flops, ""),
-      Si(a.totals.bytes[0], "B"), mem, Percent(t > 0 ? a.compute_bound_s / t : 0),
-      Percent(t > 0 ? a.memory_bound_s / t : 0));
+      Seconds(t), NameOf(a.totals.verdict, model.device()), Si(a.totals.flops, ""),
+      Si(a.matrix_flops, ""), Si(a.totals.bytes[0], "B"), mem,
+      Percent(t > 0 ? a.compute_bound_s / t : 0), Percent(t > 0 ? a.memory_bound_s / t : 0));
   if (a.uncosted.count > 0) {
     std::string ops;
     for (const auto& [op, count] : a.uncosted.by_op) {

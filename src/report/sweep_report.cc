@@ -97,18 +97,20 @@ SweepLine Describe(const Crossover& x, const SweepResult& r) {
   if (x.signal.kind == SignalKind::kCapacity) {
     const SweepPoint* before = PointAt(r, x.axis, x.at, x.grid - 1);
     l.sentence =
-        !x.to.yes ? fmt::format("weights + KV cache + workspace no longer fit {} x {} at {} {} {}{}",
-                                Si(before != nullptr ? before->capacity_bytes : 0, "B"), r.tp,
-                                l.variable, op, l.value, where)
-                  : fmt::format("weights + KV cache + workspace fit from {} {} {} on{}",
-                                l.variable, op, l.value, where);
+        !x.to.yes
+            ? fmt::format("weights + KV cache + workspace no longer fit {} x {} at {} {} {}{}",
+                          Si(before != nullptr ? before->capacity_bytes : 0, "B"), r.tp, l.variable,
+                          op, l.value, where)
+            : fmt::format("weights + KV cache + workspace fit from {} {} {} on{}", l.variable, op,
+                          l.value, where);
   } else if (x.signal.kind == SignalKind::kCommWall) {
-    l.sentence = fmt::format("{}: all-reduce time {} compute time at {} {} {}{}",
-                             NameOf(x.signal.phase), x.to.yes ? "exceeds" : "drops below",
-                             l.variable, op, l.value, where);
+    l.sentence =
+        fmt::format("{}: all-reduce time {} compute time at {} {} {}{}", NameOf(x.signal.phase),
+                    x.to.yes ? "exceeds" : "drops below", l.variable, op, l.value, where);
   } else {
-    l.sentence = fmt::format("{} {} {} at {} {} {}{} ({} before)", l.what, Verb(l.what, "becomes"),
-                             BoundPhrase(l.to), l.variable, op, l.value, where, BoundPhrase(l.from));
+    l.sentence =
+        fmt::format("{} {} {} at {} {} {}{} ({} before)", l.what, Verb(l.what, "becomes"),
+                    BoundPhrase(l.to), l.variable, op, l.value, where, BoundPhrase(l.from));
   }
   return l;
 }
@@ -139,11 +141,11 @@ SweepLine Describe(const NeverFlips& n, const SweepResult& r) {
                                l.variable, at_text);
       break;
     case NeverFlips::Reach::kBeyond:
-      l.sentence = fmt::format("{} {} {} over the swept range{}; beyond it, {} at {} >= {}",
-                               l.what, stays, BoundPhrase(l.from), at_text,
-                               Verb(l.what, "becomes") + " " +
-                                   BoundPhrase(ValueName(n.signal, n.beyond_to, r.names)),
-                               l.variable, n.beyond_value);
+      l.sentence = fmt::format(
+          "{} {} {} over the swept range{}; beyond it, {} at {} >= {}", l.what, stays,
+          BoundPhrase(l.from), at_text,
+          Verb(l.what, "becomes") + " " + BoundPhrase(ValueName(n.signal, n.beyond_to, r.names)),
+          l.variable, n.beyond_value);
       break;
     case NeverFlips::Reach::kAnyValue: {
       if (wall) {
@@ -332,8 +334,8 @@ std::string RenderSweepCsv(const SweepResult& r) {
     for (size_t a = 0; a < r.axes.size(); ++a) prefix += AxisValue(r.axes[a], p.index[a]) + ",";
     for (const PhasePoint& ph : p.phases) {
       out += fmt::format("{}{},{:.17g},{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{}\n", prefix,
-                         NameOf(ph.phase), ph.time_s, r.names.Name(ph.bound), ph.tokens_per_s, ph.compute_bound_s,
-                         ph.memory_bound_s, ph.comm_bound_s, p.footprint_bytes,
+                         NameOf(ph.phase), ph.time_s, r.names.Name(ph.bound), ph.tokens_per_s,
+                         ph.compute_bound_s, ph.memory_bound_s, ph.comm_bound_s, p.footprint_bytes,
                          p.fits ? "true" : "false");
     }
   }

@@ -14,9 +14,8 @@ std::string RenderValidationTable(const ValidationReport& r) {
   TextTable t({"kernel", "group", "class", "predicted", "bound", "measured", "efficiency", "ran"},
               {false, false, false, true, false, true, true, false});
   for (const ValidationRow& row : r.rows) {
-    t.AddRow({row.name, row.group, std::string(NameOf(row.kernel_class)),
-              Seconds(row.predicted_s), row.bound,
-              row.skipped ? "skipped" : Seconds(row.measured_s),
+    t.AddRow({row.name, row.group, std::string(NameOf(row.kernel_class)), Seconds(row.predicted_s),
+              row.bound, row.skipped ? "skipped" : Seconds(row.measured_s),
               row.skipped ? "-" : fmt::format("{:.0f}%", 100 * row.efficiency), row.note});
   }
   out += t.Render();

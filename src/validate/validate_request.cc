@@ -52,8 +52,7 @@ Result<Validation> RunValidation(const Graph& graph, const CostModel& model,
 
 namespace {
 
-ValidationReport ReportHeader(const CostModel& model, const ValidateRequest& v,
-                              std::string title) {
+ValidationReport ReportHeader(const CostModel& model, const ValidateRequest& v, std::string title) {
   ValidationReport r;
   r.title = std::move(title);
   r.device_id = model.device().id;

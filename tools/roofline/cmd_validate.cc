@@ -26,7 +26,8 @@ void AddValidateOptions(CLI::App* app, ValidateOptions& v) {
                   "where to run the kernels: cpu (in fp32), or cuda[:N] (in the op's dtype; needs "
                   "the CUDA backend and a GPU)")
       ->capture_default_str();
-  app->add_option("--threads", v.request.threads, "threads (0: every online CPU)")->capture_default_str();
+  app->add_option("--threads", v.request.threads, "threads (0: every online CPU)")
+      ->capture_default_str();
   app->add_option("--repetitions", v.request.repetitions, "timed runs per kernel (median reported)")
       ->capture_default_str();
   app->add_flag("--save-calibration", v.save,

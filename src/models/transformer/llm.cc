@@ -1,10 +1,11 @@
 // Step graphs of decoder-only transformers (prefill and decode), per device.
+#include "roofline/llm.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
 
-#include "roofline/llm.h"
 #include "roofline/units.h"
 
 namespace roofline {
@@ -429,7 +430,6 @@ Status Builder::Build() {
   Head();
   return status_;
 }
-
 
 /// The workload's own checks and those against the config (tp must divide the split widths).
 Status CheckWorkload(const TransformerConfig& c, const Workload& w) {
