@@ -490,3 +490,25 @@ TEST(NcuConformance, Rtx5090DetailsSample) {
 
 }  // namespace
 }  // namespace roofline
+
+namespace roofline {
+namespace {
+
+// Found by fuzzing (scripts/fuzz.sh ncu_long, a long run): a tensor-path metric with no dtype
+// between "src_" and its sparsity suffix ("sm__ops_path_tensor_src_sparsity_on.sum") threw
+// std::out_of_range from the dtype substring and ended the process. Such a path is skipped; the
+// well-formed path beside it still counts.
+TEST(NcuFigures, ATensorPathWithoutADtypeIsSkipped) {
+  Result<NcuReport> r =
+      LoadNcuCsv(std::string(ROOFLINE_SOURCE_DIR) +
+                 "/tests/fixtures/profiles/ncu_fuzz_tensor_path_without_dtype.csv");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->kernels.size(), 1u);
+  const NcuFigures f = DeriveNcuFigures(r->kernels[0]);
+  ASSERT_TRUE(f.tensor_flops.has_value());
+  EXPECT_EQ(*f.tensor_flops, 549755813888.0);
+  EXPECT_EQ(f.tensor_dtype, "fp16");
+}
+
+}  // namespace
+}  // namespace roofline

@@ -170,6 +170,7 @@ class Deriver {
           sparsity_variant = true;
         }
       }
+      if (path.size() <= 4) continue;  // "src_" with no dtype after it: not a tensor path
       if (sparsity_variant) {
         split[path] += ops;
       } else {
