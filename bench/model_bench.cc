@@ -126,12 +126,17 @@ void BM_Llama70bSweepBatch(benchmark::State& state) {
 }
 BENCHMARK(BM_Llama70bSweepBatch)->Arg(1000)->Unit(benchmark::kMillisecond);
 
+const TransformerConfig& Llama2_7b() {
+  static const TransformerConfig config =
+      *ResolveModel("llama-2-7b", ModelRegistry::LoadEmbedded());
+  return config;
+}
+
 /// The sweep target of the one-core issue: llama-2-7b on an H100, batch 1..100,000 step 1, both
 /// phases, with every crossover bisected. Reported as wall time per grid point; run it under
 /// `taskset -c 0` for the one-core figure (the sweep spreads grid points over every core it sees).
 void BM_Llama2_7bSweepBatch100k(benchmark::State& state) {
-  static const TransformerConfig config =
-      *ResolveModel("llama-2-7b", ModelRegistry::LoadEmbedded());
+  const TransformerConfig& config = Llama2_7b();
   const CostModel model(Get().device);
   Workload w;
   w.prompt = 512;
@@ -155,21 +160,22 @@ BENCHMARK(BM_Llama2_7bSweepBatch100k)
     ->UseRealTime()
     ->Iterations(1);
 
-/// The parts of one point of that sweep: re-sizing both phase graphs (ReplayLlmGraph), and
-/// costing their kernels once the graphs are sized.
-const TransformerConfig& Llama2_7b() {
-  static const TransformerConfig config =
-      *ResolveModel("llama-2-7b", ModelRegistry::LoadEmbedded());
-  return config;
+// The parts of one point of that sweep: re-sizing both phase graphs (ReplayLlmGraph), costing
+// their kernels once sized, and the whole point. The batch walks 1..100,000 as the sweep does.
+
+/// The sweep's workload at batch b.
+Workload SweepWorkload(int64_t b) {
+  Workload w;
+  w.prompt = 512;
+  w.batch = b;
+  return w;
 }
 
 void BM_Llama2_7bReplayBothPhases(benchmark::State& state) {
-  Workload w;
-  w.prompt = 512;
   GraphCache cache;
-  int64_t batch = 1;
+  int64_t batch = 0;
   for (auto _ : state) {
-    w.batch = batch++ % 100000 + 1;
+    const Workload w = SweepWorkload(batch++ % 100000 + 1);
     for (Phase p : {Phase::kPrefill, Phase::kDecode}) {
       benchmark::DoNotOptimize(cache.Get(Llama2_7b(), w, p, 0));
     }
@@ -180,9 +186,7 @@ BENCHMARK(BM_Llama2_7bReplayBothPhases);
 
 void BM_Llama2_7bCostBothPhases(benchmark::State& state) {
   const CostModel model(Get().device);
-  Workload w;
-  w.prompt = 512;
-  w.batch = 77;
+  const Workload w = SweepWorkload(77);
   GraphCache cache;
   std::vector<const GraphCache::Entry*> entries;
   for (Phase p : {Phase::kPrefill, Phase::kDecode})
@@ -199,12 +203,10 @@ BENCHMARK(BM_Llama2_7bCostBothPhases);
 
 void BM_Llama2_7bEvaluatePoint(benchmark::State& state) {
   const CostModel model(Get().device);
-  Workload w;
-  w.prompt = 512;
   GraphCache cache;
-  int64_t batch = 1;
+  int64_t batch = 0;
   for (auto _ : state) {
-    w.batch = batch++ % 100000 + 1;
+    const Workload w = SweepWorkload(batch++ % 100000 + 1);
     MemoryFootprint m;
     benchmark::DoNotOptimize(
         EvaluatePhases(Llama2_7b(), w, model, PhaseSelection::kBoth, &m, &cache));
