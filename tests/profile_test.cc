@@ -288,6 +288,75 @@ TEST(Nsys, GpuTraceAggregatesLaunches) {
   EXPECT_DOUBLE_EQ(r->kernels[0].min_s, 20000e-9);
 }
 
+TEST(Nsys, SummaryTotalsClassesAndKeepsLaunchOrder) {
+  Result<NsysReport> r = LoadNsysCsv(kFixtures + "nsys_gpu_trace.csv");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const NsysSummary s = SummarizeNsys(*r);
+  // The five rows of the fixture: a 5 us memcpy, two GEMMs (20 + 22 us), two adds (3 + 2 us).
+  EXPECT_DOUBLE_EQ(s.gpu_time_s, 52000e-9);
+  EXPECT_EQ(s.launches, 5);
+  EXPECT_EQ(s.classes.at(OpClass::kGemm).launches, 2);
+  EXPECT_DOUBLE_EQ(s.classes.at(OpClass::kGemm).time_s, 42000e-9);
+  EXPECT_DOUBLE_EQ(s.classes.at(OpClass::kElementwise).time_s, 5000e-9);
+  EXPECT_EQ(s.classes.at(OpClass::kCopy).launches, 1);
+  ASSERT_TRUE(s.ordered);
+  ASSERT_EQ(s.measured.size(), 5u);
+  EXPECT_EQ(s.measured[1].op_class, OpClass::kGemm);
+  EXPECT_DOUBLE_EQ(s.measured[3].time_s, 22000e-9);
+  // A kern_sum report has no launch order: one measured entry per kernel, with its count.
+  Result<NsysReport> sum = LoadNsysCsv(kFixtures + "nsys_kern_sum.csv");
+  ASSERT_TRUE(sum.ok()) << sum.status().ToString();
+  const NsysSummary u = SummarizeNsys(*sum);
+  EXPECT_FALSE(u.ordered);
+  ASSERT_EQ(u.measured.size(), sum->kernels.size());
+  EXPECT_EQ(u.measured[0].count, sum->kernels[0].instances);
+}
+
+TEST(TorchSummary, GroupsByShapesAndPlacesOnTheDevice) {
+  Result<TorchTrace> t = LoadTorchTrace(kFixtures + "torch_kineto_shapes.json");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const Device h100 = Db("h100-sxm");
+  const TorchSummary s = SummarizeTorch(*t, &h100);
+  ASSERT_FALSE(s.groups.empty());
+  EXPECT_EQ(s.measured.size(), t->kernels.size());
+  double classes = 0;
+  for (const auto& [cls, c] : s.classes) classes += c.time_s;
+  EXPECT_DOUBLE_EQ(classes, s.gpu_time_s);
+  for (size_t i = 1; i < s.groups.size(); ++i) {
+    EXPECT_GE(s.groups[i - 1].gpu_time_s, s.groups[i].gpu_time_s);
+  }
+  const TorchOpGroup* addmm = nullptr;
+  const TorchOpGroup* copy = nullptr;
+  for (const TorchOpGroup& g : s.groups) {
+    if (g.name == "aten::addmm") addmm = &g;
+    if (g.name == "aten::copy_") copy = &g;
+  }
+  ASSERT_NE(addmm, nullptr);
+  ASSERT_NE(copy, nullptr);
+  // addmm of float inputs: [32,64] x [64,128] on the tensor engine as tf32.
+  EXPECT_EQ(addmm->shapes.substr(0, 15), "[128] [32,64] [");
+  EXPECT_DOUBLE_EQ(addmm->flops, addmm->calls * 2.0 * 32 * 128 * 64);
+  EXPECT_EQ(addmm->engine, "tensor.tf32");
+  ASSERT_TRUE(addmm->costed);
+  ASSERT_TRUE(addmm->placement.has_value());
+  EXPECT_DOUBLE_EQ(addmm->placement->achieved_flops_per_s, addmm->flops / addmm->gpu_time_s);
+  // A copy has bytes and no FLOPs: costed, on the vector engine, placed by bandwidth.
+  EXPECT_EQ(copy->engine, "vector.fp32");
+  EXPECT_TRUE(copy->placement.has_value());
+  // Without a device nothing is placed; without shapes nothing is costed.
+  const TorchSummary bare = SummarizeTorch(*t, nullptr);
+  for (const TorchOpGroup& g : bare.groups) {
+    EXPECT_FALSE(g.placement.has_value()) << g.name;
+    EXPECT_TRUE(g.engine.empty()) << g.name;
+  }
+  Result<TorchTrace> noshapes = LoadTorchTrace(kFixtures + "torch_kineto_noshapes.json");
+  ASSERT_TRUE(noshapes.ok()) << noshapes.status().ToString();
+  for (const TorchOpGroup& g : SummarizeTorch(*noshapes, &h100).groups) {
+    EXPECT_FALSE(g.costed) << g.name;
+    EXPECT_FALSE(g.placement.has_value()) << g.name;
+  }
+}
+
 TEST(Nsys, BadInputIsAnErrorNamingTheFileAndLine) {
   Result<NsysReport> t = LoadNsysCsv(kFixtures + "nsys_truncated.csv");
   ASSERT_FALSE(t.ok());

@@ -7,6 +7,7 @@
 
 #include "roofline/device.h"
 #include "roofline/model_analysis.h"
+#include "roofline/profile.h"
 #include "roofline/sweep.h"
 
 namespace roofline {
@@ -42,6 +43,16 @@ Chart RooflineChart(const Device& device, const std::vector<std::string>& engine
 /// The kernels of a model analysis as roofline points, and the engines they use.
 std::vector<RooflinePoint> RooflinePoints(const ModelAnalysis& analysis, const CostModel& model,
                                           std::vector<std::string>* engines);
+
+/// The measured points of profiles, each at its intensity against device memory and its
+/// achieved FLOP/s, with the engines whose ceilings they compare against (appended to
+/// `engines`): Nsight Compute kernels with FLOPs and device-memory bytes; PyTorch op groups
+/// placed from their shapes; predicted kernels matched in a join, at the predicted intensity.
+std::vector<RooflinePoint> NcuRooflinePoints(const NcuSummary& summary, const Device& device,
+                                             std::vector<std::string>* engines);
+std::vector<RooflinePoint> TorchRooflinePoints(const TorchSummary& summary,
+                                               std::vector<std::string>* engines);
+std::vector<RooflinePoint> JoinRooflinePoints(const ProfileJoin& join);
 
 /// Time of each phase against the first swept variable, split into the time of compute-,
 /// memory- and comm-bound kernels, with crossovers and the capacity wall marked. With two axes,

@@ -5,6 +5,7 @@
 #define ROOFLINE_PROFILE_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -319,6 +320,52 @@ NcuSummary SummarizeNcu(const NcuReport& report, const Device* device);
 /// CUDA-core and tensor FLOP/s, DRAM / L2 / L1 bandwidth; none without DRAM and one compute
 /// peak. `name` names it (else "CC x.y GPU").
 std::optional<Device> DeviceFromNcuPeaks(const NcuReport& report, const std::string& name);
+
+/// Launches and GPU time of one op class in a profile.
+struct ClassTotal {
+  int64_t launches = 0;
+  double time_s = 0;
+};
+using ClassTotals = std::map<OpClass, ClassTotal>;
+
+/// An Nsight Systems report summarized: time per op class, and the kernels for the join with a
+/// prediction (each launch in start order from a trace report, else one entry per kernel name).
+struct NsysSummary {
+  double gpu_time_s = 0;
+  int64_t launches = 0;
+  ClassTotals classes;
+  bool ordered = false;  ///< launch order known (cuda_gpu_trace)
+  std::vector<MeasuredKernel> measured;
+};
+NsysSummary SummarizeNsys(const NsysReport& report);
+
+/// The calls of one aten op with the same input shapes.
+struct TorchOpGroup {
+  std::string name;
+  std::string shapes;  ///< "[8,4096] [4096,4096]"
+  OpClass op_class = OpClass::kOther;
+  int calls = 0, kernels = 0;
+  double gpu_time_s = 0;
+  double flops = 0, min_bytes = 0;  ///< summed over the calls
+  bool costed = false;              ///< every call has FLOPs and bytes, some non-zero, and GPU time
+  std::string cost_note;
+  std::string engine;  ///< with a device: the ceiling its FLOPs compare against ("tensor.bf16")
+  std::optional<Placement> placement;  ///< with a device, when costed
+};
+
+/// A PyTorch profiler trace summarized: time per op class, ops grouped by name and shapes.
+struct TorchSummary {
+  double gpu_time_s = 0;
+  ClassTotals classes;
+  std::vector<TorchOpGroup> groups;      ///< by GPU time, largest first (stable)
+  std::vector<MeasuredKernel> measured;  ///< every kernel, in start order
+  std::set<std::string> warnings;        ///< "op shapes: why its placement is implausible"
+};
+
+/// Groups the trace's ops and, with a device and recorded shapes, places each group on the
+/// device's roofline: matrix ops (gemm, attention, conv) against the tensor engine of their first
+/// input's dtype (fp32 as tf32), the rest against the vector engine.
+TorchSummary SummarizeTorch(const TorchTrace& trace, const Device* device);
 
 /// Finds the device of a profile in the database from its name and/or compute capability.
 /// `how` says which rule matched (and the alternatives when several devices share the CC).

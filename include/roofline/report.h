@@ -2,7 +2,9 @@
 #ifndef ROOFLINE_REPORT_H_
 #define ROOFLINE_REPORT_H_
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "roofline/cost.h"
 #include "roofline/cuda_measure.h"
@@ -12,6 +14,7 @@
 #include "roofline/model_analysis.h"
 #include "roofline/model_registry.h"
 #include "roofline/op_analysis.h"
+#include "roofline/output_format.h"
 #include "roofline/plan.h"
 #include "roofline/profile.h"
 #include "roofline/sweep.h"
@@ -98,6 +101,22 @@ std::string RenderCudaMeasurement(const CudaMeasurement& measurement);
 std::string RenderNcuProfileTable(const NcuSummary& summary, const std::string& file,
                                   const std::string& layout, const Device* device,
                                   const std::string& device_note);
+
+/// `roofline profile nsys`: the file, time per op class and the `top` kernels by time (all
+/// when `top` is 0).
+std::string RenderNsysProfileTable(const NsysReport& report, const NsysSummary& summary,
+                                   const std::string& file, int top);
+
+/// `roofline profile torch`: the file and device, time per op class and the `top` op groups by
+/// GPU time; with recorded shapes their FLOPs, minimum bytes and place on the roofline.
+/// `device_note` says how the device was matched.
+std::string RenderTorchProfileTable(const TorchTrace& trace, const TorchSummary& summary,
+                                    const std::string& file, const Device* device,
+                                    const std::string& device_note, int top);
+
+/// `roofline profile ... --model M`: measured time per op class against the predicted step,
+/// and (launch order known) per predicted kernel. `title` names the prediction.
+std::string RenderProfileJoinTable(const ProfileJoin& join, const std::string& title);
 
 }  // namespace roofline
 

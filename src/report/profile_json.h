@@ -17,6 +17,19 @@ nlohmann::json NcuProfileJson(const NcuSummary& summary, const std::string& file
                               const std::string& layout, const Device* device,
                               const std::string& device_note);
 
+/// `roofline profile nsys --format json`: file, format, gpu_time_s, classes[], kernels[].
+nlohmann::json NsysProfileJson(const NsysReport& report, const NsysSummary& summary,
+                               const std::string& file);
+
+/// `roofline profile torch --format json`: file, format, device_name, device, gpu_time_s,
+/// classes[], shapes, ops[] (with shapes: FLOPs, bytes and placement), warnings.
+nlohmann::json TorchProfileJson(const TorchTrace& trace, const TorchSummary& summary,
+                                const std::string& file, const Device* device);
+
+/// The `prediction` object a --model join adds: steps, ordered, classes[], kernels[], notes,
+/// title.
+nlohmann::json ProfileJoinJson(const ProfileJoin& join, const std::string& title);
+
 }  // namespace roofline
 
 #endif  // ROOFLINE_SRC_REPORT_PROFILE_JSON_H_

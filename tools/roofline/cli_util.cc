@@ -83,12 +83,17 @@ Status WriteFileAtomically(const std::string& path, const std::string& text) {
   return Status::Ok();
 }
 
-void AddFormatOption(CLI::App& app, std::string& format, const std::vector<std::string>& allowed) {
+void AddFormatOption(CLI::App& app, OutputFormat& format, const std::vector<std::string>& allowed) {
   std::string list;
   for (const auto& a : allowed) list += (list.empty() ? "" : "|") + a;
-  app.add_option("--format", format, "output format: " + list)
+  app.add_option_function<std::string>(
+         "--format",
+         [&format](const std::string& name) {
+           format = OutputFormatNamed(name).value_or(OutputFormat::kTable);
+         },
+         "output format: " + list)
       ->check(CLI::IsMember(allowed))
-      ->capture_default_str();
+      ->default_str(std::string(NameOf(format)));
 }
 
 }  // namespace roofline::cli

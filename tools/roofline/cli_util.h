@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "roofline/output_format.h"
 #include "tools/roofline/commands.h"
 
 namespace roofline::cli {
@@ -14,11 +15,9 @@ namespace roofline::cli {
 /// printed: 0; an error was printed: 2), or nothing when the command should go on.
 std::optional<int> ParseArgs(CLI::App& app, Context& ctx);
 
-/// `--format table|json` (and csv where the command supports it).
-enum class Format { kTable, kJson, kCsv };
-
-/// Adds `--format` restricted to `allowed` ("table", "json", "csv").
-void AddFormatOption(CLI::App& app, std::string& format, const std::vector<std::string>& allowed);
+/// Adds `--format` restricted to `allowed` ("table", "json", "csv"); `format`'s value is the
+/// default.
+void AddFormatOption(CLI::App& app, OutputFormat& format, const std::vector<std::string>& allowed);
 
 /// Writes `text` to `path` through a temporary file renamed into place, so an error never
 /// leaves a partial file.

@@ -8,8 +8,8 @@ namespace roofline::cli {
 
 /// Options of `hw show`.
 struct HwShowOptions {
-  std::string id;                ///< database id or device JSON path
-  std::string format = "table";  ///< table | json
+  std::string id;  ///< database id or device JSON path
+  OutputFormat format = OutputFormat::kTable;
 };
 
 int RunHw(Context& ctx) {
@@ -36,7 +36,8 @@ int RunHw(Context& ctx) {
   }
   Result<Device> device = ctx.ResolveHw(show_opts.id);
   if (!device.ok()) return Fail(ctx, device.status());
-  *ctx.out << (show_opts.format == "json" ? RenderHwShowJson(*device) : RenderHwShow(*device));
+  *ctx.out << (show_opts.format == OutputFormat::kJson ? RenderHwShowJson(*device)
+                                                       : RenderHwShow(*device));
   return kExitOk;
 }
 

@@ -21,7 +21,7 @@ int RunNetworkModel(Context& ctx, const CLI::App& app, const ModelOptions& o,
                     const std::string& report) {
   Status s = RejectLlmFlags(app);
   if (!s.ok()) return Fail(ctx, s);
-  if (o.format == "csv") {
+  if (o.format == OutputFormat::kCsv) {
     return Fail(ctx, Status::Invalid("--format csv",
                                      "graph files and ONNX models print table or "
                                      "json"));
@@ -68,7 +68,7 @@ int RunNetworkModel(Context& ctx, const CLI::App& app, const ModelOptions& o,
       if (!w.ok()) return Fail(ctx, w);
     }
   }
-  *ctx.out << (o.format == "json" ? RenderNetworkJson(*a, model) : table);
+  *ctx.out << (o.format == OutputFormat::kJson ? RenderNetworkJson(*a, model) : table);
   return kExitOk;
 }
 
@@ -130,9 +130,9 @@ int RunModel(Context& ctx) {
       if (!s.ok()) return Fail(ctx, s);
     }
   }
-  if (o.format == "json") {
+  if (o.format == OutputFormat::kJson) {
     *ctx.out << RenderModelJson(*a, model);
-  } else if (o.format == "csv") {
+  } else if (o.format == OutputFormat::kCsv) {
     *ctx.out << RenderModelCsv(*a, model);
   } else {
     *ctx.out << RenderModelTable(*a, model);

@@ -163,12 +163,12 @@ int Emit(Context& ctx, const CommonOptions& common, const OpRequest& request) {
   Result<OpAnalysis> analysis = AnalyzeOp(request, model, common.explain);
   if (!analysis.ok()) return Fail(ctx, analysis.status());
   std::optional<FlipAnalysis> flip;
-  if (common.explain || common.format == "json") {
+  if (common.explain || common.format == OutputFormat::kJson) {
     Result<FlipAnalysis> f = AnalyzeFlip(request, model);
     if (!f.ok()) return Fail(ctx, f.status());
     flip = std::move(f).value();
   }
-  if (common.format == "json") {
+  if (common.format == OutputFormat::kJson) {
     std::string text = RenderOpJson(*analysis, model, flip ? &*flip : nullptr);
     if (common.explain) {
       nlohmann::json j = nlohmann::json::parse(text);

@@ -35,7 +35,7 @@ int RunPlan(Context& ctx) {
   Result<Plan> plan = MakePlan(setup->config, setup->workload, setup->device, r);
   if (!plan.ok()) return Fail(ctx, plan.status());
   plan->model = o.model;
-  *ctx.out << (o.format == "json" ? RenderPlanJson(*plan) : RenderPlanTable(*plan));
+  *ctx.out << (o.format == OutputFormat::kJson ? RenderPlanJson(*plan) : RenderPlanTable(*plan));
   return kExitOk;
 }
 

@@ -46,25 +46,7 @@ int RunProfileNcu(Context& ctx, const ProfileOptions& o) {
   const std::string note = dev ? how : device.status().what();
   const NcuSummary summary = SummarizeNcu(*report, dev);
 
-  // The timed kernels with FLOPs and device-memory bytes, on the roofline plot.
-  std::vector<RooflinePoint> points;
-  std::vector<std::string> engines;
-  double total_time = 0;
-  for (const NcuKernelSummary& g : summary.kernels) total_time += g.sum.duration_s.value_or(0);
-  for (const NcuKernelSummary& g : summary.kernels) {
-    if (!dev || !g.time_s || g.flops <= 0) continue;
-    const Placement::Level* dram = nullptr;
-    for (const Placement::Level& l : g.placement.levels) {
-      if (l.level == dev->memory.front().name) dram = &l;
-    }
-    if (dram == nullptr || dram->bytes <= 0) continue;
-    points.push_back({ShortKernelName(g.name, 28), "measured", dram->intensity,
-                      g.placement.achieved_flops_per_s,
-                      total_time > 0 ? g.sum.duration_s.value_or(0) / total_time : 0});
-    engines.push_back(g.engine);
-  }
-
-  const bool json = o.model.format == "json";
+  const bool json = o.model.format == OutputFormat::kJson;
   nlohmann::json out_json;
   if (json) {
     out_json = NcuProfileJson(summary, o.file, report->layout, dev, note);
@@ -75,6 +57,9 @@ int RunProfileNcu(Context& ctx, const ProfileOptions& o) {
     if (json) *ctx.out << out_json.dump(2) << "\n";
     return kExitOk;
   }
+  // The timed kernels with FLOPs and device-memory bytes, on the roofline plot.
+  std::vector<std::string> engines;
+  std::vector<RooflinePoint> points = NcuRooflinePoints(summary, *dev, &engines);
   return FinishWithModel(ctx, o, *dev, summary.measured, true, points, engines,
                          json ? &out_json : nullptr,
                          fmt::format("{} on {} (Nsight Compute)", o.file, dev->id));

@@ -27,7 +27,7 @@ int RunNetworkSweep(Context& ctx, const CLI::App& app, const ModelOptions& o,
                     const SweepOptions& so) {
   Status s = RejectLlmFlags(app);
   if (!s.ok()) return Fail(ctx, s);
-  if (o.format == "csv") {
+  if (o.format == OutputFormat::kCsv) {
     return Fail(ctx, Status::Invalid("--format csv", "graph sweeps print table or json"));
   }
   if (so.vary.size() != 1) {
@@ -70,7 +70,7 @@ int RunNetworkSweep(Context& ctx, const CLI::App& app, const ModelOptions& o,
     Status w = WriteFileAtomically(so.report, RenderHtml(title, table, {svg}));
     if (!w.ok()) return Fail(ctx, w);
   }
-  *ctx.out << (o.format == "json" ? RenderNetSweepJson(*r, device->id) : table);
+  *ctx.out << (o.format == OutputFormat::kJson ? RenderNetSweepJson(*r, device->id) : table);
   return kExitOk;
 }
 
@@ -133,9 +133,9 @@ int RunSweepCommand(Context& ctx) {
         so.report, RenderSweepHtml(*r, title, setup->device, RenderSweepTable(*r, title)));
     if (!s.ok()) return Fail(ctx, s);
   }
-  if (o.format == "json") {
+  if (o.format == OutputFormat::kJson) {
     *ctx.out << RenderSweepJson(*r, o.model, setup->device.id);
-  } else if (o.format == "csv") {
+  } else if (o.format == OutputFormat::kCsv) {
     *ctx.out << RenderSweepCsv(*r);
   } else {
     *ctx.out << RenderSweepTable(*r, title);

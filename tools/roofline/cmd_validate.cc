@@ -61,7 +61,7 @@ bool IsFile(const std::string& hw) {
 
 /// Saves the calibration when asked, then prints the report.
 int Report(Context& ctx, const ValidationReport& r, const Device& device, const std::string& hw,
-           const ValidateOptions& v, const std::string& format) {
+           const ValidateOptions& v, OutputFormat format) {
   if (v.save) {
     Device d = device;
     d.calibration = r.fit.calibration;
@@ -70,7 +70,7 @@ int Report(Context& ctx, const ValidationReport& r, const Device& device, const 
     Status s = WriteFileAtomically(hw, DeviceToJson(d) + "\n");
     if (!s.ok()) return Fail(ctx, s);
   }
-  if (format == "json") {
+  if (format == OutputFormat::kJson) {
     *ctx.out << RenderValidationJson(r);
     return kExitOk;
   }

@@ -8,16 +8,17 @@
 #include <string>
 
 #include "roofline/op_analysis.h"
+#include "roofline/output_format.h"
 #include "tools/roofline/commands.h"
 
 namespace roofline::cli {
 
 /// Options every `op` subcommand shares.
 struct CommonOptions {
-  std::string hw = "h100-sxm";   ///< device id or device JSON path
-  std::string format = "table";  ///< table | json
-  bool explain = false;          ///< print the derivation and the flip point
-  std::string dtype = "bf16";    ///< activation dtype
+  std::string hw = "h100-sxm";  ///< device id or device JSON path
+  OutputFormat format = OutputFormat::kTable;
+  bool explain = false;        ///< print the derivation and the flip point
+  std::string dtype = "bf16";  ///< activation dtype
 };
 
 /// A parsed `op <kind> ...` command line.

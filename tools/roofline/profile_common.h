@@ -28,12 +28,6 @@ struct ProfileOptions {
   ModelOptions model;  ///< --model and the workload flags; model.hw is --hw
 };
 
-/// Time and launches per op class.
-using ClassTotals = std::map<OpClass, std::pair<int64_t, double>>;
-
-std::string Pct(double fraction);
-std::string OptSi(const std::optional<double>& v, const char* unit);
-
 /// The device: --hw, else matched from what the profile says (name, compute capability); `how`
 /// says which, for printing.
 Result<Device> ResolveProfileDevice(Context& ctx, const std::string& hw, std::string_view name,
@@ -45,9 +39,6 @@ int FinishWithModel(Context& ctx, const ProfileOptions& o, const Device& device,
                     const std::vector<MeasuredKernel>& measured, bool ordered,
                     std::vector<RooflinePoint> points, std::vector<std::string> engines,
                     nlohmann::json* json, const std::string& title);
-
-void PrintClassTable(std::ostream& out, const ClassTotals& c, double total);
-nlohmann::json ClassJson(const ClassTotals& c, double total);
 
 int RunProfileNcu(Context& ctx, const ProfileOptions& o);
 int RunProfileNsys(Context& ctx, const ProfileOptions& o);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "roofline/model_analysis.h"
+#include "roofline/output_format.h"
 #include "roofline/workload.h"
 #include "tools/roofline/commands.h"
 
@@ -30,7 +31,7 @@ struct ModelOptions {
   std::string mla = "auto";
   bool all_logits = false;
   double launch_overhead_us = 0;
-  std::string format = "table";
+  OutputFormat format = OutputFormat::kTable;
 };
 
 /// Adds --hw and every workload flag (not MODEL, --phase or --format).

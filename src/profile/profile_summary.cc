@@ -1,0 +1,111 @@
+// Nsight Systems reports and PyTorch traces summarized: time per op class, the kernels for a
+// join with a prediction, and (torch, with shapes) each op group placed on a device's roofline.
+#include <algorithm>
+#include <map>
+
+#include "roofline/profile.h"
+
+namespace roofline {
+namespace {
+
+std::string ShapesOf(const TorchOp& op) {
+  std::string s;
+  for (const auto& dims : op.input_dims) {
+    if (!s.empty()) s += " ";
+    s += "[";
+    for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+    s += "]";
+  }
+  return s;
+}
+
+/// The ceiling for an op's FLOPs from its first input's dtype: matrix ops on the tensor engine.
+std::string TorchEngine(const TorchOp& op) {
+  std::string dtype = "fp32";
+  if (!op.input_types.empty()) {
+    const std::string& t = op.input_types.front();
+    if (t.find("BFloat16") != std::string::npos) dtype = "bf16";
+    if (t.find("Half") != std::string::npos) dtype = "fp16";
+    if (t == "double") dtype = "fp64";
+    if (t.find("Float8") != std::string::npos) dtype = "fp8";
+  }
+  const bool matrix = op.op_class == OpClass::kGemm || op.op_class == OpClass::kAttention ||
+                      op.op_class == OpClass::kConv;
+  if (matrix && dtype == "fp32") return "tensor.tf32";
+  return (matrix ? "tensor." : "vector.") + dtype;
+}
+
+}  // namespace
+
+NsysSummary SummarizeNsys(const NsysReport& report) {
+  NsysSummary s;
+  for (const NsysKernel& k : report.kernels) {
+    s.gpu_time_s += k.total_s;
+    s.launches += k.instances;
+    s.classes[k.op_class].launches += k.instances;
+    s.classes[k.op_class].time_s += k.total_s;
+  }
+  s.ordered = !report.launches.empty();
+  if (s.ordered) {
+    for (const NsysLaunch& l : report.launches) {
+      s.measured.push_back({l.name, l.op_class, l.duration_s, 1});
+    }
+  } else {
+    for (const NsysKernel& k : report.kernels) {
+      s.measured.push_back({k.name, k.op_class, k.total_s, k.instances});
+    }
+  }
+  return s;
+}
+
+TorchSummary SummarizeTorch(const TorchTrace& trace, const Device* device) {
+  TorchSummary s;
+  for (const TorchKernel& k : trace.kernels) {
+    s.gpu_time_s += k.duration_s;
+    s.classes[k.op_class].launches += 1;
+    s.classes[k.op_class].time_s += k.duration_s;
+    s.measured.push_back({k.name, k.op_class, k.duration_s, 1});
+  }
+  std::map<std::string, size_t> index;
+  std::vector<bool> every_call_costed;
+  for (const TorchOp& op : trace.ops) {
+    const std::string shapes = ShapesOf(op);
+    auto [it, fresh] = index.try_emplace(op.name + "\x1f" + shapes, s.groups.size());
+    if (fresh) {
+      TorchOpGroup g;
+      g.name = op.name;
+      g.shapes = shapes;
+      g.op_class = op.op_class;
+      g.cost_note = op.cost_note;
+      if (device != nullptr) g.engine = TorchEngine(op);
+      s.groups.push_back(std::move(g));
+      every_call_costed.push_back(true);
+    }
+    TorchOpGroup& g = s.groups[it->second];
+    ++g.calls;
+    g.kernels += op.kernels;
+    g.gpu_time_s += op.gpu_time_s;
+    if (op.flops && op.min_bytes) {
+      g.flops += *op.flops;
+      g.min_bytes += *op.min_bytes;
+    } else {
+      every_call_costed[it->second] = false;
+    }
+  }
+  for (size_t i = 0; i < s.groups.size(); ++i) {
+    TorchOpGroup& g = s.groups[i];
+    g.costed =
+        trace.has_shapes && every_call_costed[i] && g.flops + g.min_bytes > 0 && g.gpu_time_s > 0;
+    if (!g.costed || device == nullptr) continue;
+    g.placement = PlaceKernel(*device, g.engine, g.flops, {{"dram", g.min_bytes}}, g.gpu_time_s);
+    for (const std::string& w : g.placement->warnings) {
+      s.warnings.insert(g.name + " " + g.shapes + ": " + w);
+    }
+  }
+  std::stable_sort(
+      s.groups.begin(), s.groups.end(),
+      [](const TorchOpGroup& a, const TorchOpGroup& b) { return a.gpu_time_s > b.gpu_time_s; });
+  return s;
+}
+
+}  // namespace roofline

@@ -1,0 +1,305 @@
+// `roofline profile nsys` and `profile torch` as tables and JSON, the join of any profile with a
+// prediction, and the measured points each puts on a roofline chart.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "roofline/plot.h"
+#include "roofline/report.h"
+#include "roofline/units.h"
+#include "src/report/profile_json.h"
+#include "src/report/table.h"
+
+namespace roofline {
+namespace {
+
+std::string Pct(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
+
+std::string ClassTable(const ClassTotals& c, double total) {
+  TextTable t({"class", "launches", "time", "share"}, {false, true, true, true});
+  std::vector<std::pair<OpClass, ClassTotal>> rows(c.begin(), c.end());
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& a, const auto& b) { return a.second.time_s > b.second.time_s; });
+  for (const auto& [cls, v] : rows) {
+    t.AddRow({std::string(NameOf(cls)), std::to_string(v.launches), Seconds(v.time_s),
+              total > 0 ? Pct(v.time_s / total) : "-"});
+  }
+  return t.Render(2);
+}
+
+nlohmann::json ClassJson(const ClassTotals& c, double total) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& [cls, v] : c) {
+    j.push_back({{"class", NameOf(cls)},
+                 {"launches", v.launches},
+                 {"time_s", v.time_s},
+                 {"share", total > 0 ? v.time_s / total : 0.0}});
+  }
+  return j;
+}
+
+size_t Shown(int top, size_t n) { return top > 0 ? std::min<size_t>(top, n) : n; }
+
+}  // namespace
+
+std::string RenderNsysProfileTable(const NsysReport& report, const NsysSummary& summary,
+                                   const std::string& file, int top) {
+  std::ostringstream out;
+  out << fmt::format("profile: {}: Nsight Systems {}; {} kernels, {} launches, {} of GPU time\n",
+                     file, report.report, report.kernels.size(), summary.launches,
+                     Seconds(summary.gpu_time_s));
+  out << "\nby op class (name patterns: docs/profiles.md):\n";
+  out << ClassTable(summary.classes, summary.gpu_time_s);
+  const size_t shown = Shown(top, report.kernels.size());
+  out << fmt::format("\nkernels by time ({} of {}):\n", shown, report.kernels.size());
+  TextTable t({"kernel", "class", "launches", "total", "avg", "med", "share"},
+              {false, false, true, true, true, true, true});
+  for (size_t i = 0; i < shown; ++i) {
+    const NsysKernel& k = report.kernels[i];
+    t.AddRow({ShortKernelName(k.name, 52), std::string(NameOf(k.op_class)),
+              std::to_string(k.instances), Seconds(k.total_s), Seconds(k.avg_s),
+              Seconds(k.median_s),
+              summary.gpu_time_s > 0 ? Pct(k.total_s / summary.gpu_time_s) : "-"});
+  }
+  out << t.Render(2);
+  return out.str();
+}
+
+nlohmann::json NsysProfileJson(const NsysReport& report, const NsysSummary& summary,
+                               const std::string& file) {
+  nlohmann::json j;
+  j["file"] = file;
+  j["format"] = "nsys " + report.report;
+  j["gpu_time_s"] = summary.gpu_time_s;
+  j["classes"] = ClassJson(summary.classes, summary.gpu_time_s);
+  for (const NsysKernel& k : report.kernels) {
+    j["kernels"].push_back({{"name", k.name},
+                            {"class", NameOf(k.op_class)},
+                            {"instances", k.instances},
+                            {"total_s", k.total_s},
+                            {"avg_s", k.avg_s},
+                            {"median_s", k.median_s},
+                            {"min_s", k.min_s},
+                            {"max_s", k.max_s}});
+  }
+  return j;
+}
+
+std::string RenderTorchProfileTable(const TorchTrace& trace, const TorchSummary& summary,
+                                    const std::string& file, const Device* device,
+                                    const std::string& device_note, int top) {
+  std::ostringstream out;
+  const double total = summary.gpu_time_s;
+  out << fmt::format(
+      "profile: {}: PyTorch trace, {}; {} kernels ({} of GPU time) under {} ops; "
+      "shapes {}\n",
+      file, trace.format, trace.kernels.size(), Seconds(total), trace.ops.size(),
+      trace.has_shapes ? "recorded" : "not recorded");
+  if (device != nullptr) {
+    out << fmt::format("device: {} ({}): {}\n", device->id, device->name, device_note);
+  } else {
+    out << fmt::format("device: '{}' not in the database (pass --hw to place ops on a roofline)\n",
+                       trace.device_name);
+  }
+  for (const std::string& n : trace.notes) out << "note: " << n << "\n";
+  out << "\nby op class (kernel names, docs/profiles.md):\n";
+  out << ClassTable(summary.classes, total);
+
+  const bool shapes = trace.has_shapes;
+  TextTable t(
+      shapes ? std::vector<std::string>{"op", "shapes", "calls", "GPU time", "FLOP", "min bytes",
+                                        "FLOP/B", "achieved", "of roof", "verdict"}
+             : std::vector<std::string>{"op", "class", "calls", "kernels", "GPU time", "share"},
+      shapes ? std::vector<bool>{false, false, true, true, true, true, true, true, true, false}
+             : std::vector<bool>{false, false, true, true, true, true});
+  const size_t shown = Shown(top, summary.groups.size());
+  for (size_t i = 0; i < shown; ++i) {
+    const TorchOpGroup& g = summary.groups[i];
+    if (!shapes) {
+      t.AddRow({g.name, std::string(NameOf(g.op_class)), std::to_string(g.calls),
+                std::to_string(g.kernels), Seconds(g.gpu_time_s),
+                total > 0 ? Pct(g.gpu_time_s / total) : "-"});
+      continue;
+    }
+    const std::string shown_shapes =
+        g.shapes.size() > 34 ? g.shapes.substr(0, 31) + "..." : g.shapes;
+    if (!g.costed) {
+      t.AddRow({g.name, shown_shapes, std::to_string(g.calls), Seconds(g.gpu_time_s), "-", "-", "-",
+                "-", "-", g.cost_note.empty() ? "no cost rule" : g.cost_note});
+      continue;
+    }
+    const Placement p = g.placement.value_or(Placement{});
+    t.AddRow(
+        {g.name, shown_shapes, std::to_string(g.calls), Seconds(g.gpu_time_s), Si(g.flops, "FLOP"),
+         Si(g.min_bytes, "B"), g.min_bytes > 0 ? fmt::format("{:.3g}", g.flops / g.min_bytes) : "-",
+         g.flops > 0 ? Si(p.achieved_flops_per_s, "FLOP/s") : Si(g.min_bytes / g.gpu_time_s, "B/s"),
+         fmt::format("{:.0f}%", p.percent_of_roof), p.verdict});
+  }
+  out << fmt::format("\nops with GPU work, by GPU time ({} of {}){}:\n", shown,
+                     summary.groups.size(),
+                     shapes ? "; FLOPs and minimum bytes from the recorded shapes "
+                              "(each input read once, the output written once)"
+                            : "");
+  out << t.Render(2);
+  for (const std::string& w : summary.warnings) out << "warning: " << w << "\n";
+  return out.str();
+}
+
+nlohmann::json TorchProfileJson(const TorchTrace& trace, const TorchSummary& summary,
+                                const std::string& file, const Device* device) {
+  nlohmann::json j;
+  j["file"] = file;
+  j["format"] = "torch " + trace.format;
+  j["device_name"] = trace.device_name;
+  if (device != nullptr) j["device"] = device->id;
+  j["gpu_time_s"] = summary.gpu_time_s;
+  j["classes"] = ClassJson(summary.classes, summary.gpu_time_s);
+  j["shapes"] = trace.has_shapes;
+  for (const TorchOpGroup& g : summary.groups) {
+    nlohmann::json jg{{"op", g.name},     {"shapes", g.shapes},   {"class", NameOf(g.op_class)},
+                      {"calls", g.calls}, {"kernels", g.kernels}, {"gpu_time_s", g.gpu_time_s}};
+    if (trace.has_shapes) {
+      if (g.placement) {
+        jg["flops"] = g.flops;
+        jg["min_bytes"] = g.min_bytes;
+        jg["engine"] = g.engine;
+        jg["achieved_flops_per_s"] = g.placement->achieved_flops_per_s;
+        jg["percent_of_roof"] = g.placement->percent_of_roof;
+        jg["verdict"] = g.placement->verdict;
+      }
+      jg["cost_note"] = g.cost_note;
+    }
+    j["ops"].push_back(jg);
+  }
+  j["warnings"] = std::vector<std::string>(summary.warnings.begin(), summary.warnings.end());
+  return j;
+}
+
+std::string RenderProfileJoinTable(const ProfileJoin& join, const std::string& title) {
+  std::ostringstream out;
+  out << fmt::format("\nagainst the prediction: {}; {:.2f} steps found in the profile\n", title,
+                     join.steps);
+  TextTable c({"class", "predicted/step", "measured", "steps", "predicted time/step",
+               "measured time/step", "efficiency"},
+              {false, true, true, true, true, true, true});
+  for (const ClassJoin& cj : join.classes) {
+    // Less than one whole step in the profile: a per-step figure would be an extrapolation.
+    const double per_step = join.steps >= 1 ? cj.measured_s / join.steps : 0;
+    c.AddRow({std::string(NameOf(cj.op_class)), std::to_string(cj.predicted_per_step),
+              std::to_string(cj.measured),
+              cj.predicted_per_step ? fmt::format("{:.2f}", cj.steps) : "-",
+              cj.predicted_per_step ? Seconds(cj.predicted_s_per_step) : "-",
+              per_step > 0 ? Seconds(per_step) : "-",
+              per_step > 0 && cj.predicted_s_per_step > 0 ? Pct(cj.predicted_s_per_step / per_step)
+                                                          : "-"});
+  }
+  out << c.Render(2);
+  if (join.steps < 1) {
+    out << fmt::format(
+        "  (the profile holds {:.2f} of one predicted step: no per-step measured time; compare "
+        "per kernel below)\n",
+        join.steps);
+  }
+  if (join.ordered) {
+    out << "\nper predicted kernel (efficiency = predicted bound / measured mean):\n";
+    TextTable k({"kernel", "group", "class", "x/step", "bound", "predicted", "measured", "matched",
+                 "efficiency", "measured kernel"},
+                {false, false, false, true, false, true, true, true, true, false});
+    for (const JoinRow& r : join.rows) {
+      k.AddRow({r.predicted.name, r.predicted.group.empty() ? "-" : r.predicted.group,
+                std::string(NameOf(r.predicted.op_class)), std::to_string(r.predicted.repeat),
+                r.predicted.bound, Seconds(r.predicted.bound_s),
+                r.matched ? Seconds(r.measured_s) : "-", std::to_string(r.matched),
+                r.matched ? Pct(r.efficiency) : "-",
+                r.example.empty() ? "-" : ShortKernelName(r.example, 44)});
+    }
+    out << k.Render(2);
+  }
+  for (const std::string& n : join.notes) out << "note: " << n << "\n";
+  return out.str();
+}
+
+nlohmann::json ProfileJoinJson(const ProfileJoin& join, const std::string& title) {
+  nlohmann::json j;
+  j["steps"] = join.steps;
+  j["ordered"] = join.ordered;
+  for (const ClassJoin& cj : join.classes) {
+    j["classes"].push_back({{"class", NameOf(cj.op_class)},
+                            {"predicted_per_step", cj.predicted_per_step},
+                            {"predicted_s_per_step", cj.predicted_s_per_step},
+                            {"measured", cj.measured},
+                            {"measured_s", cj.measured_s},
+                            {"steps", cj.steps}});
+  }
+  for (const JoinRow& r : join.rows) {
+    j["kernels"].push_back({{"name", r.predicted.name},
+                            {"group", r.predicted.group},
+                            {"class", NameOf(r.predicted.op_class)},
+                            {"repeat", r.predicted.repeat},
+                            {"bound", r.predicted.bound},
+                            {"predicted_s", r.predicted.bound_s},
+                            {"matched", r.matched},
+                            {"measured_s", r.measured_s},
+                            {"efficiency", r.efficiency},
+                            {"measured_kernel", r.example}});
+  }
+  j["notes"] = join.notes;
+  j["title"] = title;
+  return j;
+}
+
+std::vector<RooflinePoint> NcuRooflinePoints(const NcuSummary& summary, const Device& device,
+                                             std::vector<std::string>* engines) {
+  std::vector<RooflinePoint> points;
+  double total_time = 0;
+  for (const NcuKernelSummary& g : summary.kernels) total_time += g.sum.duration_s.value_or(0);
+  for (const NcuKernelSummary& g : summary.kernels) {
+    if (!g.time_s || g.flops <= 0) continue;
+    const Placement::Level* dram = nullptr;
+    for (const Placement::Level& l : g.placement.levels) {
+      if (l.level == device.memory.front().name) dram = &l;
+    }
+    if (dram == nullptr || dram->bytes <= 0) continue;
+    points.push_back({ShortKernelName(g.name, 28), "measured", dram->intensity,
+                      g.placement.achieved_flops_per_s,
+                      total_time > 0 ? g.sum.duration_s.value_or(0) / total_time : 0});
+    engines->push_back(g.engine);
+  }
+  return points;
+}
+
+std::vector<RooflinePoint> TorchRooflinePoints(const TorchSummary& summary,
+                                               std::vector<std::string>* engines) {
+  std::vector<RooflinePoint> points;
+  for (const TorchOpGroup& g : summary.groups) {
+    if (!g.placement || g.flops <= 0) continue;
+    points.push_back({g.name.substr(g.name.rfind(':') + 1), "measured", g.flops / g.min_bytes,
+                      g.placement->achieved_flops_per_s,
+                      summary.gpu_time_s > 0 ? g.gpu_time_s / summary.gpu_time_s : 0});
+    engines->push_back(g.engine);
+  }
+  return points;
+}
+
+std::vector<RooflinePoint> JoinRooflinePoints(const ProfileJoin& join) {
+  std::vector<RooflinePoint> points;
+  double total = 0;
+  for (const JoinRow& r : join.rows) total += r.measured_s * static_cast<double>(r.matched);
+  for (const JoinRow& r : join.rows) {
+    if (r.matched == 0 || r.measured_s <= 0 || r.predicted.flops <= 0 ||
+        r.predicted.device_bytes <= 0) {
+      continue;
+    }
+    RooflinePoint pt;
+    pt.label = r.predicted.name;
+    pt.series = "measured";
+    pt.intensity = r.predicted.flops / r.predicted.device_bytes;
+    pt.flops_per_s = r.predicted.flops / r.measured_s;
+    pt.share = total > 0 ? r.measured_s * static_cast<double>(r.matched) / total : 0;
+    points.push_back(pt);
+  }
+  return points;
+}
+
+}  // namespace roofline
