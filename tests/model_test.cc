@@ -337,3 +337,62 @@ TEST(Workload, BadValuesNameTheFlag) {
 
 }  // namespace
 }  // namespace roofline
+
+namespace roofline {
+namespace {
+
+// The one analysis (AnalyzeGraph) under `model`: its per-class and per-verdict sums account for
+// every kernel, and re-costing a graph of the same structure in place (CostKernels, what a sweep
+// does) gives what a fresh analysis gives.
+TEST(GraphAnalysis, SumsAccountForEveryKernelAndRecostingEqualsAFreshAnalysis) {
+  const TransformerConfig c = Preset("mixtral-8x7b");
+  Workload w;
+  w.batch = 16;
+  w.prompt = 1024;
+  w.tp = 2;
+  const CostModel model(Dev("h100-sxm"));
+  for (Phase phase : {Phase::kPrefill, Phase::kDecode}) {
+    Result<LlmGraph> g = BuildLlmGraph(c, w, phase);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    const GraphCosts a = AnalyzeGraph(g->graph, model, FusionMode::kEager);
+    ASSERT_EQ(a.classes.size(), a.kernels.size());
+    ASSERT_EQ(a.costs.size(), a.kernels.size());
+    double flops = 0, bytes = 0, bound = 0, time = 0;
+    for (size_t cls = 0; cls < kNumClasses; ++cls) {
+      flops += a.class_flops[cls];
+      bytes += a.class_bytes[cls];
+    }
+    for (size_t i = 0; i < a.kernels.size(); ++i) {
+      EXPECT_EQ(a.classes[i], ClassOf(g->graph, a.kernels[i])) << a.kernels[i].name;
+      EXPECT_TRUE(a.class_present[static_cast<size_t>(a.classes[i])]);
+      time += a.costs[i].time_s * static_cast<double>(a.costs[i].repeat);
+    }
+    bound = a.compute_bound_s + a.memory_bound_s + a.comm_bound_s;
+    EXPECT_NEAR(flops, a.totals.flops, 1e-12 * a.totals.flops);
+    EXPECT_NEAR(bytes, a.totals.bytes[0], 1e-12 * a.totals.bytes[0]);
+    EXPECT_NEAR(time, a.totals.time_s, 1e-12 * a.totals.time_s);
+    EXPECT_NEAR(bound, a.totals.time_s, 1e-12 * a.totals.time_s);  // no overhead-bound kernels
+    // tp 2: the all-reduces are their own class.
+    EXPECT_TRUE(a.class_present[static_cast<size_t>(KernelClass::kComm)]);
+
+    Workload bigger = w;
+    bigger.batch = 48;
+    Result<LlmGraph> fresh = BuildLlmGraph(c, bigger, phase);
+    ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+    const GraphCosts want = AnalyzeGraph(fresh->graph, model, FusionMode::kEager);
+    LlmGraph kept = std::move(g).value();
+    ASSERT_TRUE(ReplayLlmGraph(c, bigger, kept).ok());
+    GraphCosts again = a;
+    CostKernels(kept.graph, model, again);
+    EXPECT_EQ(again.totals.time_s, want.totals.time_s);
+    EXPECT_EQ(again.totals.flops, want.totals.flops);
+    EXPECT_EQ(again.class_bytes, want.class_bytes);
+    EXPECT_EQ(again.compute_bound_s, want.compute_bound_s);
+    EXPECT_EQ(again.memory_bound_s, want.memory_bound_s);
+    EXPECT_EQ(again.comm_bound_s, want.comm_bound_s);
+    EXPECT_NE(again.totals.time_s, a.totals.time_s);
+  }
+}
+
+}  // namespace
+}  // namespace roofline

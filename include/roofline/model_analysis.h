@@ -6,22 +6,19 @@
 #include <vector>
 
 #include "roofline/cost.h"
+#include "roofline/graph_analysis.h"
 #include "roofline/llm.h"
 #include "roofline/op_analysis.h"
 
 namespace roofline {
 
 /// One phase (prefill or decode) of a model on a device.
-struct PhaseResult {
+/// Its kernels, classes, costs (one instance each; `repeat` says how many per step) and totals
+/// (per device, repeats included) are the GraphCosts of its graph.
+struct PhaseResult : GraphCosts {
   Phase phase = Phase::kPrefill;
   LlmGraph graph;
-  std::vector<Kernel> kernels;
-  std::vector<KernelCost> costs;  ///< one instance each; `repeat` says how many per step
-  Totals totals;                  ///< per device, repeats included
 
-  double compute_bound_s = 0;   ///< time of kernels bound by compute
-  double memory_bound_s = 0;    ///< ... by memory
-  double comm_bound_s = 0;      ///< ... by the interconnect
   double mfu = 0;               ///< FLOPs / (time x peak of the main tensor engine), at the bound
   double mbu = 0;               ///< device-memory bytes / (time x bandwidth), at the bound
   std::string mfu_engine;       ///< the ceiling MFU is relative to

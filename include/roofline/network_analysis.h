@@ -18,25 +18,10 @@
 
 namespace roofline {
 
-/// Everything `roofline model GRAPH.json` reports.
-struct NetworkAnalysis {
-  std::string name;
-  DimBindings dims;  ///< every symbolic dimension's value
-  Graph graph;       ///< one op per costed node, in node order
-  std::vector<Kernel> kernels;
-  std::vector<KernelCost> costs;    ///< parallel to kernels
-  std::vector<NetKernelInfo> info;  ///< parallel to kernels
-  Totals totals;
-  double matrix_flops = 0;  ///< sum of NetKernelInfo::matrix_flops
-  double parameters = 0;    ///< elements of weight tensors with parameter != false
-  double weight_bytes = 0;  ///< bytes of every weight tensor (parameters and buffers)
-  int64_t nodes = 0;        ///< all nodes of the graph
-  int64_t views = 0;        ///< `view` nodes (no kernel)
-  UncostedNodes uncosted;
-  double compute_bound_s = 0;  ///< time of kernels bound by compute
-  double memory_bound_s = 0;   ///< ... by memory
-  std::vector<std::string> notes;
-};
+/// Everything `roofline model GRAPH.json` reports: the lowered network (one op per costed node,
+/// in node order; `info` parallel to its kernels, eager fusion keeping one kernel per op) and
+/// its costs.
+struct NetworkAnalysis : LoweredNetwork, GraphCosts {};
 
 /// Binds the graph's dims (`bindings` over defaults; errors name the dimension), lowers every
 /// node and costs it on the model's device. Errors name the file and the node.

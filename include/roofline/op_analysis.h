@@ -8,6 +8,7 @@
 #include "roofline/cost.h"
 #include "roofline/flip.h"
 #include "roofline/graph.h"
+#include "roofline/graph_analysis.h"
 #include "roofline/status.h"
 #include "roofline/verdict.h"
 
@@ -19,34 +20,15 @@ struct OpRequest {
   AttentionImpl attention_impl = AttentionImpl::kFlash;  ///< for AttentionSpec
 };
 
-/// Sums over the kernels of an analysis.
-struct Totals {
-  double flops = 0;
-  double time_s = 0;                       ///< sum of kernel time bounds
-  double compute_time_s = 0;               ///< sum of compute terms
-  std::array<double, kMaxLevels> bytes{};  ///< per level
-  std::array<double, kMaxLevels> memory_time_s{};
-  double comm_bytes = 0;
-  double comm_time_s = 0;
-  Verdict verdict;  ///< the resource with the largest summed time (ResourceTimes::Classify)
-};
-
 /// The op's graph, its kernels (one, or three for eager attention) and their costs.
-struct OpAnalysis {
+struct OpAnalysis : GraphCosts {
   OpRequest request;
   Graph graph;
-  std::vector<Kernel> kernels;
-  std::vector<KernelCost> costs;
-  std::vector<std::vector<std::string>> traces;  ///< per kernel, when asked for
-  Totals totals;
 };
 
 /// Builds and evaluates the op. `with_trace` fills `traces` with the derivation.
 Result<OpAnalysis> AnalyzeOp(const OpRequest& request, const CostModel& model,
                              bool with_trace = false);
-
-/// Sums kernel costs (each times its repeat) and names the dominant resource.
-Totals Sum(const std::vector<KernelCost>& costs);
 
 /// The variable `--explain` varies to find where the verdict flips.
 struct FlipAnalysis {

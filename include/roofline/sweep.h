@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "roofline/cost.h"
+#include "roofline/graph_analysis.h"
 #include "roofline/kernel_class.h"
 #include "roofline/model_analysis.h"
 #include "roofline/verdict.h"
@@ -150,17 +151,17 @@ Result<SweepResult> RunSweep(const TransformerConfig& config, const Workload& ba
 /// without it. Not thread-safe: one per thread.
 class GraphCache {
  public:
-  /// The graph of `phase` for the workload, its kernels and their classes. `slot` keeps the
+  /// The graph of `phase` for the workload, and its analysis: kernels and classes fixed while
+  /// the structure holds, costs as the last CostKernels on it left them. `slot` keeps the
   /// graphs of different uses apart (0: the phase itself, 1: the footprint's decode graph).
   struct Entry {
     bool built = false;
     LlmGraph graph;
     FusionMode fusion = FusionMode::kEager;
-    std::vector<Kernel> kernels;
-    std::vector<KernelClass> classes;  ///< ClassOf each kernel
+    GraphCosts analysis;
   };
-  Result<const Entry*> Get(const TransformerConfig& config, const Workload& workload, Phase phase,
-                           int slot);
+  Result<Entry*> Get(const TransformerConfig& config, const Workload& workload, Phase phase,
+                     int slot);
 
   int64_t builds() const { return builds_; }    ///< graphs built from scratch
   int64_t replays() const { return replays_; }  ///< graphs re-sized

@@ -13,26 +13,7 @@ PhaseResult RunPhase(const TransformerConfig& c, const Workload& w, const CostMo
                      LlmGraph graph, DType compute) {
   PhaseResult r;
   r.phase = graph.phase;
-  r.kernels = Fuse(graph.graph, w.fusion);
-  r.costs.reserve(r.kernels.size());
-  for (const Kernel& k : r.kernels) r.costs.push_back(model.Evaluate(graph.graph, k));
-  r.totals = Sum(r.costs);
-  for (const KernelCost& k : r.costs) {
-    const double t = k.time_s * static_cast<double>(k.repeat);
-    switch (k.bound.kind) {
-      case BoundKind::kCompute:
-        r.compute_bound_s += t;
-        break;
-      case BoundKind::kMemory:
-        r.memory_bound_s += t;
-        break;
-      case BoundKind::kComm:
-        r.comm_bound_s += t;
-        break;
-      case BoundKind::kOverhead:
-        break;
-    }
-  }
+  static_cast<GraphCosts&>(r) = AnalyzeGraph(graph.graph, model, w.fusion);
   const Device& d = model.device();
   const int ceiling = model.ResolveEngine({true, compute});
   if (ceiling >= 0 && r.totals.time_s > 0) {
@@ -51,7 +32,7 @@ PhaseResult RunPhase(const TransformerConfig& c, const Workload& w, const CostMo
   (void)c;
   if (d.calibration) {
     for (size_t i = 0; i < r.kernels.size(); ++i) {
-      const double e = EfficiencyOf(*d.calibration, ClassOf(graph.graph, r.kernels[i]));
+      const double e = EfficiencyOf(*d.calibration, r.classes[i]);
       r.expected_s += r.costs[i].time_s * static_cast<double>(r.costs[i].repeat) / e;
     }
   }

@@ -44,8 +44,10 @@ Result<NetSweepPoint> Evaluate(const NetworkAtValue& graph_at, DimBindings bindi
   bool any_matrix = false, any_other = false;
   for (size_t i = 0; i < a->costs.size(); ++i) {
     const KernelCost& c = a->costs[i];
-    (a->info[i].matrix ? matrix : other).Add(c, static_cast<double>(c.repeat));
-    (a->info[i].matrix ? any_matrix : any_other) = true;
+    const bool is_matrix =
+        a->classes[i] == KernelClass::kMatmul || a->classes[i] == KernelClass::kAttention;
+    (is_matrix ? matrix : other).Add(c, static_cast<double>(c.repeat));
+    (is_matrix ? any_matrix : any_other) = true;
   }
   if (any_matrix) p.matrix_bound = matrix.Classify();
   if (any_other) p.other_bound = other.Classify();

@@ -16,32 +16,8 @@ Result<OpAnalysis> AnalyzeOp(const OpRequest& request, const CostModel& model, b
     Result<int> r = a.graph.AddOp(std::string(NameOf(KindOf(request.spec))), request.spec);
     if (!r.ok()) return r.status();
   }
-  a.kernels = Fuse(a.graph, FusionMode::kEager);
-  for (const Kernel& k : a.kernels) {
-    Trace trace;
-    a.costs.push_back(model.Evaluate(a.graph, k, with_trace ? &trace : nullptr));
-    if (with_trace) a.traces.push_back(std::move(trace.lines));
-  }
-  a.totals = Sum(a.costs);
+  static_cast<GraphCosts&>(a) = AnalyzeGraph(a.graph, model, FusionMode::kEager, with_trace);
   return a;
-}
-
-Totals Sum(const std::vector<KernelCost>& costs) {
-  Totals t;
-  ResourceTimes times;
-  for (const KernelCost& c : costs) {
-    const double r = static_cast<double>(c.repeat);
-    t.flops += c.flops * r;
-    t.time_s += c.time_s * r;
-    for (int l = 0; l < c.num_levels; ++l) t.bytes[l] += c.bytes[l] * r;
-    t.comm_bytes += c.comm_bytes * r;
-    times.Add(c, r);
-  }
-  t.compute_time_s = times.compute_s;
-  t.memory_time_s = times.memory_s;
-  t.comm_time_s = times.comm_s;
-  t.verdict = times.Classify();
-  return t;
 }
 
 Result<FlipAnalysis> AnalyzeFlip(const OpRequest& request, const CostModel& model) {

@@ -271,8 +271,8 @@ Result<SweepAxis> ParseSweepAxis(const std::string& spec) {
   return axis;
 }
 
-Result<const GraphCache::Entry*> GraphCache::Get(const TransformerConfig& c, const Workload& w,
-                                                 Phase phase, int slot) {
+Result<GraphCache::Entry*> GraphCache::Get(const TransformerConfig& c, const Workload& w,
+                                           Phase phase, int slot) {
   Entry& e = entries_[static_cast<size_t>(slot * 2 + (phase == Phase::kDecode ? 1 : 0))];
   if (e.built && e.fusion == w.fusion && ReplayLlmGraph(c, w, e.graph).ok()) {
     ++replays_;
@@ -284,9 +284,11 @@ Result<const GraphCache::Entry*> GraphCache::Get(const TransformerConfig& c, con
   ++builds_;
   e.graph = std::move(g).value();
   e.fusion = w.fusion;
-  e.kernels = Fuse(e.graph.graph, w.fusion);
-  e.classes.clear();
-  for (const Kernel& k : e.kernels) e.classes.push_back(ClassOf(e.graph.graph, k));
+  e.analysis = GraphCosts{};
+  e.analysis.kernels = Fuse(e.graph.graph, w.fusion);
+  for (const Kernel& k : e.analysis.kernels) {
+    e.analysis.classes.push_back(ClassOf(e.graph.graph, k));
+  }
   e.built = true;
   return &e;
 }
@@ -308,7 +310,7 @@ Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const
   if (footprint != nullptr && (which == PhaseSelection::kPrefill || context != w.DecodeContext())) {
     Workload wf = w;
     wf.context = context;
-    Result<const GraphCache::Entry*> g = cache->Get(c, wf, Phase::kDecode, 1);
+    Result<GraphCache::Entry*> g = cache->Get(c, wf, Phase::kDecode, 1);
     if (!g.ok()) return g.status();
     footprint_from((*g)->graph.graph);
     footprint = nullptr;  // done
@@ -316,53 +318,31 @@ Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const
   for (Phase p : {Phase::kPrefill, Phase::kDecode}) {
     if (which == PhaseSelection::kPrefill && p != Phase::kPrefill) continue;
     if (which == PhaseSelection::kDecode && p != Phase::kDecode) continue;
-    Result<const GraphCache::Entry*> entry = cache->Get(c, w, p, 0);
+    Result<GraphCache::Entry*> entry = cache->Get(c, w, p, 0);
     if (!entry.ok()) return entry.status();
     const Graph& graph = (*entry)->graph.graph;
     if (p == Phase::kDecode) footprint_from(graph);
-    const std::vector<Kernel>& kernels = (*entry)->kernels;
+    GraphCosts& a = (*entry)->analysis;
+    CostKernels(graph, model, a);
     PhasePoint pp;
     pp.phase = p;
-    // The step's and each class's time per resource, for the one classifier.
-    ResourceTimes all;
-    std::array<ResourceTimes, kNumClasses> per_class;
-    std::array<bool, kNumClasses> present{};
-    for (size_t ki = 0; ki < kernels.size(); ++ki) {
-      const Kernel& k = kernels[ki];
-      const KernelCost cost = model.Evaluate(graph, k);
-      const double r = static_cast<double>(k.repeat);
-      const int cls = static_cast<int>((*entry)->classes[ki]);
-      present[cls] = true;
-      per_class[cls].Add(cost, r);
-      all.Add(cost, r);
-      pp.time_s += cost.time_s * r;
-      pp.flops += cost.flops * r;
-      pp.bytes += cost.bytes[0] * r;
-      pp.class_flops[cls] += cost.flops * r;
-      pp.class_bytes[cls] += cost.bytes[0] * r;
-      pp.compute_s += cost.compute_time_s * r;
-      pp.comm_s += cost.comm_time_s * r;
-      switch (cost.bound.kind) {
-        case BoundKind::kCompute:
-          pp.compute_bound_s += cost.time_s * r;
-          break;
-        case BoundKind::kMemory:
-          pp.memory_bound_s += cost.time_s * r;
-          break;
-        case BoundKind::kComm:
-          pp.comm_bound_s += cost.time_s * r;
-          break;
-        case BoundKind::kOverhead:
-          break;
-      }
-    }
-    pp.bound = all.Classify();
+    pp.time_s = a.totals.time_s;
+    pp.bound = a.totals.verdict;
+    pp.compute_bound_s = a.compute_bound_s;
+    pp.memory_bound_s = a.memory_bound_s;
+    pp.comm_bound_s = a.comm_bound_s;
+    pp.flops = a.totals.flops;
+    pp.bytes = a.totals.bytes[0];
+    pp.compute_s = a.totals.compute_time_s;
+    pp.comm_s = a.totals.comm_time_s;
+    pp.class_flops = a.class_flops;
+    pp.class_bytes = a.class_bytes;
     const double tokens = p == Phase::kPrefill
                               ? static_cast<double>(w.batch) * static_cast<double>(w.prompt)
                               : static_cast<double>(w.batch);
     pp.tokens_per_s = pp.time_s > 0 ? tokens / pp.time_s : 0;
-    for (int cls = 0; cls < kNumClasses; ++cls) {
-      if (present[cls]) pp.class_bound[cls] = per_class[cls].Classify();
+    for (size_t cls = 0; cls < kNumClasses; ++cls) {
+      if (a.class_present[cls]) pp.class_bound[cls] = a.class_times[cls].Classify();
     }
     out.push_back(std::move(pp));
   }

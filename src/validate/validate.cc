@@ -50,12 +50,14 @@ CalibrationFit FitCalibration(const std::vector<ValidationRow>& rows) {
 Validation ValidationFromTimings(const Graph& graph, const CostModel& model,
                                  const std::vector<OpTiming>& timings) {
   Validation v;
-  for (const Kernel& k : Fuse(graph, FusionMode::kEager)) {
+  const GraphCosts a = AnalyzeGraph(graph, model, FusionMode::kEager);
+  for (size_t i = 0; i < a.kernels.size(); ++i) {
+    const Kernel& k = a.kernels[i];
+    const KernelCost& cost = a.costs[i];
     ValidationRow row;
-    const KernelCost cost = model.Evaluate(graph, k);
     row.name = k.name;
     row.group = k.group;
-    row.kernel_class = ClassOf(graph, k);
+    row.kernel_class = a.classes[i];
     row.bound = model.BoundName(cost);
     row.predicted_s = cost.time_s;
     for (const OpTiming& t : timings) {

@@ -1,0 +1,66 @@
+// The one analysis every command builds on: a graph's kernels, fused, classified and costed on
+// a device, with their sums.
+#ifndef ROOFLINE_GRAPH_ANALYSIS_H_
+#define ROOFLINE_GRAPH_ANALYSIS_H_
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "roofline/cost.h"
+#include "roofline/graph.h"
+#include "roofline/kernel_class.h"
+#include "roofline/verdict.h"
+
+namespace roofline {
+
+/// Sums over the kernels of an analysis.
+struct Totals {
+  double flops = 0;
+  double time_s = 0;                       ///< sum of kernel time bounds
+  double compute_time_s = 0;               ///< sum of compute terms
+  std::array<double, kMaxLevels> bytes{};  ///< per level
+  std::array<double, kMaxLevels> memory_time_s{};
+  double comm_bytes = 0;
+  double comm_time_s = 0;
+  Verdict verdict;  ///< the resource with the largest summed time (ResourceTimes::Classify)
+};
+
+/// Sums kernel costs (each times its repeat) and names the dominant resource.
+Totals Sum(const std::vector<KernelCost>& costs);
+
+/// A graph's kernels costed on a device. `op`, `model`, `sweep`, `validate` and the network
+/// commands each take theirs from AnalyzeGraph (the sweep re-costs one in place).
+struct GraphCosts {
+  std::vector<Kernel> kernels;       ///< fused from the graph, in execution order
+  std::vector<KernelClass> classes;  ///< parallel to kernels: ClassOf, the one classifier
+  std::vector<KernelCost> costs;     ///< parallel to kernels: one instance; `repeat` per step
+  std::vector<std::vector<std::string>> traces;  ///< per kernel, when asked for
+  Totals totals;                                 ///< repeats included
+
+  // Time of the kernels bound by each kind of resource, repeats included.
+  double compute_bound_s = 0;
+  double memory_bound_s = 0;
+  double comm_bound_s = 0;
+
+  // Per kernel class, repeats included: time per resource (its verdict: Classify()), FLOPs and
+  // device-memory bytes; `class_present` says which classes have kernels.
+  std::array<ResourceTimes, kNumClasses> class_times{};
+  std::array<bool, kNumClasses> class_present{};
+  std::array<double, kNumClasses> class_flops{};
+  std::array<double, kNumClasses> class_bytes{};
+};
+
+/// Fuses `graph` under `fusion`, classifies each kernel and costs it on the model's device.
+/// `with_trace` fills `traces` with each kernel's derivation.
+GraphCosts AnalyzeGraph(const Graph& graph, const CostModel& model, FusionMode fusion,
+                        bool with_trace = false);
+
+/// Costs `out.kernels` (fused from a graph of the same structure, `out.classes` set) again on
+/// `graph` as it is now, reusing `out`'s storage: a sweep re-sizes one graph from point to point.
+void CostKernels(const Graph& graph, const CostModel& model, GraphCosts& out,
+                 bool with_trace = false);
+
+}  // namespace roofline
+
+#endif  // ROOFLINE_GRAPH_ANALYSIS_H_

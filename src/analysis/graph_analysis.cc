@@ -1,0 +1,78 @@
+// A graph's kernels fused, classified and costed, with the sums every report needs.
+#include "roofline/graph_analysis.h"
+
+#include <utility>
+
+namespace roofline {
+
+Totals Sum(const std::vector<KernelCost>& costs) {
+  Totals t;
+  ResourceTimes times;
+  for (const KernelCost& c : costs) {
+    const double r = static_cast<double>(c.repeat);
+    t.flops += c.flops * r;
+    t.time_s += c.time_s * r;
+    for (int l = 0; l < c.num_levels; ++l) t.bytes[l] += c.bytes[l] * r;
+    t.comm_bytes += c.comm_bytes * r;
+    times.Add(c, r);
+  }
+  t.compute_time_s = times.compute_s;
+  t.memory_time_s = times.memory_s;
+  t.comm_time_s = times.comm_s;
+  t.verdict = times.Classify();
+  return t;
+}
+
+GraphCosts AnalyzeGraph(const Graph& graph, const CostModel& model, FusionMode fusion,
+                        bool with_trace) {
+  GraphCosts g;
+  g.kernels = Fuse(graph, fusion);
+  g.classes.reserve(g.kernels.size());
+  for (const Kernel& k : g.kernels) g.classes.push_back(ClassOf(graph, k));
+  CostKernels(graph, model, g, with_trace);
+  return g;
+}
+
+void CostKernels(const Graph& graph, const CostModel& model, GraphCosts& g, bool with_trace) {
+  const size_t n = g.kernels.size();
+  g.costs.resize(n);
+  g.traces.clear();
+  g.compute_bound_s = g.memory_bound_s = g.comm_bound_s = 0;
+  g.class_times = {};
+  g.class_present = {};
+  g.class_flops = {};
+  g.class_bytes = {};
+  for (size_t i = 0; i < n; ++i) {
+    if (with_trace) {
+      Trace trace;
+      g.costs[i] = model.Evaluate(graph, g.kernels[i], &trace);
+      g.traces.push_back(std::move(trace.lines));
+    } else {
+      g.costs[i] = model.Evaluate(graph, g.kernels[i]);
+    }
+    const KernelCost& c = g.costs[i];
+    const double r = static_cast<double>(c.repeat);
+    const double t = c.time_s * r;
+    switch (c.bound.kind) {
+      case BoundKind::kCompute:
+        g.compute_bound_s += t;
+        break;
+      case BoundKind::kMemory:
+        g.memory_bound_s += t;
+        break;
+      case BoundKind::kComm:
+        g.comm_bound_s += t;
+        break;
+      case BoundKind::kOverhead:
+        break;
+    }
+    const auto cls = static_cast<size_t>(g.classes[i]);
+    g.class_present[cls] = true;
+    g.class_times[cls].Add(c, r);
+    g.class_flops[cls] += c.flops * r;
+    g.class_bytes[cls] += c.bytes[0] * r;
+  }
+  g.totals = Sum(g.costs);
+}
+
+}  // namespace roofline
