@@ -102,6 +102,12 @@ std::string RenderNcuProfileTable(const NcuSummary& summary, const std::string& 
                                   const std::string& layout, const Device* device,
                                   const std::string& device_note);
 
+/// The `== why ==` section of the bare main job: why prefill and decode sit where they do
+/// against the device's bf16 ridge, where decode's verdicts flip with the batch, and whether the
+/// KV cache caps the batch first.
+std::string RenderMainJobWhy(const ModelAnalysis& analysis, const DecodeFlips& flips,
+                             const Device& device);
+
 /// `roofline profile nsys`: the file, time per op class and the `top` kernels by time (all
 /// when `top` is 0).
 std::string RenderNsysProfileTable(const NsysReport& report, const NsysSummary& summary,
