@@ -56,8 +56,9 @@ struct GraphCosts {
 GraphCosts AnalyzeGraph(const Graph& graph, const CostModel& model, FusionMode fusion,
                         bool with_trace = false);
 
-/// Costs `out.kernels` (fused from a graph of the same structure, `out.classes` set) again on
-/// `graph` as it is now, reusing `out`'s storage: a sweep re-sizes one graph from point to point.
+/// Costs `out.kernels` (fused from a graph of the same structure) again on `graph` as it is now,
+/// reusing `out`'s storage: a sweep re-sizes one graph from point to point. `out.classes` is
+/// kept when it has one class per kernel, else computed.
 void CostKernels(const Graph& graph, const CostModel& model, GraphCosts& out,
                  bool with_trace = false);
 

@@ -35,6 +35,10 @@ GraphCosts AnalyzeGraph(const Graph& graph, const CostModel& model, FusionMode f
 
 void CostKernels(const Graph& graph, const CostModel& model, GraphCosts& g, bool with_trace) {
   const size_t n = g.kernels.size();
+  if (g.classes.size() != n) {  // kernels set without their classes: classify them
+    g.classes.clear();
+    for (const Kernel& k : g.kernels) g.classes.push_back(ClassOf(graph, k));
+  }
   g.costs.resize(n);
   g.traces.clear();
   g.compute_bound_s = g.memory_bound_s = g.comm_bound_s = 0;

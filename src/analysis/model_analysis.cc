@@ -105,6 +105,8 @@ DecodeFlips FindDecodeFlips(const TransformerConfig& c, const Workload& w, const
   auto decode_bound = [&](int64_t b, const std::string& kernel) -> std::string {
     Workload wb = w;
     wb.batch = b;
+    // AnalyzeModel's refusal of tensor parallelism without an interconnect, kept.
+    if (wb.tp > 1 && model.device().links.empty()) return "error";
     Result<PhaseResult> r = AnalyzePhase(c, wb, model, Phase::kDecode);
     if (!r.ok()) return "error";
     if (kernel.empty()) return NameOf(r->totals.verdict, model.device());

@@ -44,8 +44,9 @@ Result<NetSweepPoint> Evaluate(const NetworkAtValue& graph_at, DimBindings bindi
   bool any_matrix = false, any_other = false;
   for (size_t i = 0; i < a->costs.size(); ++i) {
     const KernelCost& c = a->costs[i];
-    const bool is_matrix =
-        a->classes[i] == KernelClass::kMatmul || a->classes[i] == KernelClass::kAttention;
+    // By node type (matmul, linear, conv, attention), not by ClassOf: a graph file's own node
+    // names may start with "attn_", which ClassOf reads as part of an attention.
+    const bool is_matrix = a->info[i].matrix;
     (is_matrix ? matrix : other).Add(c, static_cast<double>(c.repeat));
     (is_matrix ? any_matrix : any_other) = true;
   }

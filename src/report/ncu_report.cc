@@ -3,13 +3,12 @@
 
 #include "roofline/report.h"
 #include "roofline/units.h"
+#include "src/report/phrases.h"
 #include "src/report/profile_json.h"
 #include "src/report/table.h"
 
 namespace roofline {
 namespace {
-
-std::string Pct(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
 
 std::string OptSi(const std::optional<double>& v, const char* unit) {
   return v ? Si(*v, unit) : "-";

@@ -1,5 +1,7 @@
 #include "src/report/phrases.h"
 
+#include <fmt/format.h>
+
 namespace roofline {
 
 std::string BoundPhrase(const std::string& name) {
@@ -8,5 +10,7 @@ std::string BoundPhrase(const std::string& name) {
   if (name.rfind("comm:", 0) == 0) return "communication-bound (" + name.substr(5) + ")";
   return name;
 }
+
+std::string Pct(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
 
 }  // namespace roofline

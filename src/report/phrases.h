@@ -10,6 +10,9 @@ namespace roofline {
 /// "memory-bound (hbm)" and "communication-bound (nvlink)"; other names unchanged.
 std::string BoundPhrase(const std::string& verdict_name);
 
+/// A fraction as a whole percentage: 0.237 is "24%".
+std::string Pct(double fraction);
+
 }  // namespace roofline
 
 #endif  // ROOFLINE_SRC_REPORT_PHRASES_H_

@@ -8,13 +8,12 @@
 #include "roofline/plot.h"
 #include "roofline/report.h"
 #include "roofline/units.h"
+#include "src/report/phrases.h"
 #include "src/report/profile_json.h"
 #include "src/report/table.h"
 
 namespace roofline {
 namespace {
-
-std::string Pct(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
 
 std::string ClassTable(const ClassTotals& c, double total) {
   TextTable t({"class", "launches", "time", "share"}, {false, true, true, true});
@@ -124,12 +123,12 @@ std::string RenderTorchProfileTable(const TorchTrace& trace, const TorchSummary&
     }
     const std::string shown_shapes =
         g.shapes.size() > 34 ? g.shapes.substr(0, 31) + "..." : g.shapes;
-    if (!g.costed) {
+    if (!g.placement) {
       t.AddRow({g.name, shown_shapes, std::to_string(g.calls), Seconds(g.gpu_time_s), "-", "-", "-",
                 "-", "-", g.cost_note.empty() ? "no cost rule" : g.cost_note});
       continue;
     }
-    const Placement p = g.placement.value_or(Placement{});
+    const Placement& p = *g.placement;
     t.AddRow(
         {g.name, shown_shapes, std::to_string(g.calls), Seconds(g.gpu_time_s), Si(g.flops, "FLOP"),
          Si(g.min_bytes, "B"), g.min_bytes > 0 ? fmt::format("{:.3g}", g.flops / g.min_bytes) : "-",
