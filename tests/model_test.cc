@@ -335,12 +335,6 @@ TEST(Workload, BadValuesNameTheFlag) {
   EXPECT_EQ(g.status().where(), "--tp");
 }
 
-}  // namespace
-}  // namespace roofline
-
-namespace roofline {
-namespace {
-
 // The one analysis (AnalyzeGraph) under `model`: its per-class and per-verdict sums account for
 // every kernel, and re-costing a graph of the same structure in place (CostKernels, what a sweep
 // does) gives what a fresh analysis gives.
@@ -403,12 +397,6 @@ TEST(GraphAnalysis, SumsAccountForEveryKernelAndRecostingEqualsAFreshAnalysis) {
     EXPECT_NE(again.totals.time_s, a.totals.time_s);
   }
 }
-
-}  // namespace
-}  // namespace roofline
-
-namespace roofline {
-namespace {
 
 // The main job's flip search: each flip is exact (the batch before it has the starting verdict,
 // the flip batch the new one), and a weight matmul in bf16 decode flips near the device's ridge

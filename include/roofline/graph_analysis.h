@@ -14,7 +14,7 @@
 
 namespace roofline {
 
-/// Sums over the kernels of an analysis.
+/// Sums over the kernels of an analysis, each times its repeat.
 struct Totals {
   double flops = 0;
   double time_s = 0;                       ///< sum of kernel time bounds
@@ -25,9 +25,6 @@ struct Totals {
   double comm_time_s = 0;
   Verdict verdict;  ///< the resource with the largest summed time (ResourceTimes::Classify)
 };
-
-/// Sums kernel costs (each times its repeat) and names the dominant resource.
-Totals Sum(const std::vector<KernelCost>& costs);
 
 /// A graph's kernels costed on a device. `op`, `model`, `sweep`, `validate` and the network
 /// commands each take theirs from AnalyzeGraph (the sweep re-costs one in place).

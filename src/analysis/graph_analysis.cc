@@ -5,24 +5,6 @@
 
 namespace roofline {
 
-Totals Sum(const std::vector<KernelCost>& costs) {
-  Totals t;
-  ResourceTimes times;
-  for (const KernelCost& c : costs) {
-    const double r = static_cast<double>(c.repeat);
-    t.flops += c.flops * r;
-    t.time_s += c.time_s * r;
-    for (int l = 0; l < c.num_levels; ++l) t.bytes[l] += c.bytes[l] * r;
-    t.comm_bytes += c.comm_bytes * r;
-    times.Add(c, r);
-  }
-  t.compute_time_s = times.compute_s;
-  t.memory_time_s = times.memory_s;
-  t.comm_time_s = times.comm_s;
-  t.verdict = times.Classify();
-  return t;
-}
-
 GraphCosts AnalyzeGraph(const Graph& graph, const CostModel& model, FusionMode fusion,
                         bool with_trace) {
   GraphCosts g;
@@ -46,6 +28,8 @@ void CostKernels(const Graph& graph, const CostModel& model, GraphCosts& g, bool
   g.class_present = {};
   g.class_flops = {};
   g.class_bytes = {};
+  g.totals = Totals{};
+  ResourceTimes all;  // the step's time per resource, for its verdict
   for (size_t i = 0; i < n; ++i) {
     if (with_trace) {
       Trace trace;
@@ -57,6 +41,11 @@ void CostKernels(const Graph& graph, const CostModel& model, GraphCosts& g, bool
     const KernelCost& c = g.costs[i];
     const double r = static_cast<double>(c.repeat);
     const double t = c.time_s * r;
+    g.totals.flops += c.flops * r;
+    g.totals.time_s += t;
+    for (int l = 0; l < c.num_levels; ++l) g.totals.bytes[l] += c.bytes[l] * r;
+    g.totals.comm_bytes += c.comm_bytes * r;
+    all.Add(c, r);
     switch (c.bound.kind) {
       case BoundKind::kCompute:
         g.compute_bound_s += t;
@@ -76,7 +65,10 @@ void CostKernels(const Graph& graph, const CostModel& model, GraphCosts& g, bool
     g.class_flops[cls] += c.flops * r;
     g.class_bytes[cls] += c.bytes[0] * r;
   }
-  g.totals = Sum(g.costs);
+  g.totals.compute_time_s = all.compute_s;
+  g.totals.memory_time_s = all.memory_s;
+  g.totals.comm_time_s = all.comm_s;
+  g.totals.verdict = all.Classify();
 }
 
 }  // namespace roofline

@@ -4,11 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
-#include <set>
 
 #include "roofline/model_analysis.h"
 #include "roofline/plot.h"
