@@ -52,6 +52,13 @@ TEST(DeviceDatabase, EveryValueHasProvenanceAndDeviceMemoryHasBandwidth) {
         case Provenance::kMeasured:
           EXPECT_FALSE(q.method.empty()) << d.id << " " << what;
           break;
+        case Provenance::kPublished:
+          EXPECT_FALSE(q.source.empty() || q.method.empty() || q.date.empty())
+              << d.id << " " << what;
+          break;
+        case Provenance::kAssumed:
+          EXPECT_FALSE(q.note.empty()) << d.id << " " << what;
+          break;
       }
     };
     for (const auto& c : d.compute) check(c.peak, c.engine);
@@ -146,7 +153,7 @@ INSTANTIATE_TEST_SUITE_P(
                           "\"provenance\": \"spec\"}}, \"memory\""),
                   "compute.tensor.bf16.source", "document"},
         BadDevice{"unknown provenance", Replace(kGood, "\"spec\"", "\"guess\""), "provenance",
-                  "spec, derived or measured"},
+                  "spec, derived, measured, published or assumed"},
         BadDevice{"missing memory", Replace(kGood, "\"memory\"", "\"memroy\""), "memroy",
                   "did you mean 'memory'"},
         BadDevice{"no compute", Replace(kGood, "\"tensor.bf16\": {", "\"x\": {"), "compute.x",

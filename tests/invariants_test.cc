@@ -2,6 +2,7 @@
 // roofline, the time bound is the largest term, totals equal the sum of kernels.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <random>
 
 #include "roofline/op_analysis.h"
@@ -143,6 +144,54 @@ TEST(Invariants, OnChipTrafficIsAtLeastTheCompulsoryTraffic) {
     EXPECT_GE(a.totals.bytes[1], a.totals.bytes[0] * (1 - 1e-12))
         << s.m << " " << s.n << " " << s.k;
   }
+}
+
+
+// Issue "expected times", must hold: the ideal bound is never above the expected time, for every
+// kernel, device, ceiling set, runtime and workload; and each expected term is at least its
+// ideal term (achievable ceilings are at most the spec ones, efficiencies at most 1).
+TEST(Invariants, TheBoundIsNeverAboveTheExpectedTime) {
+  Result<EfficiencyData> data = LoadDefaultEfficiencyData();
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  const auto shared = std::make_shared<const EfficiencyData>(*data);
+  std::mt19937_64 rng(20261124);
+  int checked = 0;
+  for (const Device& d : Db().devices()) {
+    for (CeilingSet set : {CeilingSet::kSpec, CeilingSet::kAchievable}) {
+      for (Runtime rt : {Runtime::kEager, Runtime::kCudaGraph, Runtime::kCompiled}) {
+        CostOptions o;
+        o.efficiency = shared;
+        o.expected.ceilings = set;
+        o.expected.runtime = rt;
+        o.launch_overhead_s = rng() % 2 ? 0 : 3e-6;
+        if (rng() % 4 == 0) o.expected.class_efficiency[rng() % kNumClasses] = 0.5;
+        const CostModel model(d, o);
+        for (int i = 0; i < 60; ++i) {
+          const OpRequest r = RandomRequest(rng);
+          Result<OpAnalysis> a = AnalyzeOp(r, model);
+          ASSERT_TRUE(a.ok()) << a.status().ToString();
+          for (const KernelCost& c : a->costs) {
+            ++checked;
+            ASSERT_TRUE(c.has_expected);
+            const ExpectedCost& e = c.expected;
+            EXPECT_GE(e.time_s, c.time_s * (1 - 1e-12)) << d.id << " " << c.name;
+            EXPECT_GE(e.compute_s, c.compute_time_s * (1 - 1e-12)) << d.id << " " << c.name;
+            for (int l = 0; l < c.num_levels; ++l) {
+              EXPECT_GE(e.memory_s[l], c.memory_time_s[l] * (1 - 1e-12)) << d.id << " " << l;
+            }
+            EXPECT_GE(e.comm_s, c.comm_time_s * (1 - 1e-12)) << d.id << " " << c.name;
+            EXPECT_GT(e.efficiency, 0);
+            EXPECT_LE(e.efficiency, 1);
+            // The verdict is overhead exactly when launching costs more than the roofline term.
+            EXPECT_EQ(e.bound.kind == BoundKind::kOverhead,
+                      e.overhead_s > e.roofline_s || e.host_s > e.time_s);
+          }
+          EXPECT_GE(a->totals.expected_s, a->totals.time_s * (1 - 1e-12));
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 5000);
 }
 
 }  // namespace

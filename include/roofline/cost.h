@@ -11,7 +11,9 @@
 
 #include "roofline/device.h"
 #include "roofline/dtype.h"
+#include "roofline/efficiency.h"
 #include "roofline/graph.h"
+#include "roofline/kernel_class.h"
 
 namespace roofline {
 
@@ -47,6 +49,24 @@ struct Bound {
   int index = 0;
 };
 
+/// The time a kernel is expected to take (docs/expected-time.md): its terms at the achievable
+/// ceilings (or the spec ones, `--ceilings spec`), the compute term divided by the kernel's
+/// efficiency, plus what launching it costs. Never below the kernel's time bound.
+struct ExpectedCost {
+  double compute_s = 0;  ///< FLOPs at the ceilings used, divided by `efficiency`
+  std::array<double, kMaxLevels> memory_s{};  ///< bytes per level at the bandwidths used
+  double comm_s = 0;     ///< comm bytes at the link's bandwidth used + steps * latency
+  double efficiency = 1;  ///< of the compute term: matmul quantization, flash attention, override
+  double roofline_s = 0;  ///< the largest term
+  double overhead_s = 0;  ///< GPU gap between kernels + the --launch-overhead-us figure
+  double host_s = 0;      ///< host time to launch it (hidden while the GPU is busy)
+  double time_s = 0;      ///< roofline_s + overhead_s
+  Bound term;  ///< the largest of the compute, memory and comm terms
+  /// The verdict: `term`, or kOverhead when launching costs more than the roofline term (the
+  /// overhead, or host time the kernel is too short to hide).
+  Bound bound;
+};
+
 /// Everything the cost engine derives for one kernel (one instance; `repeat` says how many).
 struct KernelCost {
   std::string name;
@@ -70,6 +90,8 @@ struct KernelCost {
   double time_s = 0;      ///< max(compute, every memory term, comm) + overhead
   Bound bound;
   double attainable_flops_per_s = 0;  ///< flops / time_s
+  bool has_expected = false;          ///< the model has efficiency data (CostOptions)
+  ExpectedCost expected;              ///< when has_expected
 
   /// FLOP per byte at `level` (0 when no bytes cross it).
   double Intensity(int level) const { return bytes[level] > 0 ? flops / bytes[level] : 0.0; }
@@ -79,6 +101,16 @@ struct KernelCost {
 /// kernels takes it from here.
 struct CostOptions {
   double launch_overhead_s = 0;  ///< added to every kernel's time bound
+  /// Expected times next to the bounds: the efficiency data (null: bounds only) and the choices
+  /// made for them.
+  std::shared_ptr<const EfficiencyData> efficiency;
+  ExpectedOptions expected;
+};
+
+/// A ceiling as expected times use it: its value and where it came from.
+struct UsedCeiling {
+  double value = 0;  ///< FLOP/s or B/s; 0 when the spec ceiling has none
+  Quantity figure;   ///< the figure, with its provenance (published, measured, assumed, spec)
 };
 
 /// Checks the options (a launch overhead between 0 and 1 s); errors name the flag.
@@ -100,11 +132,31 @@ class CostModel {
   /// derivation of every FLOP and byte figure.
   KernelCost Evaluate(const Graph& graph, const Kernel& kernel, Trace* trace = nullptr) const;
 
+  /// The expected time of a kernel whose bound is `cost` (needs efficiency data; see
+  /// CostOptions). `trace`, when given, receives its derivation.
+  ExpectedCost Expect(const Graph& graph, const Kernel& kernel, KernelClass cls,
+                      const KernelCost& cost, Trace* trace = nullptr) const;
+  bool has_expected() const { return options_.efficiency != nullptr; }
+  /// The ceilings expected times use, parallel to Device::compute, ::memory and ::links.
+  const std::vector<UsedCeiling>& used_compute() const { return used_compute_; }
+  const std::vector<UsedCeiling>& used_memory() const { return used_memory_; }
+  const std::vector<UsedCeiling>& used_links() const { return used_links_; }
+  /// Matmul efficiency from tile and wave quantization of an m x n output (reduction k, `batch`
+  /// products) over the device's SMs; an output of fewer tiles than SMs is split along k (at
+  /// least 256 deep per split) to fill them. Without an SM count, tile quantization only.
+  /// `tile`, when given, receives the tile picked (the most efficient listed).
+  double MatmulEfficiency(double m, double n, double k, double batch,
+                          MatmulTile* tile = nullptr) const;
+  /// Streaming multiprocessors (or compute units) the device lists, 0 when none.
+  int64_t sm_count() const { return sm_count_; }
+
   /// The ceiling used for an engine request after fallbacks (index into Device::compute), or -1.
   int ResolveEngine(const EngineKey& key) const;
 
   /// "compute:tensor.bf16", "memory:hbm", "comm:nvlink", "overhead".
-  std::string BoundName(const KernelCost& cost) const;
+  std::string BoundName(const KernelCost& cost) const { return BoundName(cost, cost.bound); }
+  /// The same for another verdict of the kernel (its expected one).
+  std::string BoundName(const KernelCost& cost, Bound bound) const;
   /// Name of the ceiling an engine term ran on ("tensor.bf16"), or "none".
   std::string CeilingName(const EngineTerm& term) const;
   /// Ridge point (FLOP/byte) of the kernel's dominant engine against memory level `level`;
@@ -123,6 +175,10 @@ class CostModel {
   CostOptions options_;
   std::shared_ptr<const struct LevelModel> levels_;   ///< tiling view of device->memory
   std::array<std::array<int, 9>, 2> engine_table_{};  ///< [tensor?][dtype] -> ceiling index
+  void SetUpExpected();  ///< fills the used ceilings from options_.efficiency
+
+  std::vector<UsedCeiling> used_compute_, used_memory_, used_links_;
+  int64_t sm_count_ = 0;
 };
 
 }  // namespace roofline

@@ -17,7 +17,9 @@ namespace roofline {
 enum class Provenance {
   kSpec,      ///< read from a datasheet / vendor document (`source` says which)
   kDerived,   ///< computed from other figures (`formula` says how)
-  kMeasured,  ///< measured by `roofline measure` (`method`, `date`)
+  kMeasured,   ///< measured by `roofline measure` (`method`, `date`)
+  kPublished,  ///< measured by others and published (`source`: who and where, `method`, `date`)
+  kAssumed,    ///< a documented default standing in for a figure nobody published (`note`)
 };
 
 std::string_view NameOf(Provenance p);
@@ -34,7 +36,8 @@ struct Quantity {
   double spread = 0;    ///< for kMeasured: relative spread of repetitions (0 if unknown)
   std::string note;     ///< optional caveat
 
-  /// One line: "spec: <source>", "derived: <formula>" or "measured: <method>, <date>".
+  /// One line: "spec: <source>", "derived: <formula>", "measured: <method>, <date>",
+  /// "published: <source>, <method>, <date>" or "assumed: <note>".
   std::string Describe() const;
 };
 
@@ -76,6 +79,21 @@ struct Link {
   double latency_s() const { return latency ? latency->value : 0.0; }
 };
 
+/// What real kernels reach on a device, below its datasheet ceilings: each entry names a spec
+/// ceiling (an engine of `compute`, a level of `memory`, a link of `links`) and holds a figure
+/// at most that ceiling, `published` or `measured` (docs/expected-time.md).
+struct AchievableCeilings {
+  std::vector<std::pair<std::string, Quantity>> compute;  ///< engine -> FLOP/s (or OP/s)
+  std::vector<std::pair<std::string, Quantity>> memory;   ///< level -> B/s
+  std::vector<std::pair<std::string, Quantity>> links;    ///< link -> B/s (NCCL bus bandwidth)
+
+  /// The figure for one engine, level or link, or nullptr.
+  const Quantity* ComputeFigure(std::string_view engine) const;
+  const Quantity* MemoryFigure(std::string_view level) const;
+  const Quantity* LinkFigure(std::string_view link) const;
+  bool empty() const { return compute.empty() && memory.empty() && links.empty(); }
+};
+
 /// Efficiency factors fitted by `roofline validate --save-calibration`: measured time is
 /// predicted bound / efficiency, per kernel class.
 struct Calibration {
@@ -98,6 +116,7 @@ struct Device {
   std::vector<MemoryLevel> memory;      ///< far to near; memory[0] is device memory
   std::vector<Link> links;
   std::vector<std::pair<std::string, Quantity>> info;  ///< informational only
+  AchievableCeilings achievable;                       ///< published or measured; may be empty
   std::optional<Calibration> calibration;              ///< from `validate --save-calibration`
   std::string origin;  ///< file the device was loaded from ("<embedded>/h100-sxm.json", a path)
 

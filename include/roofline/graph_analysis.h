@@ -24,6 +24,21 @@ struct Totals {
   double comm_bytes = 0;
   double comm_time_s = 0;
   Verdict verdict;  ///< the resource with the largest summed time (ResourceTimes::Classify)
+
+  // Expected times (docs/expected-time.md), when the cost model has efficiency data.
+  bool has_expected = false;
+  double expected_gpu_s = 0;       ///< sum of kernel expected times: the GPU's busy time
+  double expected_roofline_s = 0;  ///< sum of their largest roofline terms
+  double expected_host_s = 0;      ///< sum of host launch times
+  /// The step: the GPU's busy time, or the host's launching when that is longer (the GPU
+  /// then waits for kernels).
+  double expected_s = 0;
+  /// Expected time of the kernels by verdict (index: BoundKind).
+  std::array<double, 4> expected_by_bound{};
+  /// The share of the step that is launch overhead (GPU gaps and host time not hidden).
+  double overhead_share() const {
+    return expected_s > 0 ? (expected_s - expected_roofline_s) / expected_s : 0;
+  }
 };
 
 /// A graph's kernels costed on a device. `op`, `model`, `sweep`, `validate` and the network

@@ -27,7 +27,11 @@ struct PhaseResult : GraphCosts {
   double time_per_token_s = 0;  ///< decode: one step
   double tokens_per_s = 0;      ///< decode: batch / step time (all devices together)
   /// With a calibrated device: sum of bound / efficiency of the kernel's class; else 0.
-  double expected_s = 0;
+  double calibrated_s = 0;
+  // Expected times (when the cost model has efficiency data; totals.expected_s is the step).
+  double expected_ttft_s = 0;            ///< prefill
+  double expected_time_per_token_s = 0;  ///< decode
+  double expected_tokens_per_s = 0;      ///< decode
 };
 
 /// Everything `roofline model` reports.

@@ -1,6 +1,7 @@
 // A graph's kernels fused, classified and costed, with the sums every report needs.
 #include "roofline/graph_analysis.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace roofline {
@@ -59,6 +60,14 @@ void CostKernels(const Graph& graph, const CostModel& model, GraphCosts& g, bool
       case BoundKind::kOverhead:
         break;
     }
+    if (c.has_expected) {
+      const ExpectedCost& e = c.expected;
+      g.totals.has_expected = true;
+      g.totals.expected_gpu_s += e.time_s * r;
+      g.totals.expected_roofline_s += e.roofline_s * r;
+      g.totals.expected_host_s += e.host_s * r;
+      g.totals.expected_by_bound[static_cast<size_t>(e.bound.kind)] += e.time_s * r;
+    }
     const auto cls = static_cast<size_t>(g.classes[i]);
     g.class_present[cls] = true;
     g.class_times[cls].Add(c, r);
@@ -69,6 +78,7 @@ void CostKernels(const Graph& graph, const CostModel& model, GraphCosts& g, bool
   g.totals.memory_time_s = all.memory_s;
   g.totals.comm_time_s = all.comm_s;
   g.totals.verdict = all.Classify();
+  g.totals.expected_s = std::max(g.totals.expected_gpu_s, g.totals.expected_host_s);
 }
 
 }  // namespace roofline

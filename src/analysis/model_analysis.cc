@@ -29,11 +29,20 @@ PhaseResult RunPhase(const TransformerConfig& c, const Workload& w, const CostMo
     r.time_per_token_s = r.totals.time_s;
     r.tokens_per_s = r.totals.time_s > 0 ? static_cast<double>(w.batch) / r.totals.time_s : 0;
   }
+  if (r.totals.has_expected) {
+    const double t = r.totals.expected_s;
+    if (r.phase == Phase::kPrefill) {
+      r.expected_ttft_s = t;
+    } else {
+      r.expected_time_per_token_s = t;
+      r.expected_tokens_per_s = t > 0 ? static_cast<double>(w.batch) / t : 0;
+    }
+  }
   (void)c;
   if (d.calibration) {
     for (size_t i = 0; i < r.kernels.size(); ++i) {
       const double e = EfficiencyOf(*d.calibration, r.classes[i]);
-      r.expected_s += r.costs[i].time_s * static_cast<double>(r.costs[i].repeat) / e;
+      r.calibrated_s += r.costs[i].time_s * static_cast<double>(r.costs[i].repeat) / e;
     }
   }
   r.graph = std::move(graph);

@@ -95,6 +95,7 @@ CostModel::CostModel(const Device& device, CostOptions options)
       engine_table_[t][static_cast<int>(dt)] = found;
     }
   }
+  if (options_.efficiency) SetUpExpected();
 }
 
 int CostModel::ResolveEngine(const EngineKey& key) const {
@@ -264,6 +265,10 @@ KernelCost CostModel::Evaluate(const Graph& graph, const Kernel& kernel, Trace* 
     trace->Add(fmt::format("Time bound = max of the terms{} = {} -> {}",
                            c.overhead_s > 0 ? " + overhead" : "", Seconds(c.time_s), BoundName(c)));
   }
+  if (has_expected()) {
+    c.has_expected = true;
+    c.expected = Expect(graph, kernel, ClassOf(graph, kernel), c, trace);
+  }
   return c;
 }
 
@@ -301,15 +306,15 @@ Status Validate(const CostOptions& o) {
   return Status::Ok();
 }
 
-std::string CostModel::BoundName(const KernelCost& c) const {
-  switch (c.bound.kind) {
+std::string CostModel::BoundName(const KernelCost& c, Bound b) const {
+  switch (b.kind) {
     case BoundKind::kCompute:
-      if (c.bound.index < 0) return "compute";
-      return "compute:" + CeilingName(c.engines[c.bound.index]);
+      if (b.index < 0) return "compute";
+      return "compute:" + CeilingName(c.engines[b.index]);
     case BoundKind::kMemory:
-      return "memory:" + device_->memory[c.bound.index].name;
+      return "memory:" + device_->memory[b.index].name;
     case BoundKind::kComm:
-      return "comm:" + device_->links[c.bound.index].name;
+      return "comm:" + device_->links[b.index].name;
     case BoundKind::kOverhead:
       return "overhead";
   }

@@ -37,7 +37,8 @@ void CheckMagnitude(double value, const std::string& unit, const std::string& fi
   }
 }
 
-const std::vector<std::string> kProvenanceNames = {"spec", "derived", "measured"};
+const std::vector<std::string> kProvenanceNames = {"spec", "derived", "measured", "published",
+                                                   "assumed"};
 
 // Throws JsonFieldError (converted to Status at the entry point).
 Quantity ParseQuantity(const json& j, const std::string& field,
@@ -69,13 +70,24 @@ Quantity ParseQuantity(const json& j, const std::string& field,
     q.provenance = Provenance::kMeasured;
     q.method = RequireString(j, "method", field, "a 'measured' value needs its method");
     q.date = RequireString(j, "date", field, "a 'measured' value needs its date (YYYY-MM-DD)");
+  } else if (prov == "published") {
+    q.provenance = Provenance::kPublished;
+    q.source = RequireString(j, "source", field,
+                             "a 'published' value needs who published it and where");
+    q.method = RequireString(j, "method", field, "a 'published' value needs how it was measured");
+    q.date = RequireString(j, "date", field, "a 'published' value needs its date (YYYY or YYYY-MM)");
+  } else if (prov == "assumed") {
+    q.provenance = Provenance::kAssumed;
+    q.note = RequireString(j, "note", field, "an 'assumed' value needs a note saying why");
   } else {
-    throw JsonFieldError(field + ".provenance", "unknown provenance '" + prov + "'" +
-                                                    DidYouMean(prov, kProvenanceNames) +
-                                                    " (expected spec, derived or measured)");
+    throw JsonFieldError(field + ".provenance",
+                         "unknown provenance '" + prov + "'" + DidYouMean(prov, kProvenanceNames) +
+                             " (expected spec, derived, measured, published or assumed)");
   }
   if (j.contains("source") && q.source.empty()) q.source = RequireString(j, "source", field);
   if (j.contains("formula") && q.formula.empty()) q.formula = RequireString(j, "formula", field);
+  if (j.contains("method") && q.method.empty()) q.method = RequireString(j, "method", field);
+  if (j.contains("date") && q.date.empty()) q.date = RequireString(j, "date", field);
   if (j.contains("spread")) q.spread = RequireNonNegative(j, "spread", field);
   if (j.contains("note")) q.note = RequireString(j, "note", field);
   return q;
@@ -84,11 +96,70 @@ Quantity ParseQuantity(const json& j, const std::string& field,
 const std::vector<std::string> kComputeUnitsFloat = {"FLOP/s"};
 const std::vector<std::string> kComputeUnitsInt = {"OP/s", "FLOP/s"};
 
+// An achievable figure: published or measured (or assumed), positive, at most its spec ceiling.
+Quantity ParseAchievableFigure(const json& j, const std::string& field,
+                               const std::vector<std::string>& units, double spec) {
+  Quantity q = ParseQuantity(j, field, units);
+  if (q.provenance == Provenance::kSpec || q.provenance == Provenance::kDerived) {
+    throw JsonFieldError(field + ".provenance",
+                         "an achievable figure is 'published', 'measured' or 'assumed', not '" +
+                             std::string(NameOf(q.provenance)) + "'");
+  }
+  if (q.value > spec * (1 + 1e-12)) {
+    throw JsonFieldError(field + ".value", "achievable " + FormatNumber(q.value) + " " + q.unit +
+                                               " is above the datasheet ceiling " +
+                                               FormatNumber(spec) + " (it must be at most it)");
+  }
+  return q;
+}
+
+// "achievable": {"compute": {engine: figure}, "memory": {level: figure}, "links": {link: figure}}
+// against the ceilings already parsed into `d`.
+void ParseAchievable(const json& a, Device& d) {
+  RequireObject(a, "achievable");
+  CheckKeys(a, "achievable", {"compute", "memory", "links"});
+  if (a.contains("compute")) {
+    RequireObject(a.at("compute"), "achievable.compute");
+    for (const auto& [key, value] : a.at("compute").items()) {
+      const std::string field = "achievable.compute." + key;
+      const ComputeCeiling* c = d.FindCompute(key);
+      if (c == nullptr) {
+        throw JsonFieldError(field, "the device lists no compute ceiling '" + key + "'");
+      }
+      d.achievable.compute.emplace_back(
+          key, ParseAchievableFigure(value, field, {c->peak.unit}, c->peak.value));
+    }
+  }
+  if (a.contains("memory")) {
+    RequireObject(a.at("memory"), "achievable.memory");
+    for (const auto& [key, value] : a.at("memory").items()) {
+      const std::string field = "achievable.memory." + key;
+      const MemoryLevel* m = d.FindMemory(key);
+      if (m == nullptr || !m->has_bandwidth()) {
+        throw JsonFieldError(field, "the device lists no memory level '" + key +
+                                        "' with a bandwidth");
+      }
+      d.achievable.memory.emplace_back(
+          key, ParseAchievableFigure(value, field, {"B/s"}, m->bandwidth_bytes_per_s()));
+    }
+  }
+  if (a.contains("links")) {
+    RequireObject(a.at("links"), "achievable.links");
+    for (const auto& [key, value] : a.at("links").items()) {
+      const std::string field = "achievable.links." + key;
+      const Link* l = d.FindLink(key);
+      if (l == nullptr) throw JsonFieldError(field, "the device lists no link '" + key + "'");
+      d.achievable.links.emplace_back(
+          key, ParseAchievableFigure(value, field, {"B/s"}, l->bandwidth.value));
+    }
+  }
+}
+
 Device ParseDeviceJson(const json& root) {
   RequireObject(root, "");
   CheckKeys(root, "",
             {"schema_version", "id", "name", "vendor", "kind", "notes", "compute", "memory",
-             "links", "info", "calibration"});
+             "links", "info", "achievable", "calibration"});
   Device d;
   const double version = RequireNumber(root, "schema_version", "");
   if (version != 1) {
@@ -204,6 +275,7 @@ Device ParseDeviceJson(const json& root) {
                           ParseQuantity(value, "info." + key, {"count", "Hz", "W", "B", "B/s"}));
     }
   }
+  if (root.contains("achievable")) ParseAchievable(root.at("achievable"), d);
   if (root.contains("calibration")) {
     const json& cal = root.at("calibration");
     RequireObject(cal, "calibration");
@@ -259,6 +331,10 @@ std::string_view NameOf(Provenance p) {
       return "derived";
     case Provenance::kMeasured:
       return "measured";
+    case Provenance::kPublished:
+      return "published";
+    case Provenance::kAssumed:
+      return "assumed";
   }
   return "spec";
 }
@@ -292,6 +368,10 @@ std::string Quantity::Describe() const {
       return "derived: " + formula;
     case Provenance::kMeasured:
       return "measured: " + method + ", " + date;
+    case Provenance::kPublished:
+      return "published: " + source + "; " + method + ", " + date;
+    case Provenance::kAssumed:
+      return "assumed: " + note;
   }
   return "";
 }
@@ -315,6 +395,26 @@ const MemoryLevel* Device::FindMemory(std::string_view level) const {
     if (m.name == level) return &m;
   }
   return nullptr;
+}
+
+namespace {
+const Quantity* FindFigure(const std::vector<std::pair<std::string, Quantity>>& v,
+                           std::string_view key) {
+  for (const auto& [k, q] : v) {
+    if (k == key) return &q;
+  }
+  return nullptr;
+}
+}  // namespace
+
+const Quantity* AchievableCeilings::ComputeFigure(std::string_view engine) const {
+  return FindFigure(compute, engine);
+}
+const Quantity* AchievableCeilings::MemoryFigure(std::string_view level) const {
+  return FindFigure(memory, level);
+}
+const Quantity* AchievableCeilings::LinkFigure(std::string_view link) const {
+  return FindFigure(links, link);
 }
 
 const Link* Device::FindLink(std::string_view link_name) const {
@@ -377,6 +477,19 @@ std::string DeviceToJson(const Device& d) {
     json info = json::object();
     for (const auto& [k, q] : d.info) info[k] = QuantityToJson(q);
     root["info"] = info;
+  }
+  if (!d.achievable.empty()) {
+    json a = json::object();
+    auto section = [&](const char* name, const std::vector<std::pair<std::string, Quantity>>& v) {
+      if (v.empty()) return;
+      json s = json::object();
+      for (const auto& [k, q] : v) s[k] = QuantityToJson(q);
+      a[name] = s;
+    };
+    section("compute", d.achievable.compute);
+    section("memory", d.achievable.memory);
+    section("links", d.achievable.links);
+    root["achievable"] = a;
   }
   if (d.calibration) {
     json cal;

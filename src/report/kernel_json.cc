@@ -30,6 +30,23 @@ void WriteKernelJson(const KernelCost& c, const CostModel& model, Json& k) {
   k["time_s"] = c.time_s;
   k["bound"] = model.BoundName(c);
   k["attainable_flops_per_s"] = c.attainable_flops_per_s;
+  if (c.has_expected) {
+    const ExpectedCost& e = c.expected;
+    k["expected_time_s"] = e.time_s;
+    Json x = Json::object();
+    Json xt = Json::object();
+    xt["compute"] = e.compute_s;
+    for (int l = 0; l < c.num_levels; ++l) {
+      if (d.memory[l].has_bandwidth()) xt["memory:" + d.memory[l].name] = e.memory_s[l];
+    }
+    if (c.link >= 0) xt["comm:" + d.links[c.link].name] = e.comm_s;
+    x["time_terms_s"] = xt;
+    x["efficiency"] = e.efficiency;
+    x["overhead_s"] = e.overhead_s;
+    x["host_launch_s"] = e.host_s;
+    x["bound"] = model.BoundName(c, e.bound);
+    k["expected"] = x;
+  }
 }
 
 template void WriteKernelJson(const KernelCost&, const CostModel&, nlohmann::json&);

@@ -5,6 +5,7 @@
 
 #include "roofline/report.h"
 #include "roofline/units.h"
+#include "src/report/expected_report.h"
 #include "src/report/kernel_json.h"
 #include "src/report/table.h"
 
@@ -71,20 +72,35 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model) {
                      Params(a.params.active));
   out += WorkloadLine(a) + "\n";
   out += "1 FLOP = one multiply or one add (a multiply-accumulate is 2); figures per device\n";
+  std::vector<KernelCost> all_costs;
+  for (const PhaseResult& p : a.phases) all_costs.insert(all_costs.end(), p.costs.begin(), p.costs.end());
+  out += ExpectedSetupLine(model, all_costs);
+  const bool expected = model.has_expected();
   for (const PhaseResult& p : a.phases) {
     out += fmt::format("\n== {} ==\n", NameOf(p.phase));
     const bool grouped = std::any_of(p.kernels.begin(), p.kernels.end(),
                                      [](const Kernel& k) { return k.repeat > 1; });
-    TextTable t({"kernel", "layers", "x", "FLOP", d.memory[0].name + " bytes", "FLOP/B", "time",
-                 "bound", "share"},
-                {false, false, true, true, true, true, true, false, true});
+    std::vector<std::string> header = {"kernel", "layers", "x",     "FLOP", d.memory[0].name + " bytes",
+                                       "FLOP/B", "time",   "bound", "share"};
+    std::vector<bool> right = {false, false, true, true, true, true, true, false, true};
+    if (expected) {
+      header.insert(header.end(), {"expected", "expected bound"});
+      right.insert(right.end(), {true, false});
+    }
+    TextTable t(header, right);
     for (size_t i = 0; i < p.costs.size(); ++i) {
       const KernelCost& c = p.costs[i];
       const double share =
           p.totals.time_s > 0 ? c.time_s * static_cast<double>(c.repeat) / p.totals.time_s : 0;
-      t.AddRow({KernelLabel(c, p.kernels[i]), p.kernels[i].group, std::to_string(c.repeat),
-                Si(c.flops, ""), Si(c.bytes[0], "B"), c.bytes[0] > 0 ? Num(c.Intensity(0)) : "-",
-                Seconds(c.time_s), model.BoundName(c), Percent(share)});
+      std::vector<std::string> row = {
+          KernelLabel(c, p.kernels[i]), p.kernels[i].group, std::to_string(c.repeat),
+          Si(c.flops, ""), Si(c.bytes[0], "B"), c.bytes[0] > 0 ? Num(c.Intensity(0)) : "-",
+          Seconds(c.time_s), model.BoundName(c), Percent(share)};
+      if (c.has_expected) {
+        row.push_back(Seconds(c.expected.time_s));
+        row.push_back(model.BoundName(c, c.expected.bound));
+      }
+      t.AddRow(row);
     }
     (void)grouped;
     out += t.Render();
@@ -98,20 +114,28 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model) {
                            : "");
     out += fmt::format("MFU at the bound {} (of {}), MBU {}\n", Percent(p.mfu), p.mfu_engine,
                        Percent(p.mbu));
-    if (p.expected_s > 0) {
+    out += ExpectedTotalsLine(s, model);
+    if (p.calibrated_s > 0) {
       const Calibration& cal = *d.calibration;
       out += fmt::format(
           "expected (calibrated: matmul {:.2f}, attention {:.2f}, norms/elementwise {:.2f} of "
           "the bound; from {}, {}): {}\n",
-          cal.matmul, cal.attention, cal.vector, d.origin, cal.date, Seconds(p.expected_s));
+          cal.matmul, cal.attention, cal.vector, d.origin, cal.date, Seconds(p.calibrated_s));
     }
     if (p.phase == Phase::kPrefill) {
-      out += fmt::format("time to first token (whole prompt, batch {}): {}\n", a.workload.batch,
-                         Seconds(p.ttft_s));
+      out += fmt::format("time to first token (whole prompt, batch {}): {}{}\n", a.workload.batch,
+                         Seconds(p.ttft_s),
+                         s.has_expected ? fmt::format(" bound, {} expected", Seconds(p.expected_ttft_s))
+                                        : "");
     } else {
-      out += fmt::format("time per output token {}, {} tokens/s (batch {})\n",
+      out += fmt::format("time per output token {}, {} tokens/s (batch {}){}\n",
                          Seconds(p.time_per_token_s), Num(std::round(p.tokens_per_s * 10) / 10),
-                         a.workload.batch);
+                         a.workload.batch,
+                         s.has_expected
+                             ? fmt::format("; expected {}, {} tokens/s",
+                                           Seconds(p.expected_time_per_token_s),
+                                           Num(std::round(p.expected_tokens_per_s * 10) / 10))
+                             : "");
     }
   }
   const MemoryFootprint& m = a.memory;
@@ -207,12 +231,24 @@ std::string RenderModelJson(const ModelAnalysis& a, const CostModel& model) {
     ph["mfu"] = p.mfu;
     ph["mfu_engine"] = p.mfu_engine;
     ph["mbu"] = p.mbu;
-    if (p.expected_s > 0) ph["expected_time_s"] = p.expected_s;
+    if (p.calibrated_s > 0) ph["calibrated_time_s"] = p.calibrated_s;
     if (p.phase == Phase::kPrefill) {
       ph["ttft_s"] = p.ttft_s;
     } else {
       ph["time_per_output_token_s"] = p.time_per_token_s;
       ph["tokens_per_s"] = p.tokens_per_s;
+    }
+    if (p.totals.has_expected) {
+      ph["expected_time_s"] = p.totals.expected_s;
+      json x = ExpectedTotalsJson(p.totals);
+      x["setup"] = ExpectedSetupJson(model, p.costs);
+      if (p.phase == Phase::kPrefill) {
+        x["ttft_s"] = p.expected_ttft_s;
+      } else {
+        x["time_per_output_token_s"] = p.expected_time_per_token_s;
+        x["tokens_per_s"] = p.expected_tokens_per_s;
+      }
+      ph["expected"] = x;
     }
     json kernels = json::array();
     for (size_t i = 0; i < p.costs.size(); ++i) {
@@ -237,7 +273,8 @@ std::string RenderModelCsv(const ModelAnalysis& a, const CostModel& model) {
   const Device& d = model.device();
   std::string out = "phase,group,kernel,repeat,flops";
   for (const auto& m : d.memory) out += ",bytes_" + m.name;
-  out += ",intensity_" + d.memory[0].name + ",comm_bytes,time_s,bound,share\n";
+  out += ",intensity_" + d.memory[0].name + ",comm_bytes,time_s,bound,share";
+  out += model.has_expected() ? ",expected_time_s,expected_bound\n" : "\n";
   for (const PhaseResult& p : a.phases) {
     for (size_t i = 0; i < p.costs.size(); ++i) {
       const KernelCost& c = p.costs[i];
@@ -246,8 +283,11 @@ std::string RenderModelCsv(const ModelAnalysis& a, const CostModel& model) {
       for (int l = 0; l < c.num_levels; ++l) out += fmt::format(",{:.17g}", c.bytes[l]);
       const double share =
           p.totals.time_s > 0 ? c.time_s * static_cast<double>(c.repeat) / p.totals.time_s : 0;
-      out += fmt::format(",{:.17g},{:.17g},{:.17g},{},{:.6g}\n", c.Intensity(0), c.comm_bytes,
+      out += fmt::format(",{:.17g},{:.17g},{:.17g},{},{:.6g}", c.Intensity(0), c.comm_bytes,
                          c.time_s, model.BoundName(c), share);
+      out += c.has_expected ? fmt::format(",{:.17g},{}\n", c.expected.time_s,
+                                          model.BoundName(c, c.expected.bound))
+                            : "\n";
     }
   }
   return out;

@@ -6,6 +6,7 @@
 
 #include "roofline/report.h"
 #include "roofline/units.h"
+#include "src/report/expected_report.h"
 #include "src/report/kernel_json.h"
 #include "src/report/table.h"
 
@@ -159,6 +160,9 @@ std::string RenderOpTable(const OpAnalysis& a, const CostModel& model) {
     share = fmt::format(" ({:.1f}% of {} peak)", 100.0 * attainable / c.peak.value, c.engine);
   }
   out += fmt::format("attainable  {}{}\n", Si(attainable, "FLOP/s"), share);
+  if (t.has_expected) {
+    out += "\n" + ExpectedSetupLine(model, a.costs) + ExpectedTotalsLine(t, model);
+  }
   return out;
 }
 
@@ -200,6 +204,12 @@ std::string RenderOpJson(const OpAnalysis& a, const CostModel& model, const Flip
   j["time_s"] = t.time_s;
   j["bound"] = NameOf(t.verdict, model.device());
   j["attainable_flops_per_s"] = t.time_s > 0 ? t.flops / t.time_s : 0.0;
+  if (t.has_expected) {
+    j["expected_time_s"] = t.expected_s;
+    json x = ExpectedTotalsJson(t);
+    x["setup"] = ExpectedSetupJson(model, a.costs);
+    j["expected"] = x;
+  }
   json kernels = json::array();
   for (const KernelCost& c : a.costs) kernels.push_back(kernel_json(c));
   j["kernels"] = kernels;

@@ -62,6 +62,7 @@ void AddCommon(CLI::App* app, CommonOptions& o) {
   AddFormatOption(*app, o.format, {"table", "json"});
   app->add_flag("--explain", o.explain,
                 "print the derivation of every number and where the verdict flips");
+  AddExpectedOptions(*app, o.expected);
 }
 
 Result<DType> Dt(const std::string& text, const std::string& flag) {
@@ -159,7 +160,9 @@ int Emit(Context& ctx, const CommonOptions& common, const OpRequest& request) {
   }
   Result<Device> device = ctx.ResolveHw(common.hw);
   if (!device.ok()) return Fail(ctx, device.status());
-  const CostModel model(*device);
+  CostOptions options;
+  if (Status s = ApplyExpectedFlags(common.expected, options); !s.ok()) return Fail(ctx, s);
+  const CostModel model(*device, options);
   Result<OpAnalysis> analysis = AnalyzeOp(request, model, common.explain);
   if (!analysis.ok()) return Fail(ctx, analysis.status());
   std::optional<FlipAnalysis> flip;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "tools/roofline/workload_options.h"
 #include "roofline/op_analysis.h"
 #include "roofline/output_format.h"
 #include "tools/roofline/commands.h"
@@ -19,6 +20,7 @@ struct CommonOptions {
   OutputFormat format = OutputFormat::kTable;
   bool explain = false;        ///< print the derivation and the flip point
   std::string dtype = "bf16";  ///< activation dtype
+  ExpectedFlags expected;      ///< --ceilings, --runtime, --efficiency
 };
 
 /// A parsed `op <kind> ...` command line.

@@ -1,5 +1,6 @@
 #include "tools/roofline/workload_options.h"
 
+#include <memory>
 #include <optional>
 
 #include "roofline/model_registry.h"
@@ -17,6 +18,38 @@ Result<std::optional<DType>> OptionalDType(const std::string& text, const std::s
 }
 
 }  // namespace
+
+void AddExpectedOptions(CLI::App& app, ExpectedFlags& f) {
+  app.add_option("--ceilings", f.ceilings,
+                 "expected times at the achievable ceilings (published or measured, else an "
+                 "assumed fraction) or at the spec ones")
+      ->check(CLI::IsMember({"spec", "achievable"}))
+      ->capture_default_str();
+  app.add_option("--runtime", f.runtime,
+                 "expected times: how kernels are launched (eager: PyTorch eager, cuda-graph, "
+                 "compiled: torch.compile with CUDA graphs)")
+      ->check(CLI::IsMember({"eager", "cuda-graph", "compiled"}))
+      ->capture_default_str();
+  app.add_option("--efficiency", f.efficiency,
+                 "expected times: CLASS=F fixes a kernel class's efficiency (matmul, attention, "
+                 "vector, comm; F in (0, 1]), repeatable");
+}
+
+Status ApplyExpectedFlags(const ExpectedFlags& f, CostOptions& c) {
+  Result<CeilingSet> ceilings = ParseCeilingSet(f.ceilings);
+  if (!ceilings.ok()) return ceilings.status();
+  Result<Runtime> runtime = ParseRuntime(f.runtime);
+  if (!runtime.ok()) return runtime.status();
+  c.expected.ceilings = *ceilings;
+  c.expected.runtime = *runtime;
+  for (const std::string& e : f.efficiency) {
+    if (Status s = ParseEfficiencyOverride(e, c.expected); !s.ok()) return s;
+  }
+  Result<EfficiencyData> data = LoadDefaultEfficiencyData();
+  if (!data.ok()) return data.status();
+  c.efficiency = std::make_shared<const EfficiencyData>(std::move(data).value());
+  return Status::Ok();
+}
 
 /// Adds the workload options shared by `model` (and later `sweep`, `plan`).
 void AddWorkloadOptions(CLI::App& app, ModelOptions& o) {
@@ -51,6 +84,7 @@ void AddWorkloadOptions(CLI::App& app, ModelOptions& o) {
   app.add_option("--launch-overhead-us", o.launch_overhead_us,
                  "added to every kernel's bound, microseconds")
       ->capture_default_str();
+  AddExpectedOptions(app, o.expected);
 }
 
 Result<Workload> MakeWorkload(const ModelOptions& o) {
@@ -99,6 +133,7 @@ Result<CostOptions> MakeCostOptions(const ModelOptions& o) {
   CostOptions c;
   c.launch_overhead_s = o.launch_overhead_us * 1e-6;
   if (Status s = Validate(c); !s.ok()) return s;
+  if (Status s = ApplyExpectedFlags(o.expected, c); !s.ok()) return s;
   return c;
 }
 

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "roofline/model_analysis.h"
 #include "roofline/output_format.h"
@@ -11,6 +12,17 @@
 #include "tools/roofline/commands.h"
 
 namespace roofline::cli {
+
+/// The flags of expected times: --ceilings, --runtime, --efficiency.
+struct ExpectedFlags {
+  std::string ceilings = "achievable";  ///< spec | achievable
+  std::string runtime = "eager";        ///< eager | cuda-graph | compiled
+  std::vector<std::string> efficiency;  ///< CLASS=F overrides
+};
+/// Adds --ceilings, --runtime and --efficiency.
+void AddExpectedOptions(CLI::App& app, ExpectedFlags& f);
+/// Loads the efficiency data and applies the flags to `c`; errors name the flag or the file.
+Status ApplyExpectedFlags(const ExpectedFlags& f, CostOptions& c);
 
 /// Options of `roofline model` (and the workload part of `sweep` and `plan`); defaults are the
 /// tool's defaults.
@@ -31,6 +43,7 @@ struct ModelOptions {
   std::string mla = "auto";
   bool all_logits = false;
   double launch_overhead_us = 0;
+  ExpectedFlags expected;
   OutputFormat format = OutputFormat::kTable;
 };
 
@@ -39,7 +52,8 @@ void AddWorkloadOptions(CLI::App& app, ModelOptions& o);
 /// The workload the options describe; errors name the flag.
 Result<Workload> MakeWorkload(const ModelOptions& o);
 
-/// How kernels are costed (--launch-overhead-us); errors name the flag.
+/// How kernels are costed (--launch-overhead-us) and expected (--ceilings, --runtime,
+/// --efficiency, with data/efficiency.json); errors name the flag.
 Result<CostOptions> MakeCostOptions(const ModelOptions& o);
 
 /// A resolved model, workload, cost options and device.

@@ -1,0 +1,96 @@
+// The data behind expected times: how close real kernels come to a device's ceilings, and what
+// each kernel launch costs, every figure with its source (data/efficiency.json,
+// docs/expected-time.md).
+#ifndef ROOFLINE_EFFICIENCY_H_
+#define ROOFLINE_EFFICIENCY_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "roofline/kernel_class.h"
+#include "roofline/status.h"
+
+namespace roofline {
+
+/// A dimensionless factor or a time, with where it came from.
+struct Figure {
+  double value = 0;
+  std::string source;  ///< who measured or documented it, and where
+};
+
+/// Which ceilings expected times use.
+enum class CeilingSet {
+  kSpec,        ///< the datasheet peaks (efficiencies and overhead still apply)
+  kAchievable,  ///< what real kernels reach: published or measured, else an assumed fraction
+};
+std::string_view NameOf(CeilingSet c);
+
+/// How kernels are launched.
+enum class Runtime {
+  kEager,      ///< PyTorch eager: the host launches every kernel, op by op
+  kCudaGraph,  ///< a captured CUDA graph replayed: one host launch per step
+  kCompiled,   ///< torch.compile with CUDA graphs (mode="reduce-overhead")
+};
+inline constexpr int kNumRuntimes = 3;
+std::string_view NameOf(Runtime r);
+
+/// A matmul tile shape a GEMM library may pick (output rows x columns per thread block).
+struct MatmulTile {
+  int64_t m = 128;
+  int64_t n = 128;
+};
+
+/// What one kernel launch costs under a runtime.
+struct LaunchCost {
+  Figure host_s;  ///< host time to issue one kernel; the GPU idles when its kernel is shorter
+  Figure gap_s;   ///< GPU time between two dependent kernels (drain, launch latency)
+};
+
+/// The contents of data/efficiency.json.
+struct EfficiencyData {
+  /// Fractions of the spec ceiling assumed when a device lists no achievable figure.
+  Figure assumed_compute;
+  Figure assumed_memory;
+  Figure assumed_link;
+  /// Tile shapes of the GEMM library; the one with the best quantization is taken.
+  std::vector<MatmulTile> matmul_tiles;
+  std::string matmul_tiles_source;
+  /// Fused (flash) attention's achieved FLOP rate as a fraction of the device's achievable
+  /// dense matmul rate, per device it was measured on; a device not listed takes the first
+  /// entry's (printed as assumed).
+  struct DeviceFigure {
+    std::string device;
+    Figure figure;
+  };
+  std::vector<DeviceFigure> flash_attention;
+  std::array<LaunchCost, kNumRuntimes> launch{};  ///< by Runtime
+  std::string origin;                             ///< the file it came from
+};
+
+/// Parses efficiency data; errors name `origin` and the field.
+Result<EfficiencyData> ParseEfficiencyData(std::string_view json_text, const std::string& origin);
+/// `$ROOFLINE_DATA_DIR/efficiency.json` when that variable is set, else the embedded copy.
+Result<EfficiencyData> LoadDefaultEfficiencyData();
+
+/// The choices of an expected-time evaluation.
+struct ExpectedOptions {
+  CeilingSet ceilings = CeilingSet::kAchievable;
+  Runtime runtime = Runtime::kEager;
+  /// `--efficiency CLASS=F`: a fixed efficiency in (0, 1] for one class in place of its model;
+  /// 0 = the model's own.
+  std::array<double, kNumClasses> class_efficiency{};
+};
+
+/// Parses "--ceilings" ("spec" or "achievable").
+Result<CeilingSet> ParseCeilingSet(std::string_view text);
+/// Parses "--runtime" ("eager", "cuda-graph" or "compiled").
+Result<Runtime> ParseRuntime(std::string_view text);
+/// Applies one "--efficiency CLASS=F" (class: matmul, attention, vector, comm; F in (0, 1]).
+Status ParseEfficiencyOverride(std::string_view text, ExpectedOptions& options);
+
+}  // namespace roofline
+
+#endif  // ROOFLINE_EFFICIENCY_H_

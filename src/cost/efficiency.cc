@@ -1,0 +1,184 @@
+// Parsing of data/efficiency.json and of the expected-time options.
+#include "roofline/efficiency.h"
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "roofline/suggest.h"
+#include "src/util/embedded_data.h"
+#include "src/util/json_util.h"
+
+namespace roofline {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kRuntimeNames[kNumRuntimes] = {"eager", "cuda-graph", "compiled"};
+
+// {"value": v, "source": "..."}; `max` bounds the value (a fraction: 1; a time: 1e-3 s).
+Figure ParseFigure(const json& j, const std::string& field, double max, bool zero_ok) {
+  RequireObject(j, field);
+  CheckKeys(j, field, {"value", "source"});
+  Figure f;
+  f.value = zero_ok ? RequireNonNegative(j, "value", field) : RequirePositive(j, "value", field);
+  if (f.value > max) {
+    throw JsonFieldError(field + ".value",
+                         FormatNumber(f.value) + " is out of range (expected at most " +
+                             FormatNumber(max) + (max == 1 ? ": a fraction of a ceiling)" : " s)"));
+  }
+  f.source = RequireString(j, "source", field, "every figure needs its source");
+  return f;
+}
+
+EfficiencyData ParseEfficiencyJson(const json& root) {
+  RequireObject(root, "");
+  CheckKeys(root, "",
+            {"schema_version", "comment", "assumed", "matmul_tiles", "flash_attention", "launch"});
+  if (RequireNumber(root, "schema_version", "") != 1) {
+    throw JsonFieldError("schema_version", "unsupported schema_version (expected 1)");
+  }
+  EfficiencyData d;
+  auto need = [&](const json& j, const char* key, const std::string& parent) -> const json& {
+    if (!j.contains(key)) throw JsonFieldError(JoinField(parent, key), "missing");
+    return j.at(key);
+  };
+  const json& assumed = need(root, "assumed", "");
+  RequireObject(assumed, "assumed");
+  CheckKeys(assumed, "assumed", {"compute", "memory", "link"});
+  d.assumed_compute = ParseFigure(need(assumed, "compute", "assumed"), "assumed.compute", 1, false);
+  d.assumed_memory = ParseFigure(need(assumed, "memory", "assumed"), "assumed.memory", 1, false);
+  d.assumed_link = ParseFigure(need(assumed, "link", "assumed"), "assumed.link", 1, false);
+
+  const json& tiles = need(root, "matmul_tiles", "");
+  RequireObject(tiles, "matmul_tiles");
+  CheckKeys(tiles, "matmul_tiles", {"tiles", "source"});
+  const json& list = need(tiles, "tiles", "matmul_tiles");
+  if (!list.is_array() || list.empty() || list.size() > 64) {
+    throw JsonFieldError("matmul_tiles.tiles", "expected a non-empty array of [m, n] tile shapes");
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string field = "matmul_tiles.tiles[" + std::to_string(i) + "]";
+    const json& t = list[i];
+    if (!t.is_array() || t.size() != 2 || !t[0].is_number_integer() ||
+        !t[1].is_number_integer() || t[0].get<int64_t>() < 1 || t[1].get<int64_t>() < 1 ||
+        t[0].get<int64_t>() > 4096 || t[1].get<int64_t>() > 4096) {
+      throw JsonFieldError(field, "expected [m, n]: two integers between 1 and 4096");
+    }
+    d.matmul_tiles.push_back({t[0].get<int64_t>(), t[1].get<int64_t>()});
+  }
+  d.matmul_tiles_source = RequireString(tiles, "source", "matmul_tiles", "the tiles need a source");
+
+  const json& flash = need(root, "flash_attention", "");
+  if (!flash.is_array() || flash.empty() || flash.size() > 64) {
+    throw JsonFieldError("flash_attention",
+                         "expected a non-empty array of {\"device\", \"value\", \"source\"}");
+  }
+  for (size_t i = 0; i < flash.size(); ++i) {
+    const std::string field = "flash_attention[" + std::to_string(i) + "]";
+    const json& f = flash[i];
+    RequireObject(f, field);
+    CheckKeys(f, field, {"device", "value", "source"});
+    EfficiencyData::DeviceFigure df;
+    df.device = RequireString(f, "device", field, "the device the fraction was measured on");
+    df.figure = ParseFigure(json{{"value", need(f, "value", field)}, {"source", need(f, "source", field)}},
+                            field, 1, false);
+    d.flash_attention.push_back(std::move(df));
+  }
+
+  const json& launch = need(root, "launch", "");
+  RequireObject(launch, "launch");
+  CheckKeys(launch, "launch", {"eager", "cuda-graph", "compiled"});
+  for (int r = 0; r < kNumRuntimes; ++r) {
+    const std::string name(kRuntimeNames[r]);
+    const std::string field = "launch." + name;
+    const json& l = need(launch, name.c_str(), "launch");
+    RequireObject(l, field);
+    CheckKeys(l, field, {"host_s", "gap_s"});
+    d.launch[r].host_s = ParseFigure(need(l, "host_s", field), field + ".host_s", 1e-3, true);
+    d.launch[r].gap_s = ParseFigure(need(l, "gap_s", field), field + ".gap_s", 1e-3, true);
+  }
+  return d;
+}
+
+}  // namespace
+
+std::string_view NameOf(CeilingSet c) { return c == CeilingSet::kSpec ? "spec" : "achievable"; }
+
+std::string_view NameOf(Runtime r) { return kRuntimeNames[static_cast<int>(r)]; }
+
+Result<EfficiencyData> ParseEfficiencyData(std::string_view json_text, const std::string& origin) {
+  Result<json> parsed = ParseJsonText(json_text, origin);
+  if (!parsed.ok()) return parsed.status();
+  try {
+    EfficiencyData d = ParseEfficiencyJson(*parsed);
+    d.origin = origin;
+    return d;
+  } catch (const JsonFieldError& e) {
+    return Status::Invalid(origin + (e.field().empty() ? "" : ": " + e.field()), e.what());
+  } catch (const json::exception& e) {
+    return Status::Invalid(origin, std::string("malformed efficiency data: ") + e.what());
+  }
+}
+
+Result<EfficiencyData> LoadDefaultEfficiencyData() {
+  const char* dir = std::getenv("ROOFLINE_DATA_DIR");
+  if (dir != nullptr && *dir != '\0') {
+    const std::string path = std::string(dir) + "/efficiency.json";
+    Result<std::string> text = ReadTextFile(path);
+    if (!text.ok()) return text.status();
+    return ParseEfficiencyData(*text, path);
+  }
+  for (const auto& f : EmbeddedFiles()) {
+    if (f.path == "efficiency.json") {
+      return ParseEfficiencyData(f.content, "<embedded>/data/efficiency.json");
+    }
+  }
+  return Status::NotFound("<embedded>/data/efficiency.json", "not compiled into this build");
+}
+
+Result<CeilingSet> ParseCeilingSet(std::string_view text) {
+  if (text == "spec") return CeilingSet::kSpec;
+  if (text == "achievable") return CeilingSet::kAchievable;
+  return Status::Invalid("--ceilings", "unknown ceiling set '" + std::string(text) +
+                                           "' (expected spec or achievable)");
+}
+
+Result<Runtime> ParseRuntime(std::string_view text) {
+  for (int r = 0; r < kNumRuntimes; ++r) {
+    if (text == kRuntimeNames[r]) return static_cast<Runtime>(r);
+  }
+  const std::vector<std::string> names(std::begin(kRuntimeNames), std::end(kRuntimeNames));
+  return Status::Invalid("--runtime", "unknown runtime '" + std::string(text) + "'" +
+                                          DidYouMean(std::string(text), names) +
+                                          " (expected eager, cuda-graph or compiled)");
+}
+
+Status ParseEfficiencyOverride(std::string_view text, ExpectedOptions& options) {
+  static const std::vector<std::string> kClasses = {"matmul", "attention", "vector", "comm"};
+  const size_t eq = text.find('=');
+  if (eq == std::string_view::npos) {
+    return Status::Invalid("--efficiency", "expected CLASS=F (e.g. matmul=0.7), got '" +
+                                               std::string(text) + "'");
+  }
+  const std::string cls(text.substr(0, eq));
+  const std::string value(text.substr(eq + 1));
+  size_t index = kClasses.size();
+  for (size_t i = 0; i < kClasses.size(); ++i) {
+    if (kClasses[i] == cls) index = i;
+  }
+  if (index == kClasses.size()) {
+    return Status::Invalid("--efficiency", "unknown kernel class '" + cls + "'" +
+                                               DidYouMean(cls, kClasses) +
+                                               " (expected matmul, attention, vector or comm)");
+  }
+  char* end = nullptr;
+  const double f = std::strtod(value.c_str(), &end);
+  if (value.empty() || end != value.c_str() + value.size() || !(f > 0 && f <= 1)) {
+    return Status::Invalid("--efficiency", "efficiency of " + cls + " must be a number in (0, 1], got '" +
+                                               value + "'");
+  }
+  options.class_efficiency[index] = f;
+  return Status::Ok();
+}
+
+}  // namespace roofline

@@ -1,0 +1,235 @@
+// Expected kernel times: the roofline terms at achievable ceilings, the compute term divided by
+// the kernel's efficiency, and the cost of launching it (docs/expected-time.md).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "roofline/cost.h"
+#include "roofline/units.h"
+
+namespace roofline {
+namespace {
+
+std::string Percent(double f) { return fmt::format("{:.1f}%", f * 100); }
+
+// The figure a ceiling is expected at: the spec one (`--ceilings spec`, or a ceiling measured by
+// `roofline measure`, which is already what kernels reach), else the device's achievable figure,
+// else the spec ceiling times the assumed fraction.
+UsedCeiling Use(const Quantity& spec, const Quantity* achievable, CeilingSet set,
+                const Figure& assumed) {
+  UsedCeiling u;
+  if (set == CeilingSet::kSpec || spec.provenance == Provenance::kMeasured) {
+    u.value = spec.value;
+    u.figure = spec;
+  } else if (achievable != nullptr) {
+    u.value = achievable->value;
+    u.figure = *achievable;
+  } else {
+    u.value = spec.value * assumed.value;
+    u.figure.value = u.value;
+    u.figure.unit = spec.unit;
+    u.figure.provenance = Provenance::kAssumed;
+    u.figure.note = fmt::format("{} of the spec {} (none published for this device; {})",
+                                Percent(assumed.value), Si(spec.value, spec.unit), assumed.source);
+  }
+  return u;
+}
+
+// The first matmul or convolution of a kernel as an output of m x n in `batch` products.
+bool MatmulShape(const Graph& graph, const Kernel& kernel, double& m, double& n, double& k,
+                 double& batch) {
+  for (int o : kernel.ops) {
+    const OpSpec& spec = graph.ops()[o].spec;
+    if (const auto* mm = std::get_if<MatmulSpec>(&spec)) {
+      m = static_cast<double>(mm->m);
+      n = static_cast<double>(mm->n);
+      k = static_cast<double>(mm->k);
+      batch = static_cast<double>(mm->batch);
+      return true;
+    }
+    if (const auto* cv = std::get_if<Conv2dSpec>(&spec)) {
+      m = static_cast<double>(cv->batch) * static_cast<double>(cv->out_height()) *
+          static_cast<double>(cv->out_width());
+      n = static_cast<double>(cv->out_channels / cv->groups);
+      k = static_cast<double>(cv->in_channels / cv->groups) * static_cast<double>(cv->kernel_h) *
+          static_cast<double>(cv->kernel_w);
+      batch = static_cast<double>(cv->groups);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool HasFusedAttention(const Graph& graph, const Kernel& kernel) {
+  for (int o : kernel.ops) {
+    if (std::holds_alternative<AttentionSpec>(graph.ops()[o].spec)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void CostModel::SetUpExpected() {
+  const EfficiencyData& e = *options_.efficiency;
+  const CeilingSet set = options_.expected.ceilings;
+  const Device& d = *device_;
+  for (const ComputeCeiling& c : d.compute) {
+    used_compute_.push_back(
+        Use(c.peak, d.achievable.ComputeFigure(c.engine), set, e.assumed_compute));
+  }
+  for (const MemoryLevel& m : d.memory) {
+    if (!m.bandwidth) {
+      used_memory_.push_back({});
+      continue;
+    }
+    used_memory_.push_back(
+        Use(*m.bandwidth, d.achievable.MemoryFigure(m.name), set, e.assumed_memory));
+  }
+  for (const Link& l : d.links) {
+    used_links_.push_back(Use(l.bandwidth, d.achievable.LinkFigure(l.name), set, e.assumed_link));
+  }
+  for (const auto& [key, q] : d.info) {
+    if (key == "sm_count" || key == "cu_count") sm_count_ = static_cast<int64_t>(q.value);
+  }
+}
+
+double CostModel::MatmulEfficiency(double m, double n, double k, double batch,
+                                   MatmulTile* picked) const {
+  if (!options_.efficiency || options_.efficiency->matmul_tiles.empty()) return 1;
+  double best = 0;
+  for (const MatmulTile& t : options_.efficiency->matmul_tiles) {
+    const double tm = static_cast<double>(t.m), tn = static_cast<double>(t.n);
+    const double rows = std::ceil(m / tm), cols = std::ceil(n / tn);
+    // Tile quantization: the padded part of the last row and column of tiles is computed too.
+    double eff = (m * n) / (rows * tm * cols * tn);
+    if (sm_count_ > 0) {
+      // Wave quantization: tiles run in waves of one per SM; the last wave may be partly idle.
+      // Fewer tiles than SMs: k is split so that more of them work (split-K).
+      double tiles = rows * cols * batch;
+      const double sms = static_cast<double>(sm_count_);
+      if (tiles < sms) tiles *= std::max(1.0, std::min(std::floor(sms / tiles), std::floor(k / 256)));
+      eff *= tiles / (std::ceil(tiles / sms) * sms);
+    }
+    if (eff > best) {
+      best = eff;
+      if (picked != nullptr) *picked = t;
+    }
+  }
+  return std::clamp(best, 1e-9, 1.0);
+}
+
+ExpectedCost CostModel::Expect(const Graph& graph, const Kernel& kernel, KernelClass cls,
+                               const KernelCost& c, Trace* trace) const {
+  ExpectedCost e;
+  if (!options_.efficiency) return e;
+  const EfficiencyData& data = *options_.efficiency;
+  const ExpectedOptions& o = options_.expected;
+
+  // The efficiency of the compute term.
+  std::string why;
+  const double forced = o.class_efficiency[static_cast<size_t>(cls)];
+  double m = 0, n = 0, k = 0, batch = 0;
+  if (forced > 0) {
+    e.efficiency = forced;
+    why = fmt::format("--efficiency {}", Percent(forced));
+  } else if (cls == KernelClass::kAttention && HasFusedAttention(graph, kernel)) {
+    const EfficiencyData::DeviceFigure* f = &data.flash_attention.front();
+    for (const auto& entry : data.flash_attention) {
+      if (entry.device == device_->id) f = &entry;
+    }
+    e.efficiency = f->figure.value;
+    why = fmt::format("fused attention at {} of the dense matmul ceiling ({}{})",
+                      Percent(e.efficiency), f->figure.source,
+                      f->device == device_->id ? ""
+                                               : "; measured on " + f->device + ", assumed here");
+  } else if ((cls == KernelClass::kMatmul || cls == KernelClass::kAttention) &&
+             MatmulShape(graph, kernel, m, n, k, batch)) {
+    MatmulTile tile;
+    e.efficiency = MatmulEfficiency(m, n, k, batch, &tile);
+    why = sm_count_ > 0
+              ? fmt::format("tile {}x{} and wave quantization of a {}x{} output x{} over {} SMs",
+                            tile.m, tile.n, m, n, batch, sm_count_)
+              : fmt::format("tile {}x{} quantization of a {}x{} output (no SM count listed)",
+                            tile.m, tile.n, m, n);
+  } else {
+    why = "no shape penalty (not a matmul)";
+  }
+
+  // Roofline terms at the ceilings used.
+  for (int i = 0; i < c.num_engines; ++i) {
+    const EngineTerm& t = c.engines[i];
+    if (t.ceiling < 0 || used_compute_[t.ceiling].value <= 0) continue;
+    e.compute_s += t.flops / used_compute_[t.ceiling].value / e.efficiency;
+  }
+  e.roofline_s = e.compute_s;
+  e.term = c.num_engines > 0 ? Bound{BoundKind::kCompute, DominantEngine(c)}
+                             : Bound{BoundKind::kMemory, 0};
+  for (int l = 0; l < c.num_levels; ++l) {
+    const double bw = used_memory_[l].value;
+    e.memory_s[l] = bw > 0 ? c.bytes[l] / bw : 0;
+    if (e.memory_s[l] > e.roofline_s) {
+      e.roofline_s = e.memory_s[l];
+      e.term = {BoundKind::kMemory, l};
+    }
+  }
+  if (c.link >= 0 && used_links_[c.link].value > 0) {
+    e.comm_s = c.comm_bytes / used_links_[c.link].value +
+               c.comm_steps * device_->links[c.link].latency_s();
+    if (e.comm_s > e.roofline_s) {
+      e.roofline_s = e.comm_s;
+      e.term = {BoundKind::kComm, c.link};
+    }
+  }
+
+  // Launching it.
+  const LaunchCost& launch = data.launch[static_cast<size_t>(o.runtime)];
+  e.overhead_s = launch.gap_s.value + options_.launch_overhead_s;
+  e.host_s = launch.host_s.value;
+  e.time_s = e.roofline_s + e.overhead_s;
+  const bool launch_bound = e.overhead_s > e.roofline_s || e.host_s > e.time_s;
+  e.bound = launch_bound ? Bound{BoundKind::kOverhead, 0} : e.term;
+
+  if (trace) {
+    trace->Add(fmt::format("Expected time ({} ceilings, runtime {}):", NameOf(o.ceilings),
+                           NameOf(o.runtime)));
+    for (int i = 0; i < c.num_engines; ++i) {
+      const EngineTerm& t = c.engines[i];
+      if (t.ceiling < 0) continue;
+      const UsedCeiling& u = used_compute_[t.ceiling];
+      trace->Add(fmt::format("  compute {}: {} FLOP / ({} x efficiency {}) = {}  [{}]",
+                             device_->compute[t.ceiling].engine, Sci(t.flops),
+                             Si(u.value, u.figure.unit), Percent(e.efficiency),
+                             Seconds(t.flops / u.value / e.efficiency), u.figure.Describe()));
+    }
+    trace->Add("    efficiency: " + why);
+    for (int l = 0; l < c.num_levels; ++l) {
+      const UsedCeiling& u = used_memory_[l];
+      if (u.value <= 0) continue;
+      trace->Add(fmt::format("  memory {}: {} B / {} = {}  [{}]", device_->memory[l].name,
+                             Sci(c.bytes[l]), Si(u.value, "B/s"), Seconds(e.memory_s[l]),
+                             u.figure.Describe()));
+    }
+    if (c.link >= 0 && used_links_[c.link].value > 0) {
+      const UsedCeiling& u = used_links_[c.link];
+      trace->Add(fmt::format("  comm {}: {} B / {} + {} steps x {} = {}  [{}]",
+                             device_->links[c.link].name, Sci(c.comm_bytes), Si(u.value, "B/s"),
+                             c.comm_steps, Seconds(device_->links[c.link].latency_s()),
+                             Seconds(e.comm_s), u.figure.Describe()));
+    }
+    trace->Add(fmt::format("  launch ({}): {} between kernels [{}]{}; host {} per launch [{}]",
+                           NameOf(o.runtime), Seconds(launch.gap_s.value), launch.gap_s.source,
+                           options_.launch_overhead_s > 0
+                               ? " + --launch-overhead-us " + Seconds(options_.launch_overhead_s)
+                               : "",
+                           Seconds(e.host_s), launch.host_s.source));
+    trace->Add(fmt::format("Expected = largest term {} + overhead {} = {} ({} the bound {}){}",
+                           Seconds(e.roofline_s), Seconds(e.overhead_s), Seconds(e.time_s),
+                           c.time_s > 0 ? fmt::format("{:.2f}x", e.time_s / c.time_s) : "-",
+                           Seconds(c.time_s),
+                           launch_bound ? " -> overhead (launch-bound)" : ""));
+  }
+  return e;
+}
+
+}  // namespace roofline

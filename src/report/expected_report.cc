@@ -1,0 +1,134 @@
+// Expected times in reports (docs/expected-time.md).
+#include "src/report/expected_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "roofline/units.h"
+
+namespace roofline {
+namespace {
+
+using nlohmann::json;
+
+// Compute ceilings the kernels run on, in device order.
+std::vector<int> UsedEngines(const std::vector<KernelCost>& costs) {
+  std::vector<int> out;
+  for (const KernelCost& c : costs) {
+    for (int e = 0; e < c.num_engines; ++e) {
+      const int ceiling = c.engines[e].ceiling;
+      if (ceiling >= 0 && c.engines[e].flops > 0 &&
+          std::find(out.begin(), out.end(), ceiling) == out.end()) {
+        out.push_back(ceiling);
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<int> UsedLinks(const std::vector<KernelCost>& costs) {
+  std::vector<int> out;
+  for (const KernelCost& c : costs) {
+    if (c.link >= 0 && std::find(out.begin(), out.end(), c.link) == out.end()) {
+      out.push_back(c.link);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+json FigureJson(const UsedCeiling& u) {
+  json j;
+  j["value"] = u.value;
+  j["unit"] = u.figure.unit;
+  j["provenance"] = std::string(NameOf(u.figure.provenance));
+  j["source"] = u.figure.Describe();
+  return j;
+}
+
+}  // namespace
+
+std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCost>& costs) {
+  if (!model.has_expected()) return "";
+  const Device& d = model.device();
+  std::string parts;
+  auto add = [&](const std::string& name, const UsedCeiling& u) {
+    parts += fmt::format("{}{} {} ({})", parts.empty() ? "" : ", ", name,
+                         Si(u.value, u.figure.unit), NameOf(u.figure.provenance));
+  };
+  for (int e : UsedEngines(costs)) add(d.compute[e].engine, model.used_compute()[e]);
+  add(d.memory[0].name, model.used_memory()[0]);
+  for (int l : UsedLinks(costs)) add(d.links[l].name, model.used_links()[l]);
+  const ExpectedOptions& o = model.options().expected;
+  const LaunchCost& launch = model.options().efficiency->launch[static_cast<size_t>(o.runtime)];
+  return fmt::format(
+      "expected times: {} ceilings ({}); runtime {} ({} host per launch, {} between kernels); "
+      "--explain derives each\n",
+      NameOf(o.ceilings), parts, NameOf(o.runtime), Seconds(launch.host_s.value),
+      Seconds(launch.gap_s.value));
+}
+
+json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& costs) {
+  json j;
+  if (!model.has_expected()) return j;
+  const Device& d = model.device();
+  const ExpectedOptions& o = model.options().expected;
+  const EfficiencyData& data = *model.options().efficiency;
+  j["ceilings"] = std::string(NameOf(o.ceilings));
+  j["runtime"] = std::string(NameOf(o.runtime));
+  json used = json::object();
+  for (int e : UsedEngines(costs)) used[d.compute[e].engine] = FigureJson(model.used_compute()[e]);
+  used[d.memory[0].name] = FigureJson(model.used_memory()[0]);
+  for (int l : UsedLinks(costs)) used[d.links[l].name] = FigureJson(model.used_links()[l]);
+  j["used_ceilings"] = used;
+  const LaunchCost& launch = data.launch[static_cast<size_t>(o.runtime)];
+  j["launch"] = {{"host_s", launch.host_s.value},
+                 {"host_source", launch.host_s.source},
+                 {"gap_s", launch.gap_s.value},
+                 {"gap_source", launch.gap_s.source}};
+  json overrides = json::object();
+  static constexpr const char* kClassKeys[] = {"matmul", "attention", "vector", "comm"};
+  for (size_t c = 0; c < o.class_efficiency.size(); ++c) {
+    if (o.class_efficiency[c] > 0) overrides[kClassKeys[c]] = o.class_efficiency[c];
+  }
+  if (!overrides.empty()) j["efficiency_overrides"] = overrides;
+  j["efficiency_data"] = data.origin;
+  return j;
+}
+
+std::string ExpectedTotalsLine(const Totals& t, const CostModel& model) {
+  if (!t.has_expected) return "";
+  (void)model;
+  static constexpr const char* kKinds[] = {"compute", "memory", "comm", "overhead"};
+  size_t top = 0;
+  for (size_t k = 1; k < t.expected_by_bound.size(); ++k) {
+    if (t.expected_by_bound[k] > t.expected_by_bound[top]) top = k;
+  }
+  const bool host_bound = t.expected_host_s > t.expected_gpu_s;
+  const std::string verdict =
+      host_bound ? fmt::format("launch-bound: the host needs {} to launch the kernels, the GPU waits",
+                               Seconds(t.expected_host_s))
+      : top == 3 ? std::string("mostly launch-bound kernels")
+                 : fmt::format("mostly {}-bound kernels", kKinds[top]);
+  return fmt::format("expected: {} ({:.2f}x the bound), {}; launch overhead {:.1f}% of it\n",
+                     Seconds(t.expected_s), t.time_s > 0 ? t.expected_s / t.time_s : 0.0, verdict,
+                     100 * t.overhead_share());
+}
+
+json ExpectedTotalsJson(const Totals& t) {
+  json j;
+  j["time_s"] = t.expected_s;
+  j["gpu_s"] = t.expected_gpu_s;
+  j["host_launch_s"] = t.expected_host_s;
+  j["roofline_s"] = t.expected_roofline_s;
+  j["overhead_share"] = t.overhead_share();
+  j["compute_bound_time_s"] = t.expected_by_bound[0];
+  j["memory_bound_time_s"] = t.expected_by_bound[1];
+  j["comm_bound_time_s"] = t.expected_by_bound[2];
+  j["overhead_bound_time_s"] = t.expected_by_bound[3];
+  return j;
+}
+
+}  // namespace roofline

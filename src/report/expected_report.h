@@ -1,0 +1,27 @@
+// What every report says about expected times: the ceilings and launch costs used, and a
+// step's expected total beside its bound.
+#ifndef ROOFLINE_SRC_REPORT_EXPECTED_REPORT_H_
+#define ROOFLINE_SRC_REPORT_EXPECTED_REPORT_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "roofline/cost.h"
+#include "roofline/graph_analysis.h"
+
+namespace roofline {
+
+/// "expected times: achievable ceilings (tensor.bf16 794.5 TFLOP/s, published; ...), runtime
+/// eager (...)" for the ceilings kernels of `costs` use; empty without efficiency data.
+std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCost>& costs);
+/// The same as JSON: ceilings, runtime, every used ceiling with its value and provenance, the
+/// launch costs with their sources.
+nlohmann::json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& costs);
+/// "expected: 10.2 ms (1.27x the bound), memory:hbm; launch overhead 12.3% of it".
+std::string ExpectedTotalsLine(const Totals& totals, const CostModel& model);
+/// A step's expected figures as JSON (time, roofline, GPU, host, overhead share, per verdict).
+nlohmann::json ExpectedTotalsJson(const Totals& totals);
+
+}  // namespace roofline
+
+#endif  // ROOFLINE_SRC_REPORT_EXPECTED_REPORT_H_

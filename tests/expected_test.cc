@@ -1,0 +1,288 @@
+// Expected times: the efficiency data and its errors, achievable ceilings in device files, the
+// matmul quantization model, launch overhead and its verdict, and the command-line flags.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "roofline/efficiency.h"
+#include "roofline/op_analysis.h"
+#include "tests/cli_runner.h"
+#include "tests/test_util.h"
+
+namespace roofline {
+namespace {
+
+using testing::Analyze;
+using testing::Dev;
+using testing::Mm;
+using testing::RunCli;
+using testing::SimpleDeviceJson;
+
+std::shared_ptr<const EfficiencyData> Data() {
+  static const std::shared_ptr<const EfficiencyData> d = [] {
+    Result<EfficiencyData> r = LoadDefaultEfficiencyData();
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return std::make_shared<const EfficiencyData>(r.ok() ? *r : EfficiencyData{});
+  }();
+  return d;
+}
+
+CostModel Expecting(const Device& d, CeilingSet set = CeilingSet::kAchievable,
+                    Runtime rt = Runtime::kEager) {
+  CostOptions o;
+  o.efficiency = Data();
+  o.expected.ceilings = set;
+  o.expected.runtime = rt;
+  return CostModel(d, o);
+}
+
+std::string Replace(std::string s, const std::string& from, const std::string& to) {
+  const size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) s.replace(at, from.size(), to);
+  return s;
+}
+
+TEST(EfficiencyData, TheEmbeddedFileParsesAndEveryFigureHasASource) {
+  const EfficiencyData& d = *Data();
+  for (const Figure* f : {&d.assumed_compute, &d.assumed_memory, &d.assumed_link}) {
+    EXPECT_GT(f->value, 0);
+    EXPECT_LE(f->value, 1);
+    EXPECT_FALSE(f->source.empty());
+  }
+  ASSERT_FALSE(d.flash_attention.empty());
+  for (const auto& f : d.flash_attention) EXPECT_FALSE(f.figure.source.empty()) << f.device;
+  for (const LaunchCost& l : d.launch) {
+    EXPECT_FALSE(l.host_s.source.empty());
+    EXPECT_FALSE(l.gap_s.source.empty());
+  }
+  // Graphs launch once per step: far less host time per kernel than eager.
+  EXPECT_LT(d.launch[static_cast<int>(Runtime::kCudaGraph)].host_s.value,
+            d.launch[static_cast<int>(Runtime::kEager)].host_s.value);
+  EXPECT_FALSE(d.matmul_tiles.empty());
+}
+
+// Issue "expected times", must hold: an efficiency outside (0, 1], an unknown class or a
+// malformed efficiency file exits 2 with one line naming the file and field.
+TEST(EfficiencyData, BadFilesAreRejectedWithTheFieldAndReason) {
+  Result<std::string> text = [] {
+    std::string path = std::string(ROOFLINE_SOURCE_DIR) + "/data/efficiency.json";
+    FILE* f = std::fopen(path.c_str(), "rb");
+    std::string s;
+    if (f == nullptr) return Result<std::string>(Status::NotFound(path, "missing"));
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
+    std::fclose(f);
+    return Result<std::string>(s);
+  }();
+  ASSERT_TRUE(text.ok());
+  ASSERT_TRUE(ParseEfficiencyData(*text, "eff.json").ok());
+  struct Case {
+    std::string json, field, why;
+  };
+  const Case cases[] = {
+      {Replace(*text, "\"value\": 0.79,", "\"value\": 1.5,"), "assumed.compute.value",
+       "at most 1"},
+      {Replace(*text, "\"value\": 0.79,", "\"value\": 0,"), "assumed.compute", "positive"},
+      {Replace(*text, "\"value\": 0.79,", "\"value\": \"high\","), "assumed.compute", "number"},
+      {Replace(*text, "\"value\": 7e-6,", "\"value\": 2,"), "launch.eager.host_s.value",
+       "at most"},
+      {Replace(*text, "\"cuda-graph\": {", "\"cuda-grph\": {"), "launch", "did you mean"},
+      {Replace(*text, "[[64, 64],", "[[64, -1],"), "matmul_tiles.tiles[0]", "integers"},
+      {Replace(*text, "\"schema_version\": 1", "\"schema_version\": 2"), "schema_version",
+       "unsupported"},
+      {text->substr(0, text->size() / 2), "eff.json:", ""},
+  };
+  for (const Case& c : cases) {
+    Result<EfficiencyData> r = ParseEfficiencyData(c.json, "eff.json");
+    ASSERT_FALSE(r.ok()) << c.field;
+    const std::string msg = r.status().ToString();
+    EXPECT_NE(msg.find("eff.json"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(c.field), std::string::npos) << msg;
+    EXPECT_NE(msg.find(c.why), std::string::npos) << c.field << ": " << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+}
+
+TEST(EfficiencyData, OverridesNeedAKnownClassAndAFractionInZeroToOne) {
+  ExpectedOptions o;
+  ASSERT_TRUE(ParseEfficiencyOverride("matmul=0.7", o).ok());
+  EXPECT_DOUBLE_EQ(o.class_efficiency[static_cast<int>(KernelClass::kMatmul)], 0.7);
+  ASSERT_TRUE(ParseEfficiencyOverride("attention=1", o).ok());
+  const Status unknown = ParseEfficiencyOverride("matmull=0.5", o);
+  EXPECT_NE(unknown.ToString().find("did you mean 'matmul'"), std::string::npos)
+      << unknown.ToString();
+  for (const char* bad : {"matmul=0", "matmul=1.5", "matmul=-0.1", "matmul=abc", "matmul",
+                          "matmul=0.5x", "vector=nan"}) {
+    const Status s = ParseEfficiencyOverride(bad, o);
+    EXPECT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.ToString().find("--efficiency"), std::string::npos) << s.ToString();
+  }
+  EXPECT_FALSE(ParseRuntime("eagr").ok());
+  EXPECT_FALSE(ParseCeilingSet("peak").ok());
+}
+
+TEST(Achievable, DeviceFilesCarryPublishedFiguresBelowTheirCeilings) {
+  // The H100 SXM's published figures (stas00/ml-engineering MAMF table: 794.5 TFLOP/s bf16;
+  // Azure AI-benchmarking-guide BabelStream copy: 2.90 TB/s).
+  const Device& h100 = Dev("h100-sxm");
+  const Quantity* bf16 = h100.achievable.ComputeFigure("tensor.bf16");
+  ASSERT_NE(bf16, nullptr);
+  EXPECT_DOUBLE_EQ(bf16->value, 794.5e12);
+  EXPECT_EQ(bf16->provenance, Provenance::kPublished);
+  const Quantity* hbm = h100.achievable.MemoryFigure("hbm");
+  ASSERT_NE(hbm, nullptr);
+  EXPECT_DOUBLE_EQ(hbm->value, 2.90e12);
+  for (const Device& d : testing::Db().devices()) {
+    for (const auto& [engine, q] : d.achievable.compute) {
+      EXPECT_LE(q.value, d.FindCompute(engine)->peak.value) << d.id << " " << engine;
+    }
+  }
+}
+
+TEST(Achievable, AboveTheSpecOrOnAnUnknownCeilingIsRejected) {
+  const std::string base = SimpleDeviceJson(1e15, 3e12);
+  auto with = [&](const std::string& achievable) {
+    std::string s = base;
+    s.insert(s.rfind('}'), ", \"achievable\": " + achievable);
+    return ParseDevice(s, "dev.json");
+  };
+  const std::string ok =
+      "{\"compute\": {\"tensor.bf16\": {\"value\": 8e14, \"unit\": \"FLOP/s\", \"provenance\": "
+      "\"published\", \"source\": \"s\", \"method\": \"m\", \"date\": \"2025\"}}}";
+  ASSERT_TRUE(with(ok).ok()) << with(ok).status().ToString();
+  struct Case {
+    std::string json, field, why;
+  };
+  const Case cases[] = {
+      {Replace(ok, "8e14", "2e15"), "achievable.compute.tensor.bf16.value", "above the datasheet"},
+      {Replace(ok, "tensor.bf16", "tensor.fp8"), "achievable.compute.tensor.fp8", "no compute"},
+      {Replace(ok, "\"published\", \"source\": \"s\", \"method\": \"m\", \"date\": \"2025\"",
+               "\"spec\", \"source\": \"s\""),
+       "provenance", "not 'spec'"},
+      {Replace(ok, ", \"method\": \"m\"", ""), "achievable.compute.tensor.bf16.method",
+       "how it was measured"},
+      {"{\"memory\": {\"l2\": {\"value\": 1e12, \"unit\": \"B/s\", \"provenance\": \"measured\", "
+       "\"method\": \"m\", \"date\": \"2026-01-01\"}}}",
+       "achievable.memory.l2", "no memory level"},
+      {"{\"links\": {\"nvlink\": {}}}", "achievable.links.nvlink", "no link"},
+      {"{\"compte\": {}}", "achievable", "did you mean 'compute'"},
+  };
+  for (const Case& c : cases) {
+    Result<Device> d = with(c.json);
+    ASSERT_FALSE(d.ok()) << c.json;
+    const std::string msg = d.status().ToString();
+    EXPECT_NE(msg.find(c.field), std::string::npos) << msg;
+    EXPECT_NE(msg.find(c.why), std::string::npos) << msg;
+  }
+}
+
+TEST(Expected, CeilingsComeFromTheDeviceElseAnAssumedFraction) {
+  const Device& h100 = Dev("h100-sxm");
+  const CostModel model = Expecting(h100);
+  const int bf16 = model.ResolveEngine({true, DType::kBf16});
+  const int fp16 = model.ResolveEngine({true, DType::kFp16});
+  EXPECT_DOUBLE_EQ(model.used_compute()[bf16].value, 794.5e12);
+  EXPECT_EQ(model.used_compute()[bf16].figure.provenance, Provenance::kPublished);
+  // No fp16 figure published for the H100: the assumed fraction of its spec peak.
+  EXPECT_EQ(model.used_compute()[fp16].figure.provenance, Provenance::kAssumed);
+  EXPECT_DOUBLE_EQ(model.used_compute()[fp16].value,
+                   h100.compute[fp16].peak.value * Data()->assumed_compute.value);
+  // --ceilings spec: the datasheet peaks.
+  const CostModel spec = Expecting(h100, CeilingSet::kSpec);
+  EXPECT_DOUBLE_EQ(spec.used_compute()[bf16].value, h100.compute[bf16].peak.value);
+}
+
+// Tile and wave quantization (NVIDIA, Matrix Multiplication Background User's Guide): an output
+// of exactly one wave of tiles loses nothing; one tile more needs a second, nearly idle wave.
+TEST(Expected, MatmulEfficiencyFollowsTileAndWaveQuantization) {
+  Result<Device> d = ParseDevice(
+      Replace(SimpleDeviceJson(1e15, 3e12), "\"compute\"",
+              "\"info\": {\"sm_count\": {\"value\": 100, \"unit\": \"count\", \"provenance\": "
+              "\"spec\", \"source\": \"test\"}}, \"compute\""),
+      "dev.json");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  const CostModel model = Expecting(*d);
+  ASSERT_EQ(model.sm_count(), 100);
+  // 100 tiles of 128x256 (10 x 10): one full wave.
+  MatmulTile tile;
+  EXPECT_DOUBLE_EQ(model.MatmulEfficiency(1280, 2560, 4096, 1, &tile), 1.0);
+  // 1280 x 2560 x 2 products of 128x128 = 400 tiles = 4 waves: also full.
+  EXPECT_DOUBLE_EQ(model.MatmulEfficiency(1280, 2560, 4096, 2), 1.0);
+  // Every listed tile leaves a partial wave or padding for 1344 x 2560: efficiency < 1.
+  const double odd = model.MatmulEfficiency(1344, 2560, 4096, 1);
+  EXPECT_LT(odd, 1.0);
+  // A 64x64 tile: 21 x 40 = 840 tiles in 9 waves of 100 = 840/900.
+  EXPECT_NEAR(odd, 840.0 / 900.0, 1e-12);
+  // One row of tiles: k is split to put more SMs to work, at least 256 deep per split. k = 768
+  // allows 3: 8 tiles of 64x64 x 3 = 24 of 100 SMs (wider tiles do worse).
+  EXPECT_NEAR(model.MatmulEfficiency(64, 512, 768, 1), 0.24, 1e-12);
+  // A deep k lets 4 tiles of 64x128 split 25 ways: every SM works.
+  EXPECT_NEAR(model.MatmulEfficiency(64, 512, 65536, 1), 1.0, 1e-12);
+  // Padding: m = 1 in a 64-row tile computes 1/64 of what it pays for.
+  EXPECT_LE(model.MatmulEfficiency(1, 4096, 4096, 1), 1.0 / 64);
+}
+
+TEST(Expected, ShortKernelsAreLaunchBoundAndLongOnesAreNot) {
+  const Device& h100 = Dev("h100-sxm");
+  const CostModel eager = Expecting(h100, CeilingSet::kAchievable, Runtime::kEager);
+  const CostModel graph = Expecting(h100, CeilingSet::kAchievable, Runtime::kCudaGraph);
+  ElementwiseSpec tiny;
+  tiny.elements = 4096;
+  const OpAnalysis t = Analyze(OpRequest{tiny}, eager);
+  ASSERT_TRUE(t.costs[0].has_expected);
+  EXPECT_EQ(t.costs[0].expected.bound.kind, BoundKind::kOverhead);
+  EXPECT_EQ(eager.BoundName(t.costs[0], t.costs[0].expected.bound), "overhead");
+  // A large GEMM: compute-bound at the achievable bf16 rate, 794.5 of 989.4 TFLOP/s, so at
+  // least 989.4 / 794.5 = 1.245x its bound.
+  const OpAnalysis big = Analyze(OpRequest{Mm(8192, 8192, 8192)}, graph);
+  const ExpectedCost& e = big.costs[0].expected;
+  EXPECT_EQ(e.bound.kind, BoundKind::kCompute);
+  EXPECT_GE(e.time_s / big.costs[0].time_s, 989.4 / 794.5 * (1 - 1e-9));
+  EXPECT_LT(e.time_s / big.costs[0].time_s, 1.35);
+  // --efficiency matmul=0.5 halves the compute rate.
+  CostOptions o;
+  o.efficiency = Data();
+  o.expected.class_efficiency[static_cast<int>(KernelClass::kMatmul)] = 0.5;
+  const CostModel half(h100, o);
+  const OpAnalysis h = Analyze(OpRequest{Mm(8192, 8192, 8192)}, half);
+  EXPECT_DOUBLE_EQ(h.costs[0].expected.efficiency, 0.5);
+  EXPECT_NEAR(h.costs[0].expected.compute_s,
+              big.costs[0].compute_time_s * 989.4e12 / 794.5e12 / 0.5, 1e-12);
+}
+
+TEST(ExpectedCli, ModelPrintsExpectedBesideTheBoundAndRejectsBadFlags) {
+  const auto o = RunCli({"model", "llama-2-7b", "--batch", "1", "--prompt", "128", "--format",
+                         "json", "--runtime", "cuda-graph"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  for (const auto& ph : j["phases"]) {
+    EXPECT_GE(ph["expected_time_s"].get<double>(), ph["time_s"].get<double>());
+    EXPECT_EQ(ph["expected"]["setup"]["runtime"], "cuda-graph");
+    EXPECT_EQ(ph["expected"]["setup"]["used_ceilings"]["hbm"]["provenance"], "published");
+    for (const auto& k : ph["kernels"]) {
+      EXPECT_GE(k["expected_time_s"].get<double>(), k["time_s"].get<double>());
+    }
+  }
+  const auto table = RunCli({"model", "llama-2-7b", "--phase", "decode"});
+  ASSERT_EQ(table.status, 0) << table.err;
+  EXPECT_NE(table.out.find("expected times: achievable ceilings"), std::string::npos);
+  EXPECT_NE(table.out.find("tokens/s (batch 1); expected"), std::string::npos);
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"model", "llama-2-7b", "--efficiency", "matmul=2"},
+        {"model", "llama-2-7b", "--efficiency", "gemm=0.5"},
+        {"model", "llama-2-7b", "--runtime", "graphs"},
+        {"op", "matmul", "--m", "1", "--n", "2", "--k", "3", "--ceilings", "peak"}}) {
+    const auto r = RunCli(bad);
+    EXPECT_EQ(r.status, 2) << bad[2];
+    EXPECT_TRUE(r.out.empty());
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace roofline
