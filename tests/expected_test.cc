@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "roofline/efficiency.h"
+#include "roofline/model_registry.h"
 #include "roofline/op_analysis.h"
+#include "roofline/published.h"
 #include "tests/cli_runner.h"
 #include "tests/test_util.h"
 
@@ -223,8 +225,14 @@ TEST(Expected, MatmulEfficiencyFollowsTileAndWaveQuantization) {
   EXPECT_NEAR(model.MatmulEfficiency(64, 512, 768, 1), 0.24, 1e-12);
   // A deep k lets 4 tiles of 64x128 split 25 ways: every SM works.
   EXPECT_NEAR(model.MatmulEfficiency(64, 512, 65536, 1), 1.0, 1e-12);
-  // Padding: m = 1 in a 64-row tile computes 1/64 of what it pays for.
-  EXPECT_LE(model.MatmulEfficiency(1, 4096, 4096, 1), 1.0 / 64);
+  // Padding: 65 rows fill 65/128 of a 128-row tile; its 20 column tiles split 5 ways along k
+  // fill the 100 SMs, so the padding is all that is lost.
+  EXPECT_NEAR(model.MatmulEfficiency(65, 2560, 4096, 1), 65.0 / 128, 1e-12);
+  // Fewer rows than any tile (decode): no row padding; 20 column tiles of 128 split 5 ways.
+  EXPECT_NEAR(model.MatmulEfficiency(1, 2560, 4096, 1), 1.0, 1e-12);
+  // ... and with k too short to split (256), 20 of 100 SMs work... unless narrower tiles do
+  // better: 40 tiles of 64 columns, 40 of 100.
+  EXPECT_NEAR(model.MatmulEfficiency(1, 2560, 256, 1), 0.4, 1e-12);
 }
 
 TEST(Expected, ShortKernelsAreLaunchBoundAndLongOnesAreNot) {
@@ -272,15 +280,96 @@ TEST(ExpectedCli, ModelPrintsExpectedBesideTheBoundAndRejectsBadFlags) {
   ASSERT_EQ(table.status, 0) << table.err;
   EXPECT_NE(table.out.find("expected times: achievable ceilings"), std::string::npos);
   EXPECT_NE(table.out.find("tokens/s (batch 1); expected"), std::string::npos);
+  // --explain KERNEL: both times, the ceilings with their provenance, the efficiency and why,
+  // the launch costs.
+  const auto ex = RunCli({"model", "llama-2-7b", "--phase", "decode", "--explain", "q_proj"});
+  ASSERT_EQ(ex.status, 0) << ex.err;
+  for (const char* part : {"Kernel q_proj (decode", "Time bound = ", "Expected time (achievable",
+                           "[published: ", "efficiency: ", "launch (eager)", "Expected = "}) {
+    EXPECT_NE(ex.out.find(part), std::string::npos) << part;
+  }
   for (const std::vector<std::string>& bad :
        {std::vector<std::string>{"model", "llama-2-7b", "--efficiency", "matmul=2"},
         {"model", "llama-2-7b", "--efficiency", "gemm=0.5"},
         {"model", "llama-2-7b", "--runtime", "graphs"},
-        {"op", "matmul", "--m", "1", "--n", "2", "--k", "3", "--ceilings", "peak"}}) {
+        {"op", "matmul", "--m", "1", "--n", "2", "--k", "3", "--ceilings", "peak"},
+        {"model", "llama-2-7b", "--explain", "qproj"},
+        {"model", "llama-2-7b", "--explain", "q_proj", "--format", "json"}}) {
     const auto r = RunCli(bad);
     EXPECT_EQ(r.status, 2) << bad[2];
     EXPECT_TRUE(r.out.empty());
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+
+// Issue "expected times", validation table: every published run parses with its source, and
+// the ideal bound is below every measurement (a bound above a real run is a counting error).
+// The error of the expected time is reported (docs/validation.md), not asserted: the target
+// (median 15%, every row within 40%) is not met yet.
+TEST(Published, TheBoundIsBelowEveryPublishedMeasurement) {
+  Result<std::vector<PublishedRun>> runs = LoadDefaultPublishedRuns();
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  ASSERT_GE(runs->size(), 20u);
+  Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
+  ASSERT_TRUE(registry.ok());
+  Result<PublishedValidation> v =
+      ValidatePublished(*runs, testing::Db(), *registry, Data());
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  int holdout = 0;
+  for (const PublishedCheck& c : v->checks) {
+    EXPECT_FALSE(c.run.source.empty()) << c.run.id;
+    EXPECT_FALSE(c.run.quote.empty()) << c.run.id;
+    EXPECT_LE(c.bound_s, c.run.measured_s) << c.run.id;
+    EXPECT_TRUE(c.bound_below) << c.run.id;
+    EXPECT_GE(c.expected_s, c.bound_s) << c.run.id;
+    holdout += c.run.holdout;
+  }
+  // A third or more kept aside.
+  EXPECT_GE(3 * holdout, static_cast<int>(v->checks.size()));
+  EXPECT_EQ(v->all.rows, static_cast<int>(v->checks.size()));
+  EXPECT_EQ(v->development.rows + v->holdout.rows, v->all.rows);
+  EXPECT_LE(v->all.median_abs_error, v->all.max_abs_error);
+  // gpt-fast's Llama-2-7B bf16 on one A100-80GB, batch 1: 104.9 tokens/s (pytorch-labs/gpt-fast
+  // README) is a step of 9.53 ms.
+  const auto gf = std::find_if(v->checks.begin(), v->checks.end(),
+                               [](const PublishedCheck& c) { return c.run.id == "gptfast-01"; });
+  ASSERT_NE(gf, v->checks.end());
+  EXPECT_NEAR(gf->run.measured_s, 1 / 104.9, 1e-12);
+}
+
+TEST(Published, BadRunsAreRejectedWithTheRunAndField) {
+  const std::string good =
+      R"({"schema_version": 1, "runs": [{"id": "r1", "model": "llama-2-7b", "hw": "h100-sxm",
+      "tp": 1, "batch": 1, "phase": "decode", "prompt": 5, "context": 105, "dtype": "bf16",
+      "weight_dtype": "bf16", "kv_dtype": "bf16", "runtime": "compiled", "fusion": "fused",
+      "measured": {"metric": "decode_tokens_per_s_per_user", "value": 100}, "framework": "f",
+      "source": "s", "quote": "q"}]})";
+  ASSERT_TRUE(ParsePublishedRuns(good, "runs.json").ok());
+  struct Case {
+    std::string json, field, why;
+  };
+  const Case cases[] = {
+      {Replace(good, "\"value\": 100", "\"value\": -1"), "runs[0] (r1).measured", "positive"},
+      {Replace(good, "decode_tokens_per_s_per_user", "tok/s"), "runs[0] (r1).measured.metric",
+       "unknown metric"},
+      {Replace(good, "\"phase\": \"decode\"", "\"phase\": \"prefill\""), "measured.metric",
+       "needs phase decode"},
+      {Replace(good, "\"runtime\": \"compiled\"", "\"runtime\": \"jit\""), "runtime",
+       "unknown runtime"},
+      {Replace(good, "\"dtype\": \"bf16\"", "\"dtype\": \"bf17\""), "dtype", "bf17"},
+      {Replace(good, "\"source\": \"s\", ", ""), "source", "missing"},
+      {Replace(good, "\"batch\": 1", "\"batch\": 0"), "batch", ""},
+      {good.substr(0, 80), "runs.json:", ""},
+  };
+  for (const Case& c : cases) {
+    Result<std::vector<PublishedRun>> r = ParsePublishedRuns(c.json, "runs.json");
+    ASSERT_FALSE(r.ok()) << c.field;
+    const std::string msg = r.status().ToString();
+    EXPECT_NE(msg.find("runs.json"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(c.field), std::string::npos) << msg;
+    EXPECT_NE(msg.find(c.why), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
   }
 }
 

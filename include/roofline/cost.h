@@ -141,9 +141,13 @@ class CostModel {
   const std::vector<UsedCeiling>& used_compute() const { return used_compute_; }
   const std::vector<UsedCeiling>& used_memory() const { return used_memory_; }
   const std::vector<UsedCeiling>& used_links() const { return used_links_; }
+  /// Per link: the latency of one collective step expected times use (s; provenance
+  /// published, or assumed when measured on another device).
+  const std::vector<UsedCeiling>& used_link_latency() const { return used_link_latency_; }
   /// Matmul efficiency from tile and wave quantization of an m x n output (reduction k, `batch`
   /// products) over the device's SMs; an output of fewer tiles than SMs is split along k (at
-  /// least 256 deep per split) to fill them. Without an SM count, tile quantization only.
+  /// least 256 deep per split) to fill them; fewer rows than a tile are not padded (GEMV and
+  /// skinny-M kernels). Without an SM count, tile quantization only.
   /// `tile`, when given, receives the tile picked (the most efficient listed).
   double MatmulEfficiency(double m, double n, double k, double batch,
                           MatmulTile* tile = nullptr) const;
@@ -177,7 +181,7 @@ class CostModel {
   std::array<std::array<int, 9>, 2> engine_table_{};  ///< [tensor?][dtype] -> ceiling index
   void SetUpExpected();  ///< fills the used ceilings from options_.efficiency
 
-  std::vector<UsedCeiling> used_compute_, used_memory_, used_links_;
+  std::vector<UsedCeiling> used_compute_, used_memory_, used_links_, used_link_latency_;
   int64_t sm_count_ = 0;
 };
 

@@ -66,6 +66,15 @@ struct EfficiencyData {
     Figure figure;
   };
   std::vector<DeviceFigure> flash_attention;
+  /// Latency of one step of a ring collective on a device's link, from published small-message
+  /// NCCL times (the time of a tiny all-reduce / its 2(n-1) steps); a device or link not
+  /// listed takes the first entry's (printed as assumed).
+  struct LinkLatency {
+    std::string device;
+    std::string link;
+    Figure step_s;
+  };
+  std::vector<LinkLatency> collective_latency;
   std::array<LaunchCost, kNumRuntimes> launch{};  ///< by Runtime
   std::string origin;                             ///< the file it came from
 };

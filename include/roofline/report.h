@@ -18,6 +18,7 @@
 #include "roofline/plan.h"
 #include "roofline/profile.h"
 #include "roofline/sweep.h"
+#include "roofline/published.h"
 #include "roofline/validate.h"
 
 namespace roofline {
@@ -41,6 +42,13 @@ std::string RenderHwList(const DeviceDatabase& db);
 std::string RenderHwShow(const Device& device);
 /// `roofline hw show --format json`: the device in schema form plus a "ridge_points" table.
 std::string RenderHwShowJson(const Device& device);
+
+/// `model --explain KERNEL`: the derivation of every figure of the kernels named KERNEL in each
+/// phase (FLOPs, bytes per level, time terms, the bound, and the expected time with the
+/// ceilings used, their provenance, the efficiency and why, and the launch costs). NotFound,
+/// with a "did you mean", when no kernel has that name.
+Result<std::string> RenderModelKernelExplain(const ModelAnalysis& a, const CostModel& model,
+                                             const std::string& kernel);
 
 /// `roofline models list`: presets with architecture, shape and parameter counts.
 std::string RenderModelsList(const ModelRegistry& registry);
@@ -87,6 +95,13 @@ std::string RenderPlanJson(const Plan& plan);
 std::string RenderValidationTable(const ValidationReport& report);
 /// The same as JSON: device, title, kernels[], calibration.
 std::string RenderValidationJson(const ValidationReport& report);
+
+/// `roofline validate published`: one row per published run (its workload, the measurement,
+/// the bound, the expected time and its error) and the error summary, all, development and
+/// holdout rows.
+std::string RenderPublishedTable(const PublishedValidation& v);
+/// The same as JSON, each row with its source and quote.
+std::string RenderPublishedJson(const PublishedValidation& v);
 
 /// `roofline measure --device cpu`: the host, its measured ceilings beside the theoretical ones,
 /// bandwidth per level and the BLAS GEMM rates.

@@ -33,7 +33,8 @@ Figure ParseFigure(const json& j, const std::string& field, double max, bool zer
 EfficiencyData ParseEfficiencyJson(const json& root) {
   RequireObject(root, "");
   CheckKeys(root, "",
-            {"schema_version", "comment", "assumed", "matmul_tiles", "flash_attention", "launch"});
+            {"schema_version", "comment", "assumed", "matmul_tiles", "flash_attention",
+             "collective_latency", "launch"});
   if (RequireNumber(root, "schema_version", "") != 1) {
     throw JsonFieldError("schema_version", "unsupported schema_version (expected 1)");
   }
@@ -83,6 +84,25 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
     df.figure = ParseFigure(json{{"value", need(f, "value", field)}, {"source", need(f, "source", field)}},
                             field, 1, false);
     d.flash_attention.push_back(std::move(df));
+  }
+
+  const json& lat = need(root, "collective_latency", "");
+  if (!lat.is_array() || lat.empty() || lat.size() > 64) {
+    throw JsonFieldError("collective_latency",
+                         "expected a non-empty array of {\"device\", \"link\", \"value\", "
+                         "\"source\"}");
+  }
+  for (size_t i = 0; i < lat.size(); ++i) {
+    const std::string field = "collective_latency[" + std::to_string(i) + "]";
+    const json& f = lat[i];
+    RequireObject(f, field);
+    CheckKeys(f, field, {"device", "link", "value", "source"});
+    EfficiencyData::LinkLatency l;
+    l.device = RequireString(f, "device", field, "the device it was measured on");
+    l.link = RequireString(f, "link", field, "the link it was measured on");
+    l.step_s = ParseFigure(json{{"value", need(f, "value", field)}, {"source", need(f, "source", field)}},
+                           field, 1e-3, false);
+    d.collective_latency.push_back(std::move(l));
   }
 
   const json& launch = need(root, "launch", "");

@@ -89,6 +89,29 @@ void CostModel::SetUpExpected() {
   for (const Link& l : d.links) {
     used_links_.push_back(Use(l.bandwidth, d.achievable.LinkFigure(l.name), set, e.assumed_link));
   }
+  for (const Link& l : d.links) {
+    const EfficiencyData::LinkLatency* found = nullptr;
+    for (const auto& entry : e.collective_latency) {
+      if (entry.device == d.id && entry.link == l.name) found = &entry;
+    }
+    UsedCeiling u;
+    u.figure.unit = "s";
+    if (found != nullptr) {
+      u.value = found->step_s.value;
+      u.figure.provenance = Provenance::kPublished;
+      u.figure.source = found->step_s.source;
+      u.figure.method = "small-message NCCL all-reduce time / 2(n-1) ring steps";
+      u.figure.date = "see source";
+    } else if (!e.collective_latency.empty()) {
+      const auto& first = e.collective_latency.front();
+      u.value = first.step_s.value;
+      u.figure.provenance = Provenance::kAssumed;
+      u.figure.note = "as measured on " + first.device + " " + first.link + ": " + first.step_s.source;
+    }
+    u.value = std::max(u.value, l.latency_s());  // never below the device file's own latency
+    u.figure.value = u.value;
+    used_link_latency_.push_back(std::move(u));
+  }
   for (const auto& [key, q] : d.info) {
     if (key == "sm_count" || key == "cu_count") sm_count_ = static_cast<int64_t>(q.value);
   }
@@ -98,8 +121,13 @@ double CostModel::MatmulEfficiency(double m, double n, double k, double batch,
                                    MatmulTile* picked) const {
   if (!options_.efficiency || options_.efficiency->matmul_tiles.empty()) return 1;
   double best = 0;
+  // Fewer rows than the smallest tile (decode's skinny products): GEMV and skinny-M kernels
+  // cover them without padding the rows.
+  int64_t smallest_m = options_.efficiency->matmul_tiles.front().m;
+  for (const MatmulTile& t : options_.efficiency->matmul_tiles) smallest_m = std::min(smallest_m, t.m);
+  const bool skinny = m < static_cast<double>(smallest_m);
   for (const MatmulTile& t : options_.efficiency->matmul_tiles) {
-    const double tm = static_cast<double>(t.m), tn = static_cast<double>(t.n);
+    const double tm = skinny ? m : static_cast<double>(t.m), tn = static_cast<double>(t.n);
     const double rows = std::ceil(m / tm), cols = std::ceil(n / tn);
     // Tile quantization: the padded part of the last row and column of tiles is computed too.
     double eff = (m * n) / (rows * tm * cols * tn);
@@ -157,10 +185,13 @@ ExpectedCost CostModel::Expect(const Graph& graph, const Kernel& kernel, KernelC
   }
 
   // Roofline terms at the ceilings used.
+  // The efficiency is of the matrix work (tiles, flash attention); vector work (dequantizing
+  // weights, softmax exponentials) runs at its ceiling.
+  auto eff_of = [&](const EngineTerm& t) { return t.requested.tensor ? e.efficiency : 1.0; };
   for (int i = 0; i < c.num_engines; ++i) {
     const EngineTerm& t = c.engines[i];
     if (t.ceiling < 0 || used_compute_[t.ceiling].value <= 0) continue;
-    e.compute_s += t.flops / used_compute_[t.ceiling].value / e.efficiency;
+    e.compute_s += t.flops / used_compute_[t.ceiling].value / eff_of(t);
   }
   e.roofline_s = e.compute_s;
   e.term = c.num_engines > 0 ? Bound{BoundKind::kCompute, DominantEngine(c)}
@@ -175,7 +206,7 @@ ExpectedCost CostModel::Expect(const Graph& graph, const Kernel& kernel, KernelC
   }
   if (c.link >= 0 && used_links_[c.link].value > 0) {
     e.comm_s = c.comm_bytes / used_links_[c.link].value +
-               c.comm_steps * device_->links[c.link].latency_s();
+               c.comm_steps * used_link_latency_[c.link].value;
     if (e.comm_s > e.roofline_s) {
       e.roofline_s = e.comm_s;
       e.term = {BoundKind::kComm, c.link};
@@ -199,10 +230,10 @@ ExpectedCost CostModel::Expect(const Graph& graph, const Kernel& kernel, KernelC
       const UsedCeiling& u = used_compute_[t.ceiling];
       trace->Add(fmt::format("  compute {}: {} FLOP / ({} x efficiency {}) = {}  [{}]",
                              device_->compute[t.ceiling].engine, Sci(t.flops),
-                             Si(u.value, u.figure.unit), Percent(e.efficiency),
-                             Seconds(t.flops / u.value / e.efficiency), u.figure.Describe()));
+                             Si(u.value, u.figure.unit), Percent(eff_of(t)),
+                             Seconds(t.flops / u.value / eff_of(t)), u.figure.Describe()));
     }
-    trace->Add("    efficiency: " + why);
+    if (c.num_engines > 0) trace->Add("    efficiency: " + why);
     for (int l = 0; l < c.num_levels; ++l) {
       const UsedCeiling& u = used_memory_[l];
       if (u.value <= 0) continue;
@@ -212,10 +243,11 @@ ExpectedCost CostModel::Expect(const Graph& graph, const Kernel& kernel, KernelC
     }
     if (c.link >= 0 && used_links_[c.link].value > 0) {
       const UsedCeiling& u = used_links_[c.link];
-      trace->Add(fmt::format("  comm {}: {} B / {} + {} steps x {} = {}  [{}]",
+      const UsedCeiling& lat = used_link_latency_[c.link];
+      trace->Add(fmt::format("  comm {}: {} B / {} + {} steps x {} = {}  [{}; latency {}]",
                              device_->links[c.link].name, Sci(c.comm_bytes), Si(u.value, "B/s"),
-                             c.comm_steps, Seconds(device_->links[c.link].latency_s()),
-                             Seconds(e.comm_s), u.figure.Describe()));
+                             c.comm_steps, Seconds(lat.value), Seconds(e.comm_s),
+                             u.figure.Describe(), lat.figure.Describe()));
     }
     trace->Add(fmt::format("  launch ({}): {} between kernels [{}]{}; host {} per launch [{}]",
                            NameOf(o.runtime), Seconds(launch.gap_s.value), launch.gap_s.source,

@@ -65,7 +65,7 @@ std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCo
   const LaunchCost& launch = model.options().efficiency->launch[static_cast<size_t>(o.runtime)];
   return fmt::format(
       "expected times: {} ceilings ({}); runtime {} ({} host per launch, {} between kernels); "
-      "--explain derives each\n",
+      "--explain shows the derivation\n",
       NameOf(o.ceilings), parts, NameOf(o.runtime), Seconds(launch.host_s.value),
       Seconds(launch.gap_s.value));
 }

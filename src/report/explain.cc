@@ -1,7 +1,10 @@
 // `--explain`: the derivation of every number, ending with the verdict and where it flips.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "roofline/report.h"
+#include "roofline/suggest.h"
 #include "roofline/units.h"
 
 namespace roofline {
@@ -86,6 +89,30 @@ std::string RenderOpExplain(const OpAnalysis& a, const FlipAnalysis& flip, const
     out += fmt::format("  below: {} for every {} from 1\n", flip.up.from, flip.variable);
   }
   return out;
+}
+
+
+Result<std::string> RenderModelKernelExplain(const ModelAnalysis& a, const CostModel& model,
+                                             const std::string& kernel) {
+  std::string out;
+  std::vector<std::string> names;
+  for (const PhaseResult& p : a.phases) {
+    for (size_t i = 0; i < p.kernels.size(); ++i) {
+      const std::string& name = p.costs[i].name;
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+      if (name != kernel) continue;
+      Trace trace;
+      const KernelCost c = model.Evaluate(p.graph.graph, p.kernels[i], &trace);
+      out += fmt::format("\nKernel {} ({}{}{}, x{} per step):\n", c.name, NameOf(p.phase),
+                         p.kernels[i].group.empty() ? "" : ", ", p.kernels[i].group, c.repeat);
+      for (const auto& line : trace.lines) out += "  " + line + "\n";
+    }
+  }
+  if (out.empty()) {
+    return Status::NotFound("--explain",
+                            "no kernel named '" + kernel + "'" + DidYouMean(kernel, names));
+  }
+  return "\nExplanation (1 FLOP = one multiply or one add; GB = 1e9 B)\n" + out;
 }
 
 }  // namespace roofline

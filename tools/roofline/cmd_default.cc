@@ -6,6 +6,7 @@
 #include "roofline/model_registry.h"
 #include "roofline/report.h"
 #include "tools/roofline/commands.h"
+#include "tools/roofline/workload_options.h"
 
 namespace roofline::cli {
 
@@ -26,7 +27,9 @@ int RunDefault(Context& ctx) {
   if (!config.ok()) return Fail(ctx, config.status());
   Result<Device> device = ctx.ResolveHw(job.device);
   if (!device.ok()) return Fail(ctx, device.status());
-  const CostModel model(*device);
+  CostOptions options;  // expected times on their defaults (achievable ceilings, eager)
+  if (Status s = ApplyExpectedFlags(ExpectedFlags{}, options); !s.ok()) return Fail(ctx, s);
+  const CostModel model(*device, options);
   Workload w;
   w.batch = job.batch;
   w.prompt = job.prompt;

@@ -96,10 +96,20 @@ int RunModel(Context& ctx) {
       ->capture_default_str();
   AddWorkloadOptions(app, o);
   AddFormatOption(app, o.format, {"table", "json", "csv"});
-  std::string plot, report;
+  std::string plot, report, explain;
+  app.add_option("--explain", explain,
+                 "derive every figure of the kernel named KERNEL (bound and expected time, each "
+                 "ceiling with its source)");
   app.add_option("--plot", plot, "write the roofline of every kernel as an SVG file");
   app.add_option("--report", report, "write a self-contained HTML report (tables and roofline)");
   if (auto done = ParseArgs(app, ctx)) return *done;
+  if (!explain.empty() && IsNetworkInput(o.model)) {
+    return Fail(ctx, Status::Invalid("--explain", "applies to LLM configs (graph files and ONNX "
+                                                  "models: not yet)"));
+  }
+  if (!explain.empty() && o.format != OutputFormat::kTable) {
+    return Fail(ctx, Status::Invalid("--explain", "prints with --format table"));
+  }
   if (IsNetworkInput(o.model)) return RunNetworkModel(ctx, app, o, dims, plot, report);
   if (!dims.empty()) {
     return Fail(ctx, Status::Invalid("--dim",
@@ -130,12 +140,18 @@ int RunModel(Context& ctx) {
       if (!s.ok()) return Fail(ctx, s);
     }
   }
+  std::string explanation;
+  if (!explain.empty()) {
+    Result<std::string> e = RenderModelKernelExplain(*a, model, explain);
+    if (!e.ok()) return Fail(ctx, e.status());
+    explanation = *e;
+  }
   if (o.format == OutputFormat::kJson) {
     *ctx.out << RenderModelJson(*a, model);
   } else if (o.format == OutputFormat::kCsv) {
     *ctx.out << RenderModelCsv(*a, model);
   } else {
-    *ctx.out << RenderModelTable(*a, model);
+    *ctx.out << RenderModelTable(*a, model) << explanation;
   }
   return kExitOk;
 }

@@ -4,8 +4,12 @@
 
 #include <algorithm>
 #include <ctime>
+#include <memory>
 #include <ostream>
 
+#include "roofline/device_db.h"
+#include "roofline/model_registry.h"
+#include "roofline/published.h"
 #include "roofline/report.h"
 #include "roofline/validate.h"
 #include "tools/roofline/cli_util.h"
@@ -91,8 +95,40 @@ Status CheckDevice(const ValidateOptions& v, const std::string& hw) {
 
 }  // namespace
 
+int RunValidatePublished(Context& ctx) {
+  CLI::App app{
+      "Check the bound and the expected time against published end-to-end runs (each with "
+      "its source): the validation table of docs/validation.md.\nexample: roofline validate "
+      "published",
+      "roofline validate published"};
+  std::string file;
+  OutputFormat format = OutputFormat::kTable;
+  app.add_option("FILE", file,
+                 "runs to check (default: the embedded data/validation/published_runs.json)");
+  AddFormatOption(app, format, {"table", "json"});
+  if (auto done = ParseArgs(app, ctx)) return *done;
+  Result<std::vector<PublishedRun>> runs =
+      file.empty() ? LoadDefaultPublishedRuns() : LoadPublishedRunsFile(file);
+  if (!runs.ok()) return Fail(ctx, runs.status());
+  Result<DeviceDatabase> db = DeviceDatabase::LoadDefault();
+  if (!db.ok()) return Fail(ctx, db.status());
+  Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
+  if (!registry.ok()) return Fail(ctx, registry.status());
+  Result<EfficiencyData> data = LoadDefaultEfficiencyData();
+  if (!data.ok()) return Fail(ctx, data.status());
+  Result<PublishedValidation> v =
+      ValidatePublished(*runs, *db, *registry, std::make_shared<const EfficiencyData>(*data));
+  if (!v.ok()) return Fail(ctx, v.status());
+  *ctx.out << (format == OutputFormat::kJson ? RenderPublishedJson(*v) : RenderPublishedTable(*v));
+  return kExitOk;
+}
+
 int RunValidate(Context& ctx) {
   ValidateOptions v;
+  if (!ctx.args.empty() && ctx.args[0] == "published") {
+    ctx.args.erase(ctx.args.begin());
+    return RunValidatePublished(ctx);
+  }
   if (!ctx.args.empty() && ctx.args[0] == "op") {
     ctx.args.erase(ctx.args.begin());
     // The host computes in fp32: predict in fp32 too unless the user chose a dtype (a GPU runs

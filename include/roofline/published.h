@@ -1,0 +1,74 @@
+// Published end-to-end runs (data/validation/published_runs.json) against the bound and the
+// expected time: the validation table of docs/validation.md.
+#ifndef ROOFLINE_PUBLISHED_H_
+#define ROOFLINE_PUBLISHED_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "roofline/cost.h"
+#include "roofline/device_db.h"
+#include "roofline/model_registry.h"
+#include "roofline/workload.h"
+
+namespace roofline {
+
+/// One published measurement: what ran (model preset, device, workload, runtime) and what was
+/// measured, with its source.
+struct PublishedRun {
+  std::string id;
+  std::string model;  ///< preset id
+  std::string hw;     ///< device id
+  Phase phase = Phase::kDecode;
+  Workload workload;
+  Runtime runtime = Runtime::kCudaGraph;
+  std::string metric;     ///< decode_tokens_per_s_per_user | tpot_s | ttft_s
+  double value = 0;       ///< as published, in the metric's unit
+  double measured_s = 0;  ///< the phase's step time it implies
+  std::string framework, source, quote, notes, gpu_as_published;
+  bool holdout = false;  ///< kept aside while the expected-time model was built
+};
+
+/// Parses a file of published runs; errors name `origin`, the run and the field.
+Result<std::vector<PublishedRun>> ParsePublishedRuns(std::string_view json_text,
+                                                     const std::string& origin);
+/// Reads and parses a file of published runs.
+Result<std::vector<PublishedRun>> LoadPublishedRunsFile(const std::string& path);
+/// `$ROOFLINE_DATA_DIR/validation/published_runs.json` when that variable is set, else the
+/// embedded copy.
+Result<std::vector<PublishedRun>> LoadDefaultPublishedRuns();
+
+/// A run checked: its bound and expected time beside the measurement.
+struct PublishedCheck {
+  PublishedRun run;
+  double bound_s = 0;     ///< the ideal roofline bound of the phase (spec ceilings)
+  double expected_s = 0;  ///< the expected time (achievable ceilings, the run's runtime)
+  double error = 0;       ///< (expected - measured) / measured
+  bool bound_below = false;  ///< bound_s <= measured_s, as it must be
+};
+
+/// Median and largest |error| of a set of checks, and how many are within 40%.
+struct ErrorSummary {
+  int rows = 0;
+  double median_abs_error = 0;
+  double max_abs_error = 0;
+  int within_40 = 0;
+};
+
+struct PublishedValidation {
+  std::vector<PublishedCheck> checks;
+  ErrorSummary all, development, holdout;
+  std::string efficiency_origin;  ///< the efficiency data used
+};
+
+/// Costs every run on its device with the efficiency data: the phase's bound and expected time.
+Result<PublishedValidation> ValidatePublished(const std::vector<PublishedRun>& runs,
+                                              const DeviceDatabase& db,
+                                              const ModelRegistry& registry,
+                                              std::shared_ptr<const EfficiencyData> efficiency);
+
+}  // namespace roofline
+
+#endif  // ROOFLINE_PUBLISHED_H_

@@ -1,0 +1,98 @@
+// The validation table against published end-to-end runs (`roofline validate published`).
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "roofline/report.h"
+#include "roofline/units.h"
+#include "src/report/table.h"
+
+namespace roofline {
+namespace {
+
+using nlohmann::json;
+
+std::string Dt(const std::optional<DType>& d) { return d ? std::string(NameOf(*d)) : "-"; }
+
+std::string Summary(const char* what, const ErrorSummary& s) {
+  if (s.rows == 0) return fmt::format("{}: no rows\n", what);
+  return fmt::format("{}: {} rows, median |error| {:.1f}%, largest {:.1f}%, {} of {} within 40%\n",
+                     what, s.rows, 100 * s.median_abs_error, 100 * s.max_abs_error, s.within_40,
+                     s.rows);
+}
+
+json SummaryJson(const ErrorSummary& s) {
+  return {{"rows", s.rows},
+          {"median_abs_error", s.median_abs_error},
+          {"max_abs_error", s.max_abs_error},
+          {"within_40_percent", s.within_40}};
+}
+
+}  // namespace
+
+std::string RenderPublishedTable(const PublishedValidation& v) {
+  TextTable t({"run", "model", "device", "tp", "phase", "tokens", "dtype w/a", "runtime",
+               "measured", "bound", "expected", "error", "set"},
+              {false, false, false, true, false, true, false, false, true, true, true, true,
+               false});
+  int above = 0;
+  for (const PublishedCheck& c : v.checks) {
+    const PublishedRun& r = c.run;
+    const Workload& w = r.workload;
+    const std::string tokens = r.phase == Phase::kPrefill
+                                   ? fmt::format("{}", w.prompt)
+                                   : fmt::format("ctx {}", w.DecodeContext());
+    t.AddRow({r.id, r.model, r.hw, std::to_string(w.tp), std::string(NameOf(r.phase)), tokens,
+              Dt(w.weight_dtype) + "/" + Dt(w.dtype), std::string(NameOf(r.runtime)),
+              Seconds(r.measured_s), Seconds(c.bound_s), Seconds(c.expected_s),
+              fmt::format("{:+.1f}%", 100 * c.error), r.holdout ? "holdout" : "dev"});
+    if (!c.bound_below) ++above;
+  }
+  std::string out =
+      "Published end-to-end runs (data/validation/published_runs.json, sources in docs/"
+      "validation.md): the step each measurement implies (decode: 1 / tokens per second per "
+      "user; prefill: time to first token), the ideal bound and the expected time.\n";
+  out += t.Render();
+  out += Summary("all", v.all);
+  out += Summary("development (looked at while the model was built)", v.development);
+  out += Summary("holdout (kept aside until the model was frozen)", v.holdout);
+  out += above == 0 ? "the bound is below every measurement\n"
+                    : fmt::format("THE BOUND IS ABOVE {} MEASUREMENT(S): a counting error\n", above);
+  out += "expected times: achievable ceilings, each run's runtime; efficiency data " +
+         v.efficiency_origin + "\n";
+  return out;
+}
+
+std::string RenderPublishedJson(const PublishedValidation& v) {
+  json j;
+  json rows = json::array();
+  for (const PublishedCheck& c : v.checks) {
+    const PublishedRun& r = c.run;
+    json row;
+    row["id"] = r.id;
+    row["model"] = r.model;
+    row["hw"] = r.hw;
+    row["tp"] = r.workload.tp;
+    row["phase"] = std::string(NameOf(r.phase));
+    row["runtime"] = std::string(NameOf(r.runtime));
+    row["metric"] = r.metric;
+    row["published_value"] = r.value;
+    row["measured_s"] = r.measured_s;
+    row["bound_s"] = c.bound_s;
+    row["expected_s"] = c.expected_s;
+    row["error"] = c.error;
+    row["bound_below_measured"] = c.bound_below;
+    row["holdout"] = r.holdout;
+    row["framework"] = r.framework;
+    row["source"] = r.source;
+    rows.push_back(row);
+  }
+  j["runs"] = rows;
+  j["summary"] = {{"all", SummaryJson(v.all)},
+                  {"development", SummaryJson(v.development)},
+                  {"holdout", SummaryJson(v.holdout)}};
+  j["efficiency_data"] = v.efficiency_origin;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace roofline

@@ -1,0 +1,201 @@
+// Published end-to-end runs: parsing, and each run's bound and expected time beside it.
+#include "roofline/published.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "roofline/model_analysis.h"
+#include "src/util/embedded_data.h"
+#include "src/util/json_util.h"
+
+namespace roofline {
+namespace {
+
+using nlohmann::json;
+
+DType RequireDType(const json& j, const std::string& key, const std::string& parent) {
+  const std::string text = RequireString(j, key, parent);
+  Result<DType> d = ParseDType(text, JoinField(parent, key));
+  if (!d.ok()) throw JsonFieldError(JoinField(parent, key), d.status().what());
+  return *d;
+}
+
+PublishedRun ParseRun(const json& r, const std::string& field) {
+  RequireObject(r, field);
+  CheckKeys(r, field,
+            {"id", "model", "hw", "tp", "batch", "phase", "prompt", "context", "dtype",
+             "weight_dtype", "kv_dtype", "group_size", "runtime", "fusion", "measured",
+             "framework", "gpu_as_published", "source", "quote", "notes", "holdout"});
+  PublishedRun p;
+  p.id = RequireString(r, "id", field);
+  const std::string where = field + " (" + p.id + ")";
+  p.model = RequireString(r, "model", where);
+  p.hw = RequireString(r, "hw", where);
+  Workload& w = p.workload;
+  w.tp = RequirePositiveInteger(r, "tp", where);
+  w.batch = RequirePositiveInteger(r, "batch", where);
+  w.prompt = RequirePositiveInteger(r, "prompt", where);
+  if (r.contains("context")) w.context = RequirePositiveInteger(r, "context", where);
+  if (r.contains("group_size")) w.group_size = RequirePositiveInteger(r, "group_size", where);
+  w.dtype = RequireDType(r, "dtype", where);
+  w.weight_dtype = RequireDType(r, "weight_dtype", where);
+  w.kv_dtype = RequireDType(r, "kv_dtype", where);
+  const std::string phase = RequireString(r, "phase", where);
+  if (phase != "prefill" && phase != "decode") {
+    throw JsonFieldError(where + ".phase", "expected prefill or decode, got '" + phase + "'");
+  }
+  p.phase = phase == "prefill" ? Phase::kPrefill : Phase::kDecode;
+  const std::string fusion = RequireString(r, "fusion", where);
+  if (fusion != "eager" && fusion != "fused") {
+    throw JsonFieldError(where + ".fusion", "expected eager or fused, got '" + fusion + "'");
+  }
+  w.fusion = fusion == "fused" ? FusionMode::kFused : FusionMode::kEager;
+  Result<Runtime> rt = ParseRuntime(RequireString(r, "runtime", where));
+  if (!rt.ok()) throw JsonFieldError(where + ".runtime", rt.status().what());
+  p.runtime = *rt;
+  if (Status s = Validate(w); !s.ok()) throw JsonFieldError(where + "." + s.where(), s.what());
+  if (!r.contains("measured")) throw JsonFieldError(where + ".measured", "missing");
+  const json& m = r.at("measured");
+  RequireObject(m, where + ".measured");
+  CheckKeys(m, where + ".measured", {"metric", "value"});
+  p.metric = RequireString(m, "metric", where + ".measured");
+  p.value = RequirePositive(m, "value", where + ".measured");
+  if (p.metric == "decode_tokens_per_s_per_user" || p.metric == "tpot_s") {
+    if (p.phase != Phase::kDecode) {
+      throw JsonFieldError(where + ".measured.metric", p.metric + " needs phase decode");
+    }
+    p.measured_s = p.metric == "tpot_s" ? p.value : 1 / p.value;
+  } else if (p.metric == "ttft_s") {
+    if (p.phase != Phase::kPrefill) {
+      throw JsonFieldError(where + ".measured.metric", "ttft_s needs phase prefill");
+    }
+    p.measured_s = p.value;
+  } else {
+    throw JsonFieldError(where + ".measured.metric",
+                         "unknown metric '" + p.metric +
+                             "' (expected decode_tokens_per_s_per_user, tpot_s or ttft_s)");
+  }
+  if (p.measured_s > 1e3) {
+    throw JsonFieldError(where + ".measured.value", "implausible: a step of over 1000 s");
+  }
+  p.framework = RequireString(r, "framework", where);
+  p.source = RequireString(r, "source", where, "every run needs its source");
+  p.quote = RequireString(r, "quote", where, "every run quotes its source");
+  if (r.contains("notes")) p.notes = RequireString(r, "notes", where);
+  if (r.contains("gpu_as_published")) p.gpu_as_published = RequireString(r, "gpu_as_published", where);
+  if (r.contains("holdout")) {
+    if (!r.at("holdout").is_boolean()) throw JsonFieldError(where + ".holdout", "expected true or false");
+    p.holdout = r.at("holdout").get<bool>();
+  }
+  return p;
+}
+
+ErrorSummary Summarize(const std::vector<PublishedCheck>& checks, int which) {
+  std::vector<double> errors;
+  for (const PublishedCheck& c : checks) {
+    if (which == 1 && c.run.holdout) continue;
+    if (which == 2 && !c.run.holdout) continue;
+    errors.push_back(std::abs(c.error));
+  }
+  ErrorSummary s;
+  s.rows = static_cast<int>(errors.size());
+  if (errors.empty()) return s;
+  std::sort(errors.begin(), errors.end());
+  const size_t n = errors.size();
+  s.median_abs_error = n % 2 ? errors[n / 2] : (errors[n / 2 - 1] + errors[n / 2]) / 2;
+  s.max_abs_error = errors.back();
+  s.within_40 = static_cast<int>(std::count_if(errors.begin(), errors.end(),
+                                               [](double e) { return e <= 0.40; }));
+  return s;
+}
+
+}  // namespace
+
+Result<std::vector<PublishedRun>> ParsePublishedRuns(std::string_view json_text,
+                                                     const std::string& origin) {
+  Result<json> parsed = ParseJsonText(json_text, origin);
+  if (!parsed.ok()) return parsed.status();
+  try {
+    const json& root = *parsed;
+    RequireObject(root, "");
+    CheckKeys(root, "", {"schema_version", "comment", "runs"});
+    if (RequireNumber(root, "schema_version", "") != 1) {
+      throw JsonFieldError("schema_version", "unsupported schema_version (expected 1)");
+    }
+    if (!root.contains("runs") || !root.at("runs").is_array()) {
+      throw JsonFieldError("runs", "expected an array of runs");
+    }
+    std::vector<PublishedRun> runs;
+    for (size_t i = 0; i < root.at("runs").size(); ++i) {
+      runs.push_back(ParseRun(root.at("runs")[i], "runs[" + std::to_string(i) + "]"));
+      for (size_t j = 0; j + 1 < runs.size(); ++j) {
+        if (runs[j].id == runs.back().id) {
+          throw JsonFieldError("runs[" + std::to_string(i) + "].id",
+                               "duplicate id '" + runs.back().id + "'");
+        }
+      }
+    }
+    return runs;
+  } catch (const JsonFieldError& e) {
+    return Status::Invalid(origin + (e.field().empty() ? "" : ": " + e.field()), e.what());
+  } catch (const json::exception& e) {
+    return Status::Invalid(origin, std::string("malformed published runs: ") + e.what());
+  }
+}
+
+Result<std::vector<PublishedRun>> LoadPublishedRunsFile(const std::string& path) {
+  Result<std::string> text = ReadTextFile(path);
+  if (!text.ok()) return text.status();
+  return ParsePublishedRuns(*text, path);
+}
+
+Result<std::vector<PublishedRun>> LoadDefaultPublishedRuns() {
+  const char* dir = std::getenv("ROOFLINE_DATA_DIR");
+  if (dir != nullptr && *dir != '\0') {
+    return LoadPublishedRunsFile(std::string(dir) + "/validation/published_runs.json");
+  }
+  for (const auto& f : EmbeddedFiles()) {
+    if (f.path == "validation/published_runs.json") {
+      return ParsePublishedRuns(f.content, "<embedded>/data/validation/published_runs.json");
+    }
+  }
+  return Status::NotFound("<embedded>/data/validation/published_runs.json",
+                          "not compiled into this build");
+}
+
+Result<PublishedValidation> ValidatePublished(const std::vector<PublishedRun>& runs,
+                                              const DeviceDatabase& db,
+                                              const ModelRegistry& registry,
+                                              std::shared_ptr<const EfficiencyData> efficiency) {
+  PublishedValidation v;
+  if (!efficiency) return Status::Invalid("validate published", "no efficiency data");
+  v.efficiency_origin = efficiency->origin;
+  for (const PublishedRun& run : runs) {
+    Result<const Device*> device = db.Find(run.hw);
+    if (!device.ok()) return device.status().WithPrefix(run.id);
+    Result<TransformerConfig> config = ResolveModel(run.model, registry);
+    if (!config.ok()) return config.status().WithPrefix(run.id);
+    CostOptions o;
+    o.efficiency = efficiency;
+    o.expected.ceilings = CeilingSet::kAchievable;
+    o.expected.runtime = run.runtime;
+    const CostModel model(**device, o);
+    Result<PhaseResult> phase = AnalyzePhase(*config, run.workload, model, run.phase);
+    if (!phase.ok()) return phase.status().WithPrefix(run.id);
+    PublishedCheck c;
+    c.run = run;
+    c.bound_s = phase->totals.time_s;
+    c.expected_s = phase->totals.expected_s;
+    c.error = (c.expected_s - run.measured_s) / run.measured_s;
+    c.bound_below = c.bound_s <= run.measured_s;
+    v.checks.push_back(std::move(c));
+  }
+  v.all = Summarize(v.checks, 0);
+  v.development = Summarize(v.checks, 1);
+  v.holdout = Summarize(v.checks, 2);
+  return v;
+}
+
+}  // namespace roofline
