@@ -31,6 +31,12 @@ struct PlanPoint {
   double output_tokens_per_s_per_gpu = 0;
   double cost_per_m_input = 0;   ///< price of the prefill time per million input tokens
   double cost_per_m_output = 0;  ///< price of the decode time per million output tokens
+  /// Expected times (when the cost model has efficiency data; 0 otherwise): TTFT, time per
+  /// output token, a request, and output tokens/s per GPU at them.
+  double expected_ttft_s = 0;
+  double expected_tpot_s = 0;
+  double expected_request_s = 0;
+  double expected_output_tokens_per_s_per_gpu = 0;
   /// The phases' verdicts; none: not costed (the FLOP limit assumes compute-bound).
   std::optional<Verdict> prefill_bound, decode_bound;
 };

@@ -54,6 +54,10 @@ struct PhasePoint {
   std::array<std::optional<Verdict>, kNumClasses> class_bound;  ///< per class (none: absent)
   std::array<double, kNumClasses> class_flops{};
   std::array<double, kNumClasses> class_bytes{};  ///< device-memory bytes
+  /// Expected time of the step and its tokens/s, when the cost model has efficiency data.
+  bool has_expected = false;
+  double expected_time_s = 0;
+  double expected_tokens_per_s = 0;
 };
 
 /// One point: the values of the axes and what they give.

@@ -41,6 +41,13 @@ Result<PlanPoint> Point(const TransformerConfig& c, Workload w, const CostModel&
     p.cost_per_m_output = dollars_per_s * static_cast<double>(r.output) * p.tpot_s /
                           (b * static_cast<double>(r.output)) * 1e6;
   }
+  if (pre->totals.has_expected && dec->totals.has_expected) {
+    p.expected_ttft_s = pre->totals.expected_s;
+    p.expected_tpot_s = dec->totals.expected_s;
+    p.expected_request_s = p.expected_ttft_s + static_cast<double>(r.output) * p.expected_tpot_s;
+    p.expected_output_tokens_per_s_per_gpu =
+        b * static_cast<double>(r.output) / p.expected_request_s / static_cast<double>(tp);
+  }
   p.prefill_bound = pre->totals.verdict;
   p.decode_bound = dec->totals.verdict;
   return p;

@@ -341,6 +341,11 @@ Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const
                               ? static_cast<double>(w.batch) * static_cast<double>(w.prompt)
                               : static_cast<double>(w.batch);
     pp.tokens_per_s = pp.time_s > 0 ? tokens / pp.time_s : 0;
+    if (a.totals.has_expected) {
+      pp.has_expected = true;
+      pp.expected_time_s = a.totals.expected_s;
+      pp.expected_tokens_per_s = pp.expected_time_s > 0 ? tokens / pp.expected_time_s : 0;
+    }
     for (size_t cls = 0; cls < kNumClasses; ++cls) {
       if (a.class_present[cls]) pp.class_bound[cls] = a.class_times[cls].Classify();
     }

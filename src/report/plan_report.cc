@@ -37,15 +37,30 @@ std::string RenderPlanTable(const Plan& p) {
         v.tp, v.replicas, v.idle_gpus > 0 ? fmt::format(" ({} GPUs idle)", v.idle_gpus) : "",
         Si(v.weights_bytes, "B"), Si(v.kv_bytes_per_sequence, "B"), r.prompt + r.output,
         v.max_batch);
-    TextTable t({"operating point", "TTFT", "time/token", "request", "out tok/s/GPU",
-                 "in tok/s/GPU", "$/M in", "$/M out", "prefill", "decode"},
-                {false, true, true, true, true, true, true, true, false, false});
+    const bool expected = v.batch1.expected_request_s > 0;
+    std::vector<std::string> header = {"operating point", "TTFT",    "time/token", "request",
+                                       "out tok/s/GPU",   "in tok/s/GPU", "$/M in", "$/M out",
+                                       "prefill",         "decode"};
+    std::vector<bool> right = {false, true, true, true, true, true, true, true, false, false};
+    if (expected) {
+      header.insert(header.end(), {"expected TTFT", "expected t/token", "expected out tok/s/GPU"});
+      right.insert(right.end(), {true, true, true});
+    }
+    TextTable t(header, right);
     for (const PlanPoint* pt : {&v.batch1, &v.largest, &v.flop_limit}) {
-      t.AddRow({pt->label, pt->ttft_s > 0 ? Seconds(pt->ttft_s) : "-",
-                pt->tpot_s > 0 ? Seconds(pt->tpot_s) : "-", Seconds(pt->request_s),
-                Rate(pt->output_tokens_per_s_per_gpu), Rate(pt->input_tokens_per_s_per_gpu),
-                Dollars(pt->cost_per_m_input), Dollars(pt->cost_per_m_output),
-                BoundText(p, pt->prefill_bound), BoundText(p, pt->decode_bound)});
+      std::vector<std::string> row = {
+          pt->label, pt->ttft_s > 0 ? Seconds(pt->ttft_s) : "-",
+          pt->tpot_s > 0 ? Seconds(pt->tpot_s) : "-", Seconds(pt->request_s),
+          Rate(pt->output_tokens_per_s_per_gpu), Rate(pt->input_tokens_per_s_per_gpu),
+          Dollars(pt->cost_per_m_input), Dollars(pt->cost_per_m_output),
+          BoundText(p, pt->prefill_bound), BoundText(p, pt->decode_bound)};
+      if (expected) {
+        const bool has = pt->expected_request_s > 0;  // the FLOP limit has no expected time
+        row.push_back(has ? Seconds(pt->expected_ttft_s) : "-");
+        row.push_back(has ? Seconds(pt->expected_tpot_s) : "-");
+        row.push_back(has ? Rate(pt->expected_output_tokens_per_s_per_gpu) : "-");
+      }
+      t.AddRow(row);
     }
     out += t.Render();
     out += fmt::format("fleet: {} output tokens/s at the largest batch ({} replicas)\n",
@@ -94,6 +109,12 @@ std::string RenderPlanJson(const Plan& p) {
     q["cost_per_million_output_tokens"] = pt.cost_per_m_output;
     q["prefill_bound"] = BoundText(p, pt.prefill_bound);
     q["decode_bound"] = BoundText(p, pt.decode_bound);
+    if (pt.expected_request_s > 0) {
+      q["expected"] = {{"ttft_s", pt.expected_ttft_s},
+                       {"time_per_output_token_s", pt.expected_tpot_s},
+                       {"request_s", pt.expected_request_s},
+                       {"output_tokens_per_s_per_gpu", pt.expected_output_tokens_per_s_per_gpu}};
+    }
     return q;
   };
   json variants = json::array();

@@ -197,6 +197,10 @@ std::string RenderSweepTable(const SweepResult& r, const std::string& title) {
         header.push_back(ph + col);
         right.push_back(std::string(col) != " bound");
       }
+      if (p.has_expected) {
+        header.push_back(ph + " expected");
+        right.push_back(true);
+      }
     }
   }
   header.emplace_back("footprint");
@@ -211,6 +215,7 @@ std::string RenderSweepTable(const SweepResult& r, const std::string& title) {
       row.push_back(Seconds(ph.time_s));
       row.push_back(r.names.Name(ph.bound));
       row.push_back(Num(std::round(ph.tokens_per_s)));
+      if (ph.has_expected) row.push_back(Seconds(ph.expected_time_s));
     }
     row.push_back(Si(p.footprint_bytes, "B"));
     row.push_back(p.fits ? "yes" : "NO");
@@ -270,6 +275,10 @@ std::string RenderSweepJson(const SweepResult& r, const std::string& model,
       q["compute_bound_time_s"] = ph.compute_bound_s;
       q["memory_bound_time_s"] = ph.memory_bound_s;
       q["comm_bound_time_s"] = ph.comm_bound_s;
+      if (ph.has_expected) {
+        q["expected_time_s"] = ph.expected_time_s;
+        q["expected_tokens_per_s"] = ph.expected_tokens_per_s;
+      }
       json classes = json::object();
       for (int c = 0; c < kNumClasses; ++c) {
         if (ph.class_bound[c].has_value()) {
@@ -326,17 +335,21 @@ std::string RenderSweepJson(const SweepResult& r, const std::string& model,
 std::string RenderSweepCsv(const SweepResult& r) {
   std::string out;
   for (const SweepAxis& a : r.axes) out += std::string(NameOf(a.variable)) + ",";
+  const bool expected = !r.points.empty() && !r.points.front().phases.empty() &&
+                        r.points.front().phases.front().has_expected;
   out +=
       "phase,time_s,bound,tokens_per_s,compute_bound_time_s,memory_bound_time_s,"
-      "comm_bound_time_s,footprint_bytes,fits\n";
+      "comm_bound_time_s,footprint_bytes,fits";
+  out += expected ? ",expected_time_s\n" : "\n";
   for (const SweepPoint& p : r.points) {
     std::string prefix;
     for (size_t a = 0; a < r.axes.size(); ++a) prefix += AxisValue(r.axes[a], p.index[a]) + ",";
     for (const PhasePoint& ph : p.phases) {
-      out += fmt::format("{}{},{:.17g},{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{}\n", prefix,
+      out += fmt::format("{}{},{:.17g},{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{}", prefix,
                          NameOf(ph.phase), ph.time_s, r.names.Name(ph.bound), ph.tokens_per_s,
                          ph.compute_bound_s, ph.memory_bound_s, ph.comm_bound_s, p.footprint_bytes,
                          p.fits ? "true" : "false");
+      out += expected ? fmt::format(",{:.17g}\n", ph.expected_time_s) : "\n";
     }
   }
   return out;

@@ -45,7 +45,7 @@ int RunNetworkSweep(Context& ctx, const CLI::App& app, const ModelOptions& o,
   const Device* device = &in->device;
   Result<CostOptions> options = MakeCostOptions(o);
   if (!options.ok()) return Fail(ctx, options.status());
-  options->efficiency = nullptr;  // sweeps report time bounds only (not expected times yet)
+  options->efficiency = nullptr;  // network sweeps report time bounds only (not expected times yet)
   const CostModel model(*device, *options);
   Result<NetSweepResult> r =
       onnx ? SweepNetwork(
@@ -120,7 +120,6 @@ int RunSweepCommand(Context& ctx) {
   if (axes.size() > 2) return Fail(ctx, Status::Invalid("--vary", "at most two variables"));
   Result<Setup> setup = Prepare(ctx, o);
   if (!setup.ok()) return Fail(ctx, setup.status());
-  setup->cost.efficiency = nullptr;  // sweeps report time bounds only (not expected times yet)
   const CostModel model(setup->device, setup->cost);
   Result<SweepResult> r = RunSweep(setup->config, setup->workload, model, Phases(o.phase), axes);
   if (!r.ok()) return Fail(ctx, r.status());
