@@ -223,6 +223,27 @@ TEST(ProfileJoin, OrderedMappingWithinEachClass) {
   EXPECT_EQ(u.classes[0].predicted_per_step, 5);
 }
 
+// Issue "expected times": `profile ... --model` says how far a run is from the ideal (bound /
+// measured) and from what is achievable (expected / measured).
+TEST(ProfileJoin, MeasuredAgainstBothTheBoundAndTheExpectedTime) {
+  std::vector<PredictedKernel> predicted = {
+      {"a", "", OpClass::kGemm, 1, 10e-6, "hbm", 1e9, 1e7, 12.5e-6},
+      {"n", "", OpClass::kNorm, 1, 1e-6, "hbm", 1e6, 1e6, 2e-6},
+  };
+  std::vector<MeasuredKernel> measured = {{"gemm", OpClass::kGemm, 20e-6, 1},
+                                          {"norm", OpClass::kNorm, 4e-6, 1}};
+  const ProfileJoin j = JoinWithPrediction(predicted, measured, true);
+  ASSERT_EQ(j.rows.size(), 2u);
+  EXPECT_NEAR(j.rows[0].efficiency, 0.5, 1e-12);     // 10 of 20 us: 50% of ideal
+  EXPECT_NEAR(j.rows[0].of_expected, 0.625, 1e-12);  // 12.5 of 20 us: 62.5% of achievable
+  EXPECT_NEAR(j.rows[1].of_expected, 0.5, 1e-12);
+  ASSERT_FALSE(j.classes.empty());
+  EXPECT_NEAR(j.classes[0].expected_s_per_step, 12.5e-6, 1e-15);
+  // Without efficiency data: no expected figure.
+  predicted[0].expected_s = 0;
+  EXPECT_EQ(JoinWithPrediction(predicted, measured, true).rows[0].of_expected, 0);
+}
+
 TEST(ProfileJoin, PredictedKernelsOfAModelCarryClasses) {
   const ModelRegistry reg = ModelRegistry::LoadEmbedded();
   Result<TransformerConfig> cfg = ResolveModel("llama-3.2-1b", reg);

@@ -215,6 +215,7 @@ struct PredictedKernel {
   std::string bound;        ///< binding resource
   double flops = 0;         ///< one instance
   double device_bytes = 0;  ///< one instance, at device memory
+  double expected_s = 0;    ///< expected time of one instance (0: no efficiency data)
 };
 
 /// One predicted kernel and the measured kernels mapped onto it.
@@ -223,6 +224,7 @@ struct JoinRow {
   int64_t matched = 0;    ///< measured launches mapped to it (all steps, all repeats)
   double measured_s = 0;  ///< mean measured time of one instance
   double efficiency = 0;  ///< bound / measured (1 = at the roofline), 0 when unmatched
+  double of_expected = 0;  ///< expected / measured ("of achievable"), 0 when unmatched or none
   std::string example;    ///< the measured kernel name seen most often
 };
 
@@ -231,7 +233,8 @@ struct ClassJoin {
   OpClass op_class = OpClass::kOther;
   int64_t predicted_per_step = 0;  ///< kernels per step
   double predicted_s_per_step = 0;
-  int64_t measured = 0;   ///< launches in the profile
+  double expected_s_per_step = 0;  ///< 0 without efficiency data
+  int64_t measured = 0;            ///< launches in the profile
   double measured_s = 0;  ///< total
   double steps = 0;       ///< measured / predicted_per_step (0 when none predicted)
 };

@@ -74,6 +74,7 @@ std::vector<PredictedKernel> PredictedKernelsOf(const PhaseResult& phase, const 
     p.group = k.group;
     p.repeat = k.repeat;
     p.bound_s = cost.time_s;
+    p.expected_s = cost.has_expected ? cost.expected.time_s : 0;
     p.bound = model.BoundName(cost);
     p.flops = cost.flops;
     p.device_bytes = cost.num_levels > 0 ? cost.bytes[0] : 0;
@@ -100,7 +101,10 @@ ProfileJoin JoinWithPrediction(const std::vector<PredictedKernel>& predicted,
   for (int c = 0; c < kNumOpClasses; ++c) {
     classes[c].op_class = static_cast<OpClass>(c);
     classes[c].predicted_per_step = static_cast<int64_t>(per_class[c].size());
-    for (int index : per_class[c]) classes[c].predicted_s_per_step += predicted[index].bound_s;
+    for (int index : per_class[c]) {
+      classes[c].predicted_s_per_step += predicted[index].bound_s;
+      classes[c].expected_s_per_step += predicted[index].expected_s;
+    }
   }
   join.rows.resize(predicted.size());
   for (size_t i = 0; i < predicted.size(); ++i) join.rows[i].predicted = predicted[i];
@@ -123,6 +127,7 @@ ProfileJoin JoinWithPrediction(const std::vector<PredictedKernel>& predicted,
     if (r.matched == 0) continue;
     r.measured_s = sum[i] / static_cast<double>(r.matched);
     r.efficiency = r.measured_s > 0 ? r.predicted.bound_s / r.measured_s : 0;
+    r.of_expected = r.measured_s > 0 ? r.predicted.expected_s / r.measured_s : 0;
     int64_t best = 0;
     for (const auto& [name, n] : names[i]) {
       if (n > best) {

@@ -179,21 +179,40 @@ std::string RenderProfileJoinTable(const ProfileJoin& join, const std::string& t
   std::ostringstream out;
   out << fmt::format("\nagainst the prediction: {}; {:.2f} steps found in the profile\n", title,
                      join.steps);
-  TextTable c({"class", "predicted/step", "measured", "steps", "predicted time/step",
-               "measured time/step", "efficiency"},
-              {false, true, true, true, true, true, true});
+  const bool expected = std::any_of(join.classes.begin(), join.classes.end(),
+                                    [](const ClassJoin& cj) { return cj.expected_s_per_step > 0; });
+  std::vector<std::string> header = {"class",        "predicted/step",      "measured",
+                                     "steps",        "predicted time/step", "measured time/step",
+                                     "efficiency"};
+  std::vector<bool> right = {false, true, true, true, true, true, true};
+  if (expected) {
+    header.insert(header.end(), {"expected time/step", "of expected"});
+    right.insert(right.end(), {true, true});
+  }
+  TextTable c(header, right);
   for (const ClassJoin& cj : join.classes) {
     // Less than one whole step in the profile: a per-step figure would be an extrapolation.
     const double per_step = join.steps >= 1 ? cj.measured_s / join.steps : 0;
-    c.AddRow({std::string(NameOf(cj.op_class)), std::to_string(cj.predicted_per_step),
-              std::to_string(cj.measured),
-              cj.predicted_per_step ? fmt::format("{:.2f}", cj.steps) : "-",
-              cj.predicted_per_step ? Seconds(cj.predicted_s_per_step) : "-",
-              per_step > 0 ? Seconds(per_step) : "-",
-              per_step > 0 && cj.predicted_s_per_step > 0 ? Pct(cj.predicted_s_per_step / per_step)
-                                                          : "-"});
+    std::vector<std::string> row = {
+        std::string(NameOf(cj.op_class)), std::to_string(cj.predicted_per_step),
+        std::to_string(cj.measured), cj.predicted_per_step ? fmt::format("{:.2f}", cj.steps) : "-",
+        cj.predicted_per_step ? Seconds(cj.predicted_s_per_step) : "-",
+        per_step > 0 ? Seconds(per_step) : "-",
+        per_step > 0 && cj.predicted_s_per_step > 0 ? Pct(cj.predicted_s_per_step / per_step)
+                                                    : "-"};
+    if (expected) {
+      row.push_back(cj.expected_s_per_step > 0 ? Seconds(cj.expected_s_per_step) : "-");
+      row.push_back(per_step > 0 && cj.expected_s_per_step > 0
+                        ? Pct(cj.expected_s_per_step / per_step)
+                        : "-");
+    }
+    c.AddRow(row);
   }
   out << c.Render(2);
+  if (expected) {
+    out << "  (efficiency = bound / measured: how close to the ideal roofline; of expected = "
+           "expected / measured: how close to what real kernels achieve on this device)\n";
+  }
   if (join.steps < 1) {
     out << fmt::format(
         "  (the profile holds {:.2f} of one predicted step: no per-step measured time; compare "
@@ -201,17 +220,31 @@ std::string RenderProfileJoinTable(const ProfileJoin& join, const std::string& t
         join.steps);
   }
   if (join.ordered) {
-    out << "\nper predicted kernel (efficiency = predicted bound / measured mean):\n";
-    TextTable k({"kernel", "group", "class", "x/step", "bound", "predicted", "measured", "matched",
-                 "efficiency", "measured kernel"},
-                {false, false, false, true, false, true, true, true, true, false});
+    out << "\nper predicted kernel (efficiency = predicted bound / measured mean"
+        << (expected ? "; of expected = expected time / measured mean" : "") << "):\n";
+    std::vector<std::string> kh = {"kernel",   "group",    "class",   "x/step",     "bound",
+                                   "predicted", "measured", "matched", "efficiency"};
+    std::vector<bool> kr = {false, false, false, true, false, true, true, true, true};
+    if (expected) {
+      kh.insert(kh.end(), {"expected", "of expected"});
+      kr.insert(kr.end(), {true, true});
+    }
+    kh.push_back("measured kernel");
+    kr.push_back(false);
+    TextTable k(kh, kr);
     for (const JoinRow& r : join.rows) {
-      k.AddRow({r.predicted.name, r.predicted.group.empty() ? "-" : r.predicted.group,
-                std::string(NameOf(r.predicted.op_class)), std::to_string(r.predicted.repeat),
-                r.predicted.bound, Seconds(r.predicted.bound_s),
-                r.matched ? Seconds(r.measured_s) : "-", std::to_string(r.matched),
-                r.matched ? Pct(r.efficiency) : "-",
-                r.example.empty() ? "-" : ShortKernelName(r.example, 44)});
+      std::vector<std::string> row = {
+          r.predicted.name, r.predicted.group.empty() ? "-" : r.predicted.group,
+          std::string(NameOf(r.predicted.op_class)), std::to_string(r.predicted.repeat),
+          r.predicted.bound, Seconds(r.predicted.bound_s),
+          r.matched ? Seconds(r.measured_s) : "-", std::to_string(r.matched),
+          r.matched ? Pct(r.efficiency) : "-"};
+      if (expected) {
+        row.push_back(r.predicted.expected_s > 0 ? Seconds(r.predicted.expected_s) : "-");
+        row.push_back(r.matched && r.of_expected > 0 ? Pct(r.of_expected) : "-");
+      }
+      row.push_back(r.example.empty() ? "-" : ShortKernelName(r.example, 44));
+      k.AddRow(row);
     }
     out << k.Render(2);
   }
@@ -227,6 +260,7 @@ nlohmann::json ProfileJoinJson(const ProfileJoin& join, const std::string& title
     j["classes"].push_back({{"class", NameOf(cj.op_class)},
                             {"predicted_per_step", cj.predicted_per_step},
                             {"predicted_s_per_step", cj.predicted_s_per_step},
+                            {"expected_s_per_step", cj.expected_s_per_step},
                             {"measured", cj.measured},
                             {"measured_s", cj.measured_s},
                             {"steps", cj.steps}});
@@ -241,6 +275,8 @@ nlohmann::json ProfileJoinJson(const ProfileJoin& join, const std::string& title
                             {"matched", r.matched},
                             {"measured_s", r.measured_s},
                             {"efficiency", r.efficiency},
+                            {"expected_s", r.predicted.expected_s},
+                            {"of_expected", r.of_expected},
                             {"measured_kernel", r.example}});
   }
   j["notes"] = join.notes;
