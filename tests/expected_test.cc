@@ -119,7 +119,7 @@ TEST(EfficiencyData, OverridesNeedAKnownClassAndAFractionInZeroToOne) {
   EXPECT_NE(unknown.ToString().find("did you mean 'matmul'"), std::string::npos)
       << unknown.ToString();
   for (const char* bad : {"matmul=0", "matmul=1.5", "matmul=-0.1", "matmul=abc", "matmul",
-                          "matmul=0.5x", "vector=nan"}) {
+                          "matmul=0.5x", "vector=nan", "matmul=1e-300", "matmul="}) {
     const Status s = ParseEfficiencyOverride(bad, o);
     EXPECT_FALSE(s.ok()) << bad;
     EXPECT_NE(s.ToString().find("--efficiency"), std::string::npos) << s.ToString();
@@ -263,6 +263,44 @@ TEST(Expected, ShortKernelsAreLaunchBoundAndLongOnesAreNot) {
               big.costs[0].compute_time_s * 989.4e12 / 794.5e12 / 0.5, 1e-12);
 }
 
+// --efficiency CLASS=F: the class's kernels reach F of every ceiling used (compute, memory,
+// comm), for every class.
+TEST(Expected, EveryClassOverrideScalesItsKernelsTerms) {
+  const Device& h100 = Dev("h100-sxm");
+  auto with = [&](const char* flag) {
+    CostOptions o;
+    o.efficiency = Data();
+    if (flag != nullptr) {
+      EXPECT_TRUE(ParseEfficiencyOverride(flag, o.expected).ok()) << flag;
+    }
+    return CostModel(h100, o);
+  };
+  // vector: an elementwise kernel (memory-bound).
+  ElementwiseSpec big;
+  big.elements = 1e9;
+  const OpAnalysis v0 = Analyze(OpRequest{big}, with(nullptr));
+  const OpAnalysis v1 = Analyze(OpRequest{big}, with("vector=0.5"));
+  EXPECT_NEAR(v1.costs[0].expected.memory_s[0], 2 * v0.costs[0].expected.memory_s[0], 1e-15);
+  EXPECT_NEAR(v1.costs[0].expected.roofline_s, 2 * v0.costs[0].expected.roofline_s, 1e-15);
+  // comm: an 8-way all-reduce of 64 MB over NVLink.
+  CollectiveSpec cs;
+  cs.devices = 8;
+  cs.message_bytes = 64e6;
+  Graph g;
+  ASSERT_TRUE(g.AddOp("all_reduce", cs).ok());
+  const Kernel k = Fuse(g, FusionMode::kEager).front();
+  const KernelCost c0 = with(nullptr).Evaluate(g, k);
+  const KernelCost c1 = with("comm=0.25").Evaluate(g, k);
+  EXPECT_NEAR(c1.expected.comm_s, 4 * c0.expected.comm_s, 1e-12);
+  // The override does not touch another class.
+  EXPECT_DOUBLE_EQ(with("matmul=0.5").Evaluate(g, k).expected.comm_s, c0.expected.comm_s);
+  // H100 all-reduce: 14 steps x 1.371 us (the published 8-GPU latency) + bytes at 81.6% of
+  // 450 GB/s (the assumed link fraction; no H100 figure is published).
+  EXPECT_NEAR(c0.expected.comm_s, 14 * 1.371e-6 + 2 * 7.0 / 8 * 64e6 / (0.816 * 450e9), 1e-9);
+  // The verdict is the largest term when it exceeds the launch gap: comm here.
+  EXPECT_EQ(c0.expected.bound.kind, BoundKind::kComm);
+}
+
 TEST(ExpectedCli, ModelPrintsExpectedBesideTheBoundAndRejectsBadFlags) {
   const auto o = RunCli({"model", "llama-2-7b", "--batch", "1", "--prompt", "128", "--format",
                          "json", "--runtime", "cuda-graph"});
@@ -361,7 +399,18 @@ TEST(Published, BadRunsAreRejectedWithTheRunAndField) {
       {Replace(good, "\"source\": \"s\", ", ""), "source", "missing"},
       {Replace(good, "\"batch\": 1", "\"batch\": 0"), "batch", ""},
       {good.substr(0, 80), "runs.json:", ""},
+      {"{\"schema_version\": 1, \"runs\": []}", "runs", "non-empty"},
   };
+  // A device or model the database lacks: the file, run and field.
+  Result<std::vector<PublishedRun>> unknown =
+      ParsePublishedRuns(Replace(good, "\"h100-sxm\"", "\"h999\""), "runs.json");
+  ASSERT_TRUE(unknown.ok());
+  Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
+  ASSERT_TRUE(registry.ok());
+  const Result<PublishedValidation> v = ValidatePublished(*unknown, testing::Db(), *registry, Data());
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.status().ToString().find("runs.json: runs[0] (r1).hw"), std::string::npos)
+      << v.status().ToString();
   for (const Case& c : cases) {
     Result<std::vector<PublishedRun>> r = ParsePublishedRuns(c.json, "runs.json");
     ASSERT_FALSE(r.ok()) << c.field;

@@ -62,8 +62,8 @@ struct ExpectedCost {
   double host_s = 0;      ///< host time to launch it (hidden while the GPU is busy)
   double time_s = 0;      ///< roofline_s + overhead_s
   Bound term;  ///< the largest of the compute, memory and comm terms
-  /// The verdict: `term`, or kOverhead when launching costs more than the roofline term (the
-  /// overhead, or host time the kernel is too short to hide).
+  /// The verdict: `term`, or kOverhead when the launch overhead (GPU gap and
+  /// --launch-overhead-us) exceeds the roofline term. Host time is judged per step.
   Bound bound;
 };
 

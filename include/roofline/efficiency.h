@@ -88,8 +88,8 @@ Result<EfficiencyData> LoadDefaultEfficiencyData();
 struct ExpectedOptions {
   CeilingSet ceilings = CeilingSet::kAchievable;
   Runtime runtime = Runtime::kEager;
-  /// `--efficiency CLASS=F`: a fixed efficiency in (0, 1] for one class in place of its model;
-  /// 0 = the model's own.
+  /// `--efficiency CLASS=F`: kernels of the class reach F (in [0.001, 1]) of every ceiling used,
+  /// in place of the model's efficiency; 0 = the model's own.
   std::array<double, kNumClasses> class_efficiency{};
 };
 
@@ -97,7 +97,8 @@ struct ExpectedOptions {
 Result<CeilingSet> ParseCeilingSet(std::string_view text);
 /// Parses "--runtime" ("eager", "cuda-graph" or "compiled").
 Result<Runtime> ParseRuntime(std::string_view text);
-/// Applies one "--efficiency CLASS=F" (class: matmul, attention, vector, comm; F in (0, 1]).
+/// Applies one "--efficiency CLASS=F" (class: matmul, attention, vector, comm; F in
+/// [0.001, 1]).
 Status ParseEfficiencyOverride(std::string_view text, ExpectedOptions& options);
 
 }  // namespace roofline

@@ -29,6 +29,7 @@ struct PublishedRun {
   double measured_s = 0;  ///< the phase's step time it implies
   std::string framework, source, quote, notes, gpu_as_published;
   bool holdout = false;  ///< kept aside while the expected-time model was built
+  std::string where;     ///< "<file>: runs[i] (<id>)", for errors
 };
 
 /// Parses a file of published runs; errors name `origin`, the run and the field.
@@ -58,9 +59,11 @@ struct ErrorSummary {
 };
 
 struct PublishedValidation {
+  std::string origin;  ///< the file of runs
   std::vector<PublishedCheck> checks;
   ErrorSummary all, development, holdout;
   std::string efficiency_origin;  ///< the efficiency data used
+  int bounds_above = 0;           ///< runs whose bound is above the measurement (must be 0)
 };
 
 /// Costs every run on its device with the efficiency data: the phase's bound and expected time.

@@ -142,6 +142,9 @@ struct SweepResult {
   int64_t evaluations = 0;  ///< workload evaluations, bisection included
   ResourceNames names;      ///< the device's, for printing verdicts
   int64_t tp = 1;           ///< the base workload's tensor parallelism
+  /// The expected-time columns, when the cost model has efficiency data: their choices.
+  bool has_expected = false;
+  ExpectedOptions expected;
 };
 
 /// Runs the sweep (one or two axes) for the selected phases.

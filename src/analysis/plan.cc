@@ -215,6 +215,12 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
   a.push_back(
       "throughput at the roofline bound: no efficiency factor, no scheduling or host "
       "overhead");
+  if (r.cost.efficiency) {
+    a.push_back(fmt::format(
+        "expected columns: {} ceilings, runtime {}, launch costs per kernel "
+        "(docs/expected-time.md); no scheduling, batching or sampling overhead",
+        NameOf(r.cost.expected.ceilings), NameOf(r.cost.expected.runtime)));
+  }
   a.push_back(
       "FLOP limit: the largest batch's FLOPs per request (prefill + decode) at the tensor "
       "peak, memory ignored");

@@ -367,6 +367,8 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
   r.axes = axes;
   r.names = ResourceNames::Of(model.device());
   r.tp = base.tp;
+  r.has_expected = model.has_expected();
+  r.expected = model.options().expected;
   const Device& d = model.device();
 
   std::atomic<int64_t> evaluations{0};

@@ -193,8 +193,9 @@ Status ParseEfficiencyOverride(std::string_view text, ExpectedOptions& options) 
   }
   char* end = nullptr;
   const double f = std::strtod(value.c_str(), &end);
-  if (value.empty() || end != value.c_str() + value.size() || !(f > 0 && f <= 1)) {
-    return Status::Invalid("--efficiency", "efficiency of " + cls + " must be a number in (0, 1], got '" +
+  if (value.empty() || end != value.c_str() + value.size() || !(f >= 1e-3 && f <= 1)) {
+    return Status::Invalid("--efficiency", "efficiency of " + cls +
+                                               " must be a number in (0, 1], at least 0.001; got '" +
                                                value + "'");
   }
   options.class_efficiency[index] = f;

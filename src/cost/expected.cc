@@ -14,12 +14,13 @@ namespace {
 std::string Percent(double f) { return fmt::format("{:.1f}%", f * 100); }
 
 // The figure a ceiling is expected at: the spec one (`--ceilings spec`, or a ceiling measured by
-// `roofline measure`, which is already what kernels reach), else the device's achievable figure,
-// else the spec ceiling times the assumed fraction.
+// `roofline measure` or published as measured, which is already what kernels reach), else the
+// device's achievable figure, else the spec ceiling times the assumed fraction.
 UsedCeiling Use(const Quantity& spec, const Quantity* achievable, CeilingSet set,
                 const Figure& assumed) {
   UsedCeiling u;
-  if (set == CeilingSet::kSpec || spec.provenance == Provenance::kMeasured) {
+  if (set == CeilingSet::kSpec || spec.provenance == Provenance::kMeasured ||
+      spec.provenance == Provenance::kPublished) {
     u.value = spec.value;
     u.figure = spec;
   } else if (achievable != nullptr) {
@@ -161,7 +162,8 @@ ExpectedCost CostModel::Expect(const Graph& graph, const Kernel& kernel, KernelC
   if (forced > 0) {
     e.efficiency = forced;
     why = fmt::format("--efficiency {}", Percent(forced));
-  } else if (cls == KernelClass::kAttention && HasFusedAttention(graph, kernel)) {
+  } else if (cls == KernelClass::kAttention && HasFusedAttention(graph, kernel) &&
+             !data.flash_attention.empty()) {
     const EfficiencyData::DeviceFigure* f = &data.flash_attention.front();
     for (const auto& entry : data.flash_attention) {
       if (entry.device == device_->id) f = &entry;
@@ -184,10 +186,13 @@ ExpectedCost CostModel::Expect(const Graph& graph, const Kernel& kernel, KernelC
     why = "no shape penalty (not a matmul)";
   }
 
-  // Roofline terms at the ceilings used.
-  // The efficiency is of the matrix work (tiles, flash attention); vector work (dequantizing
-  // weights, softmax exponentials) runs at its ceiling.
-  auto eff_of = [&](const EngineTerm& t) { return t.requested.tensor ? e.efficiency : 1.0; };
+  // Roofline terms at the ceilings used. The model's efficiency is of the matrix work (tiles,
+  // flash attention); vector work (dequantizing weights, softmax exponentials) runs at its
+  // ceiling. An --efficiency override applies to every term of its class's kernels.
+  auto eff_of = [&](const EngineTerm& t) {
+    return forced > 0 || t.requested.tensor ? e.efficiency : 1.0;
+  };
+  const double other_eff = forced > 0 ? forced : 1.0;  // memory and comm terms
   for (int i = 0; i < c.num_engines; ++i) {
     const EngineTerm& t = c.engines[i];
     if (t.ceiling < 0 || used_compute_[t.ceiling].value <= 0) continue;
@@ -198,15 +203,16 @@ ExpectedCost CostModel::Expect(const Graph& graph, const Kernel& kernel, KernelC
                              : Bound{BoundKind::kMemory, 0};
   for (int l = 0; l < c.num_levels; ++l) {
     const double bw = used_memory_[l].value;
-    e.memory_s[l] = bw > 0 ? c.bytes[l] / bw : 0;
+    e.memory_s[l] = bw > 0 ? c.bytes[l] / bw / other_eff : 0;
     if (e.memory_s[l] > e.roofline_s) {
       e.roofline_s = e.memory_s[l];
       e.term = {BoundKind::kMemory, l};
     }
   }
   if (c.link >= 0 && used_links_[c.link].value > 0) {
-    e.comm_s = c.comm_bytes / used_links_[c.link].value +
-               c.comm_steps * used_link_latency_[c.link].value;
+    e.comm_s = (c.comm_bytes / used_links_[c.link].value +
+                c.comm_steps * used_link_latency_[c.link].value) /
+               other_eff;
     if (e.comm_s > e.roofline_s) {
       e.roofline_s = e.comm_s;
       e.term = {BoundKind::kComm, c.link};
@@ -218,7 +224,9 @@ ExpectedCost CostModel::Expect(const Graph& graph, const Kernel& kernel, KernelC
   e.overhead_s = launch.gap_s.value + options_.launch_overhead_s;
   e.host_s = launch.host_s.value;
   e.time_s = e.roofline_s + e.overhead_s;
-  const bool launch_bound = e.overhead_s > e.roofline_s || e.host_s > e.time_s;
+  // Host time is hidden while the GPU is busy with earlier kernels: whether it is is a question
+  // for the whole step (Totals::expected_s), not for one kernel.
+  const bool launch_bound = e.overhead_s > e.roofline_s;
   e.bound = launch_bound ? Bound{BoundKind::kOverhead, 0} : e.term;
 
   if (trace) {

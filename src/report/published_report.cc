@@ -35,7 +35,6 @@ std::string RenderPublishedTable(const PublishedValidation& v) {
                "measured", "bound", "expected", "error", "set"},
               {false, false, false, true, false, true, false, false, true, true, true, true,
                false});
-  int above = 0;
   for (const PublishedCheck& c : v.checks) {
     const PublishedRun& r = c.run;
     const Workload& w = r.workload;
@@ -46,18 +45,19 @@ std::string RenderPublishedTable(const PublishedValidation& v) {
               Dt(w.weight_dtype) + "/" + Dt(w.dtype), std::string(NameOf(r.runtime)),
               Seconds(r.measured_s), Seconds(c.bound_s), Seconds(c.expected_s),
               fmt::format("{:+.1f}%", 100 * c.error), r.holdout ? "holdout" : "dev"});
-    if (!c.bound_below) ++above;
   }
-  std::string out =
-      "Published end-to-end runs (data/validation/published_runs.json, sources in docs/"
-      "validation.md): the step each measurement implies (decode: 1 / tokens per second per "
-      "user; prefill: time to first token), the ideal bound and the expected time.\n";
+  std::string out = "Published end-to-end runs (" + v.origin +
+                    ", each with its source): the step each measurement implies (decode: 1 / "
+                    "tokens per second per user; prefill: time to first token), the ideal bound "
+                    "and the expected time.\n";
   out += t.Render();
   out += Summary("all", v.all);
   out += Summary("development (looked at while the model was built)", v.development);
   out += Summary("holdout (kept aside until the model was frozen)", v.holdout);
-  out += above == 0 ? "the bound is below every measurement\n"
-                    : fmt::format("THE BOUND IS ABOVE {} MEASUREMENT(S): a counting error\n", above);
+  out += v.bounds_above == 0
+             ? "the bound is below every measurement\n"
+             : fmt::format("THE BOUND IS ABOVE {} MEASUREMENT(S): a counting error\n",
+                           v.bounds_above);
   out += "expected times: achievable ceilings, each run's runtime; efficiency data " +
          v.efficiency_origin + "\n";
   return out;
@@ -92,6 +92,8 @@ std::string RenderPublishedJson(const PublishedValidation& v) {
                   {"development", SummaryJson(v.development)},
                   {"holdout", SummaryJson(v.holdout)}};
   j["efficiency_data"] = v.efficiency_origin;
+  j["runs_file"] = v.origin;
+  j["bounds_above_measured"] = v.bounds_above;
   return j.dump(2) + "\n";
 }
 

@@ -229,6 +229,12 @@ std::string RenderSweepTable(const SweepResult& r, const std::string& title) {
   if (r.never.empty()) out += "  nothing: every verdict changes somewhere in the range\n";
   for (const NeverFlips& n : r.never) out += "  - " + Describe(n, r).sentence + "\n";
   for (const auto& n : r.notes) out += "note: " + n + "\n";
+  if (r.has_expected) {
+    out += fmt::format(
+        "note: expected columns: {} ceilings, runtime {} (docs/expected-time.md; `model "
+        "--explain KERNEL` derives one point); verdicts and crossovers are of the bound\n",
+        NameOf(r.expected.ceilings), NameOf(r.expected.runtime));
+  }
   out += fmt::format("({} workload evaluations)\n", r.evaluations);
   return out;
 }

@@ -124,12 +124,13 @@ Result<std::vector<PublishedRun>> ParsePublishedRuns(std::string_view json_text,
     if (RequireNumber(root, "schema_version", "") != 1) {
       throw JsonFieldError("schema_version", "unsupported schema_version (expected 1)");
     }
-    if (!root.contains("runs") || !root.at("runs").is_array()) {
-      throw JsonFieldError("runs", "expected an array of runs");
+    if (!root.contains("runs") || !root.at("runs").is_array() || root.at("runs").empty()) {
+      throw JsonFieldError("runs", "expected a non-empty array of runs");
     }
     std::vector<PublishedRun> runs;
     for (size_t i = 0; i < root.at("runs").size(); ++i) {
       runs.push_back(ParseRun(root.at("runs")[i], "runs[" + std::to_string(i) + "]"));
+      runs.back().where = origin + ": runs[" + std::to_string(i) + "] (" + runs.back().id + ")";
       for (size_t j = 0; j + 1 < runs.size(); ++j) {
         if (runs[j].id == runs.back().id) {
           throw JsonFieldError("runs[" + std::to_string(i) + "].id",
@@ -172,24 +173,26 @@ Result<PublishedValidation> ValidatePublished(const std::vector<PublishedRun>& r
   PublishedValidation v;
   if (!efficiency) return Status::Invalid("validate published", "no efficiency data");
   v.efficiency_origin = efficiency->origin;
+  if (!runs.empty()) v.origin = runs.front().where.substr(0, runs.front().where.find(": runs["));
   for (const PublishedRun& run : runs) {
     Result<const Device*> device = db.Find(run.hw);
-    if (!device.ok()) return device.status().WithPrefix(run.id);
+    if (!device.ok()) return Status::Invalid(run.where + ".hw", device.status().what());
     Result<TransformerConfig> config = ResolveModel(run.model, registry);
-    if (!config.ok()) return config.status().WithPrefix(run.id);
+    if (!config.ok()) return Status::Invalid(run.where + ".model", config.status().what());
     CostOptions o;
     o.efficiency = efficiency;
     o.expected.ceilings = CeilingSet::kAchievable;
     o.expected.runtime = run.runtime;
     const CostModel model(**device, o);
     Result<PhaseResult> phase = AnalyzePhase(*config, run.workload, model, run.phase);
-    if (!phase.ok()) return phase.status().WithPrefix(run.id);
+    if (!phase.ok()) return Status::Invalid(run.where, phase.status().ToString());
     PublishedCheck c;
     c.run = run;
     c.bound_s = phase->totals.time_s;
     c.expected_s = phase->totals.expected_s;
     c.error = (c.expected_s - run.measured_s) / run.measured_s;
     c.bound_below = c.bound_s <= run.measured_s;
+    v.bounds_above += c.bound_below ? 0 : 1;
     v.checks.push_back(std::move(c));
   }
   v.all = Summarize(v.checks, 0);

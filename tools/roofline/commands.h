@@ -15,6 +15,7 @@ namespace roofline::cli {
 /// Exit statuses of the tool.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitUsage = 2;  ///< bad input of any kind
+inline constexpr int kExitCheckFailed = 1;  ///< a check found a violation (validate published)
 
 /// What a subcommand gets: its arguments (after the subcommand name) and the streams.
 struct Context {

@@ -31,8 +31,8 @@ void AddExpectedOptions(CLI::App& app, ExpectedFlags& f) {
       ->check(CLI::IsMember({"eager", "cuda-graph", "compiled"}))
       ->capture_default_str();
   app.add_option("--efficiency", f.efficiency,
-                 "expected times: CLASS=F fixes a kernel class's efficiency (matmul, attention, "
-                 "vector, comm; F in (0, 1]), repeatable");
+                 "expected times: CLASS=F: kernels of a class (matmul, attention, vector, comm) "
+                 "reach F of every ceiling, F in [0.001, 1]; repeatable");
 }
 
 Status ApplyExpectedFlags(const ExpectedFlags& f, CostOptions& c) {
