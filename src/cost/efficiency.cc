@@ -148,10 +148,8 @@ Result<EfficiencyData> LoadDefaultEfficiencyData() {
     if (!text.ok()) return text.status();
     return ParseEfficiencyData(*text, path);
   }
-  for (const auto& f : EmbeddedFiles()) {
-    if (f.path == "efficiency.json") {
-      return ParseEfficiencyData(f.content, "<embedded>/data/efficiency.json");
-    }
+  if (const EmbeddedFile* f = FindEmbeddedFile("efficiency.json")) {
+    return ParseEfficiencyData(f->content, "<embedded>/data/efficiency.json");
   }
   return Status::NotFound("<embedded>/data/efficiency.json", "not compiled into this build");
 }

@@ -64,8 +64,8 @@ std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCo
   const ExpectedOptions& o = model.options().expected;
   const LaunchCost& launch = model.options().efficiency->launch[static_cast<size_t>(o.runtime)];
   return fmt::format(
-      "expected times: {} ceilings ({}); runtime {} ({} host per launch, {} between kernels); "
-      "--explain shows the derivation\n",
+      "expected times: {} ceilings ({});\n  runtime {} ({} host per launch, {} between "
+      "kernels); --explain shows the derivation\n",
       NameOf(o.ceilings), parts, NameOf(o.runtime), Seconds(launch.host_s.value),
       Seconds(launch.gap_s.value));
 }
@@ -98,9 +98,8 @@ json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& co
   return j;
 }
 
-std::string ExpectedTotalsLine(const Totals& t, const CostModel& model) {
+std::string ExpectedTotalsLine(const Totals& t) {
   if (!t.has_expected) return "";
-  (void)model;
   static constexpr const char* kKinds[] = {"compute", "memory", "comm", "overhead"};
   size_t top = 0;
   for (size_t k = 1; k < t.expected_by_bound.size(); ++k) {

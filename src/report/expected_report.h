@@ -18,7 +18,7 @@ std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCo
 /// launch costs with their sources.
 nlohmann::json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& costs);
 /// "expected: 10.2 ms (1.27x the bound), memory:hbm; launch overhead 12.3% of it".
-std::string ExpectedTotalsLine(const Totals& totals, const CostModel& model);
+std::string ExpectedTotalsLine(const Totals& totals);
 /// A step's expected figures as JSON (time, roofline, GPU, host, overhead share, per verdict).
 nlohmann::json ExpectedTotalsJson(const Totals& totals);
 

@@ -114,7 +114,7 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model) {
                            : "");
     out += fmt::format("MFU at the bound {} (of {}), MBU {}\n", Percent(p.mfu), p.mfu_engine,
                        Percent(p.mbu));
-    out += ExpectedTotalsLine(s, model);
+    out += ExpectedTotalsLine(s);
     if (p.calibrated_s > 0) {
       const Calibration& cal = *d.calibration;
       out += fmt::format(

@@ -161,7 +161,7 @@ std::string RenderOpTable(const OpAnalysis& a, const CostModel& model) {
   }
   out += fmt::format("attainable  {}{}\n", Si(attainable, "FLOP/s"), share);
   if (t.has_expected) {
-    out += "\n" + ExpectedSetupLine(model, a.costs) + ExpectedTotalsLine(t, model);
+    out += "\n" + ExpectedSetupLine(model, a.costs) + ExpectedTotalsLine(t);
   }
   return out;
 }

@@ -18,6 +18,14 @@ struct EmbeddedFile {
 /// All embedded files, sorted by path.
 const std::vector<EmbeddedFile>& EmbeddedFiles();
 
+/// The embedded file at `path` (relative to data/), or nullptr.
+inline const EmbeddedFile* FindEmbeddedFile(std::string_view path) {
+  for (const EmbeddedFile& f : EmbeddedFiles()) {
+    if (f.path == path) return &f;
+  }
+  return nullptr;
+}
+
 }  // namespace roofline
 
 #endif  // ROOFLINE_SRC_UTIL_EMBEDDED_DATA_H_

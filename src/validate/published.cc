@@ -157,10 +157,8 @@ Result<std::vector<PublishedRun>> LoadDefaultPublishedRuns() {
   if (dir != nullptr && *dir != '\0') {
     return LoadPublishedRunsFile(std::string(dir) + "/validation/published_runs.json");
   }
-  for (const auto& f : EmbeddedFiles()) {
-    if (f.path == "validation/published_runs.json") {
-      return ParsePublishedRuns(f.content, "<embedded>/data/validation/published_runs.json");
-    }
+  if (const EmbeddedFile* f = FindEmbeddedFile("validation/published_runs.json")) {
+    return ParsePublishedRuns(f->content, "<embedded>/data/validation/published_runs.json");
   }
   return Status::NotFound("<embedded>/data/validation/published_runs.json",
                           "not compiled into this build");

@@ -39,7 +39,8 @@ int RunDefault(Context& ctx) {
       << ", prompt " << job.prompt << " (defaults; `roofline model --help` to change them)\n\n";
   out << RenderModelTable(*a, model);
 
-  out << RenderMainJobWhy(*a, FindDecodeFlips(*config, w, model), *device);
+  // The flips are of the bound: search them without computing expected times at every probe.
+  out << RenderMainJobWhy(*a, FindDecodeFlips(*config, w, CostModel(*device)), *device);
   return kExitOk;
 }
 
