@@ -360,12 +360,15 @@ TEST(Published, TheBoundIsBelowEveryPublishedMeasurement) {
     EXPECT_FALSE(c.run.quote.empty()) << c.run.id;
     EXPECT_LE(c.bound_s, c.run.measured_s) << c.run.id;
     EXPECT_TRUE(c.bound_below) << c.run.id;
-    EXPECT_GE(c.expected_s, c.bound_s) << c.run.id;
-    holdout += c.run.holdout;
+    if (c.has_expected) {
+      EXPECT_GE(c.expected_s, c.bound_s) << c.run.id;
+      holdout += c.run.holdout;
+    }
   }
-  // A third or more kept aside.
-  EXPECT_GE(3 * holdout, static_cast<int>(v->checks.size()));
-  EXPECT_EQ(v->all.rows, static_cast<int>(v->checks.size()));
+  // A third or more of the rows with expected times kept aside; bound-only rows (SRAM-only and
+  // wafer-scale devices, no expected-time model) are not in the error statistics.
+  EXPECT_GE(3 * holdout, v->all.rows);
+  EXPECT_EQ(v->all.rows, static_cast<int>(v->checks.size()) - v->bound_only);
   EXPECT_EQ(v->development.rows + v->holdout.rows, v->all.rows);
   EXPECT_LE(v->all.median_abs_error, v->all.max_abs_error);
   // gpt-fast's Llama-2-7B bf16 on one A100-80GB, batch 1: 104.9 tokens/s (pytorch-labs/gpt-fast

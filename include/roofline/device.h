@@ -59,6 +59,10 @@ struct MemoryLevel {
   Quantity capacity;                  ///< bytes per instance
   int64_t instances = 1;              ///< copies of the level (SMs for shared memory)
   std::optional<Quantity> bandwidth;  ///< aggregate B/s; absent: bytes counted, no time term
+  /// The level holds only the weights ("holds": "weights"): an external store weights stream
+  /// from once per step while activations and the KV cache stay in the next level. Only the
+  /// first level may be one.
+  bool weights_only = false;
 
   /// Total capacity over all instances, bytes.
   double total_capacity_bytes() const { return capacity.value * static_cast<double>(instances); }
@@ -77,6 +81,13 @@ struct Link {
   int max_devices = 0;              ///< largest all-to-all group (0 = not stated)
 
   double latency_s() const { return latency ? latency->value : 0.0; }
+};
+
+/// How a model larger than one chip is placed on a device whose memory is on the chip (SRAM-only
+/// and wafer-scale accelerators): over as many chips as hold it, in pipeline stages joined by
+/// the device's primary link (docs/sram-accelerators.md).
+struct ModelSplit {
+  std::string source;  ///< where the vendor describes how models are split over chips
 };
 
 /// What real kernels reach on a device, below its datasheet ceilings: each entry names a spec
@@ -117,6 +128,7 @@ struct Device {
   std::vector<Link> links;
   std::vector<std::pair<std::string, Quantity>> info;  ///< informational only
   AchievableCeilings achievable;                       ///< published or measured; may be empty
+  std::optional<ModelSplit> model_split;  ///< the model is split over the chips that hold it
   std::optional<Calibration> calibration;              ///< from `validate --save-calibration`
   std::string origin;  ///< file the device was loaded from ("<embedded>/h100-sxm.json", a path)
 

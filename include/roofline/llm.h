@@ -45,10 +45,21 @@ struct MemoryFootprint {
   /// serving engines prefill in chunks, so this is not part of total_bytes().
   double prefill_workspace_bytes = 0;
   double capacity_bytes = 0;  ///< device memory of one device
-  int64_t devices = 1;        ///< tensor-parallel degree
+  /// Where the weights stream from an external store (a first memory level that holds only
+  /// weights): its capacity; the weights then take no room in `capacity_bytes`. 0: no store.
+  double weights_store_bytes = 0;
+  int64_t devices = 1;        ///< chips per replica: tensor-parallel degree x pipeline stages
+  int64_t stages = 1;         ///< pipeline stages (weights and KV cache split over them)
 
   double total_bytes() const { return weights_bytes + kv_cache_bytes + workspace_bytes; }
-  bool fits() const { return total_bytes() <= capacity_bytes; }
+  /// What must fit in `capacity_bytes`.
+  double resident_bytes() const {
+    return weights_store_bytes > 0 ? kv_cache_bytes + workspace_bytes : total_bytes();
+  }
+  bool fits() const {
+    return resident_bytes() <= capacity_bytes &&
+           (weights_store_bytes <= 0 || weights_bytes <= weights_store_bytes);
+  }
 };
 
 }  // namespace roofline

@@ -42,6 +42,8 @@ struct ModelAnalysis {
   ParameterCount params;
   MemoryFootprint memory;
   int64_t max_batch = 0;  ///< largest batch whose footprint fits (0: not even batch 1)
+  /// The stage count was chosen (ResolveStages: the fewest chips that hold the model), not given.
+  bool stages_chosen = false;
   std::vector<PhaseResult> phases;
   std::vector<std::string> notes;
 };
@@ -82,6 +84,19 @@ inline constexpr int64_t kMaxBatch = int64_t{1} << 24;
 /// bisection; 0 when not even batch 1 fits. The one largest-batch search (`model`, `plan`).
 int64_t LargestBatch(const TransformerConfig& config, const Workload& workload,
                      const Device& device, int64_t context);
+
+/// The most pipeline stages (as --pp allows).
+inline constexpr int64_t kMaxStagesCount = 100000;
+
+/// The pipeline stages a device with a model split (SRAM-only chips) needs: the fewest whose
+/// equal shares of the weights and KV cache, with the decode workspace, fit one chip. `one` is
+/// the footprint at one stage. Errors name the flag to change when no count can do it.
+Result<int64_t> FewestStages(const MemoryFootprint& one);
+
+/// `workload` with its pipeline stages set: `pp` as given, else FewestStages on a device with a
+/// model split (batch and context as in the workload, the longer of prompt and context), else 1.
+Result<Workload> ResolveStages(const TransformerConfig& config, const Workload& workload,
+                               const Device& device);
 
 /// Memory on one device (weights, KV cache, decode workspace) for a batch at a context length.
 Result<MemoryFootprint> Footprint(const TransformerConfig& config, const Workload& workload,

@@ -129,13 +129,20 @@ struct Conv2dSpec {
   int64_t out_width() const;
 };
 
-enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kAllToAll };
+enum class CollectiveKind {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kSend,  ///< point to point: one device sends the message to the next (a pipeline hop)
+};
 
 /// A collective over `devices` peers on a named link, ring algorithm.
 struct CollectiveSpec {
   CollectiveKind kind = CollectiveKind::kAllReduce;
   double message_bytes = 0;  ///< all-reduce: the buffer; all-gather: the gathered output;
-                             ///< reduce-scatter: the input; all-to-all: each device's buffer
+                             ///< reduce-scatter: the input; all-to-all: each device's buffer;
+                             ///< send: what one device sends
   int64_t devices = 2;
   std::string link;  ///< empty: the device's primary link
   DType dtype = DType::kBf16;

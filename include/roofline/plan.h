@@ -46,6 +46,7 @@ struct PlanVariant {
   std::string name;  ///< "as configured", "fp8 (W8A8, fp8 KV)"
   std::string dtypes;
   int64_t tp = 1;
+  int64_t pp = 1;  ///< pipeline stages (SRAM-only devices: the fewest that hold the model)
   int64_t replicas = 1;
   int64_t idle_gpus = 0;
   double weights_bytes = 0;          ///< per device

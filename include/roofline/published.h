@@ -46,6 +46,8 @@ struct PublishedCheck {
   PublishedRun run;
   double bound_s = 0;     ///< the ideal roofline bound of the phase (spec ceilings)
   double expected_s = 0;  ///< the expected time (achievable ceilings, the run's runtime)
+  /// The device has an expected-time model (GPUs); else the row checks only the bound.
+  bool has_expected = true;
   double error = 0;       ///< (expected - measured) / measured
   bool bound_below = false;  ///< bound_s <= measured_s, as it must be
 };
@@ -64,6 +66,7 @@ struct PublishedValidation {
   ErrorSummary all, development, holdout;
   std::string efficiency_origin;  ///< the efficiency data used
   int bounds_above = 0;           ///< runs whose bound is above the measurement (must be 0)
+  int bound_only = 0;             ///< runs on devices without expected times (not in the errors)
 };
 
 /// Costs every run on its device with the efficiency data: the phase's bound and expected time.

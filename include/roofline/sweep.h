@@ -67,6 +67,7 @@ struct SweepPoint {
   double footprint_bytes = 0;  ///< per device: weights + KV cache + decode workspace
   double capacity_bytes = 0;
   bool fits = true;
+  int64_t chips = 1;  ///< chips per replica: tp x pipeline stages (ResolveStages)
 };
 
 /// What a sweep watches for changes.
@@ -75,6 +76,7 @@ enum class SignalKind {
   kClass,          ///< the verdict of one kernel class within a phase (LLM sweeps)
   kCommWall,       ///< whether a phase's all-reduce time exceeds its compute time (LLM sweeps)
   kCapacity,       ///< whether weights + KV cache + workspace fit (LLM sweeps)
+  kChips,          ///< the chips that hold the model (devices with a model split)
   kNetwork,        ///< a network's verdict (network sweeps)
   kMatrixKernels,  ///< the verdict of a network's matrix kernels
   kOtherKernels,   ///< ... of its other kernels
@@ -94,6 +96,7 @@ struct SignalId {
 struct SignalValue {
   Verdict verdict;
   bool yes = false;
+  int64_t count = 0;  ///< kChips
 
   friend bool operator==(const SignalValue&, const SignalValue&) = default;
 };
@@ -138,6 +141,7 @@ struct SweepResult {
   std::vector<SweepPoint> points;  ///< row-major: the last axis varies fastest
   std::vector<Crossover> crossovers;
   std::vector<NeverFlips> never;
+  bool chips_tracked = false;  ///< the device chooses the chip count per point (kChips)
   std::vector<std::string> notes;
   int64_t evaluations = 0;  ///< workload evaluations, bisection included
   ResourceNames names;      ///< the device's, for printing verdicts

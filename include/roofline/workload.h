@@ -37,12 +37,19 @@ struct Workload {
   int64_t group_size = 128;       ///< scale group for 4-bit weights (8-bit: one scale per column)
   std::optional<DType> kv_dtype;  ///< KV cache; default: `dtype`
   int64_t tp = 1;                 ///< tensor-parallel degree (weights and heads split)
+  /// Pipeline stages (layers split over chips in sequence). 0: one, or, on a device with a
+  /// model split (SRAM-only chips), the fewest that hold the model (ResolveStages).
+  int64_t pp = 0;
   AttentionImpl attention = AttentionImpl::kFlash;
   FusionMode fusion = FusionMode::kEager;
   bool all_logits = false;  ///< prefill computes logits for every position, not the last
   MlaForm mla = MlaForm::kAuto;
 
   int64_t DecodeContext() const { return context > 0 ? context : prompt; }
+  /// Pipeline stages as set (0 counts as one).
+  int64_t Stages() const { return pp > 0 ? pp : 1; }
+  /// Chips per model replica: tensor-parallel degree times pipeline stages.
+  int64_t Chips() const { return tp * Stages(); }
 };
 
 /// Checks the knobs on their own (positive sizes, sane ranges). Fields are named as flags.

@@ -1,10 +1,14 @@
 // Memory footprint of an LLM on one device: weights, KV cache and workspace.
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "roofline/flip.h"
 #include "roofline/llm.h"
 #include "roofline/model_analysis.h"
+#include "roofline/units.h"
 
 namespace roofline {
 namespace {
@@ -47,9 +51,16 @@ MemoryFootprint FootprintFromGraph(const TransformerConfig& c, const Workload& w
                                    const Device& device, const Graph& decode, int64_t batch,
                                    int64_t context) {
   MemoryFootprint m;
-  m.devices = w.tp;
+  m.stages = w.Stages();
+  m.devices = w.Chips();
   m.capacity_bytes = device.device_memory().total_capacity_bytes();
-  m.weights_bytes = WeightBytes(decode);
+  if (device.device_memory().weights_only) {
+    // Weights stream from the external store; the nearer level holds the rest.
+    m.weights_store_bytes = m.capacity_bytes;
+    m.capacity_bytes = device.memory[1].total_capacity_bytes();
+  }
+  const double stages = static_cast<double>(m.stages);
+  m.weights_bytes = WeightBytes(decode) / stages;
   // KV cache: per token and layer, what the decode step's attention reads per key.
   const DType act = w.dtype.value_or(c.torch_dtype);
   const double ekv = BytesOf(w.kv_dtype.value_or(act));
@@ -66,6 +77,9 @@ MemoryFootprint FootprintFromGraph(const TransformerConfig& c, const Workload& w
     const int64_t kept = k.window > 0 ? std::min(context, k.window) : context;
     m.kv_cache_bytes += per_token_layer * static_cast<double>(kept) * static_cast<double>(batch);
   }
+  // Balanced stages: each chip holds an equal share of the layers' weights and cache.
+  m.kv_bytes_per_token /= stages;
+  m.kv_cache_bytes /= stages;
   m.workspace_bytes = Workspace(decode);
   return m;
 }
@@ -83,6 +97,43 @@ Result<MemoryFootprint> Footprint(const TransformerConfig& c, const Workload& w,
 double PrefillWorkspace(const TransformerConfig& c, const Workload& w) {
   Result<LlmGraph> prefill = BuildLlmGraph(c, w, Phase::kPrefill);
   return prefill.ok() ? Workspace(prefill->graph) : 0;
+}
+
+Result<int64_t> FewestStages(const MemoryFootprint& one) {
+  const double room = one.capacity_bytes - one.workspace_bytes;
+  if (!(room > 0)) {
+    return Status::Invalid(
+        "--batch", fmt::format("the decode step's largest op needs {} of activations, more than a "
+                               "chip's {}: lower --batch or raise --tp",
+                               Si(one.workspace_bytes, "B"), Si(one.capacity_bytes, "B")));
+  }
+  const double shared = one.weights_bytes + one.kv_cache_bytes;
+  double stages = std::max(1.0, std::ceil(shared / room));
+  if (stages > static_cast<double>(kMaxStagesCount)) {
+    return Status::Invalid(
+        "--pp", fmt::format("holding {} in chips of {} needs more than {} pipeline stages",
+                            Si(shared + one.workspace_bytes, "B"), Si(one.capacity_bytes, "B"),
+                            kMaxStagesCount));
+  }
+  // ceil of a quotient of doubles: make sure the count holds it, and is the fewest that does.
+  auto fits = [&](double n) { return shared / n + one.workspace_bytes <= one.capacity_bytes; };
+  while (!fits(stages)) stages += 1;
+  while (stages > 1 && fits(stages - 1)) stages -= 1;
+  return static_cast<int64_t>(stages);
+}
+
+Result<Workload> ResolveStages(const TransformerConfig& c, const Workload& w, const Device& d) {
+  Workload out = w;
+  if (w.pp != 0) return out;
+  out.pp = 1;
+  if (!d.model_split) return out;
+  const int64_t context = std::max(w.prompt, w.DecodeContext());
+  Result<MemoryFootprint> one = Footprint(c, out, d, w.batch, context);
+  if (!one.ok()) return one.status();
+  Result<int64_t> stages = FewestStages(*one);
+  if (!stages.ok()) return stages.status();
+  out.pp = *stages;
+  return out;
 }
 
 int64_t LargestBatch(const TransformerConfig& c, const Workload& w, const Device& d,

@@ -73,6 +73,15 @@ Result<ModelAnalysis> AnalyzeModel(const TransformerConfig& c, const Workload& w
   a.workload.kv_dtype = a.kv;
   a.workload.context = w.DecodeContext();
   const Device& d = model.device();
+  a.stages_chosen = w.pp == 0 && d.model_split.has_value();
+  Result<Workload> staged = ResolveStages(c, a.workload, d);
+  if (!staged.ok()) return staged.status();
+  a.workload = *staged;
+  if (a.workload.Stages() > 1 && d.links.empty()) {
+    return Status::Invalid("--pp", "device '" + d.id +
+                                       "' lists no link between chips for pipeline stages "
+                                       "(see `roofline hw show`)");
+  }
   if (w.tp > 1 && d.links.empty()) {
     return Status::Invalid("--tp", "device '" + d.id +
                                        "' lists no interconnect for tensor "

@@ -61,10 +61,23 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   v.dtypes = fmt::format("activations {}, weights {}, kv {}", NameOf(act),
                          NameOf(w.weight_dtype.value_or(act)), NameOf(w.kv_dtype.value_or(act)));
   const int64_t context = r.prompt + r.output;
+  // Pipeline stages per tp degree: as given, or on a device with a model split the fewest that
+  // hold one sequence (ResolveStages).
+  auto stages_for = [&](int64_t tp) -> int64_t {
+    Workload wt = w;
+    wt.tp = tp;
+    wt.prompt = r.prompt;
+    wt.batch = 1;
+    wt.context = context;
+    Result<Workload> staged = ResolveStages(c, wt, d);
+    return staged.ok() ? staged->Stages() : 0;
+  };
   auto fits = [&](int64_t tp, int64_t batch) {
     Workload wt = w;
     wt.tp = tp;
     wt.prompt = r.prompt;
+    wt.pp = stages_for(tp);
+    if (wt.pp == 0) return false;
     Result<MemoryFootprint> f = Footprint(c, wt, d, batch, context);
     return f.ok() && f->fits();
   };
@@ -92,6 +105,13 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
                                                    r.gpus, d.id));
     }
   }
+  v.pp = stages_for(v.tp);
+  const int64_t chips = v.tp * v.pp;
+  if (v.pp > 1 && chips > r.gpus) {
+    return Status::Invalid("--gpus", fmt::format("one replica needs {} chips (tp {} x {} pipeline "
+                                                 "stages) to hold the model; --gpus is {}",
+                                                 chips, v.tp, v.pp, r.gpus));
+  }
   if (v.tp > r.gpus) {
     return Status::Invalid("--tp", fmt::format("tp {} exceeds the {} GPUs", v.tp, r.gpus));
   }
@@ -99,10 +119,11 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     return Status::Invalid("--gpus", "the model needs tensor parallelism " + std::to_string(v.tp) +
                                          " but device '" + d.id + "' lists no interconnect");
   }
-  v.replicas = r.gpus / v.tp;
-  v.idle_gpus = r.gpus - v.replicas * v.tp;
+  v.replicas = r.gpus / chips;
+  v.idle_gpus = r.gpus - v.replicas * chips;
   Workload wt = w;
   wt.tp = v.tp;
+  wt.pp = v.pp;
   wt.prompt = r.prompt;
   Result<MemoryFootprint> one = Footprint(c, wt, d, 1, context);
   if (!one.ok()) return one.status();
@@ -110,10 +131,10 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   v.kv_bytes_per_sequence = one->kv_cache_bytes;
   v.max_batch = LargestBatch(c, wt, d, context);
   const CostModel m(d, r.cost);
-  Result<PlanPoint> p1 = Point(c, wt, m, r, v.tp, 1, "batch 1 (memory-bound lower end)");
+  Result<PlanPoint> p1 = Point(c, wt, m, r, chips, 1, "batch 1 (memory-bound lower end)");
   if (!p1.ok()) return p1.status();
   v.batch1 = *p1;
-  Result<PlanPoint> pm = Point(c, wt, m, r, v.tp, v.max_batch,
+  Result<PlanPoint> pm = Point(c, wt, m, r, chips, v.max_batch,
                                fmt::format("largest batch that fits ({})", v.max_batch));
   if (!pm.ok()) return pm.status();
   v.largest = *pm;
@@ -139,8 +160,9 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   if (peak > 0 && v.flops_per_request > 0) {
     // FLOPs are per device (each of the tp devices holds its shard), so a replica finishes one
     // request's FLOPs in this time when every device runs at peak.
-    const double request_s = v.flops_per_request / peak;
-    const double tp = static_cast<double>(v.tp);
+    // Pipeline stages each hold 1/pp of the step's FLOPs and work on different requests.
+    const double request_s = v.flops_per_request / peak / static_cast<double>(v.pp);
+    const double tp = static_cast<double>(chips);
     fl.request_s = request_s;
     fl.output_tokens_per_s_per_gpu = static_cast<double>(r.output) / request_s / tp;
     fl.input_tokens_per_s_per_gpu = static_cast<double>(r.prompt) / request_s / tp;

@@ -111,7 +111,7 @@ void ApplyInt(Workload& w, SweepVariable v, int64_t value) {
 }
 
 /// The signals a point carries, in the order they are reported.
-std::vector<SignalId> SignalsOf(const SweepPoint& p, bool comm) {
+std::vector<SignalId> SignalsOf(const SweepPoint& p, bool comm, bool chips) {
   std::vector<SignalId> s;
   for (const PhasePoint& ph : p.phases) {
     s.push_back({SignalKind::kStep, ph.phase});
@@ -122,12 +122,14 @@ std::vector<SignalId> SignalsOf(const SweepPoint& p, bool comm) {
     if (comm) s.push_back({SignalKind::kCommWall, ph.phase});
   }
   s.push_back({SignalKind::kCapacity});
+  if (chips) s.push_back({SignalKind::kChips});
   return s;
 }
 
 /// A signal's value at a point (none: the point does not carry it).
 std::optional<SignalValue> ValueOf(const SweepPoint& p, const SignalId& id) {
   if (id.kind == SignalKind::kCapacity) return SignalValue{{}, p.fits};
+  if (id.kind == SignalKind::kChips) return SignalValue{{}, false, p.chips};
   for (const PhasePoint& ph : p.phases) {
     if (ph.phase != id.phase) continue;
     switch (id.kind) {
@@ -301,6 +303,29 @@ Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const
   std::vector<PhasePoint> out;
   const Device& d = model.device();
   const int64_t context = std::max(w.prompt, w.DecodeContext());
+  if (w.pp == 0) {
+    // Stages as the device says: one, or the fewest chips that hold the model at this point.
+    Workload staged = w;
+    staged.pp = 1;
+    if (d.model_split) {
+      Workload wf = staged;
+      wf.context = context;
+      Result<GraphCache::Entry*> g = cache->Get(c, wf, Phase::kDecode, 1);
+      if (!g.ok()) return g.status();
+      Result<int64_t> stages =
+          FewestStages(FootprintFromGraph(c, wf, d, (*g)->graph.graph, w.batch, context));
+      if (!stages.ok()) return stages.status();
+      staged.pp = *stages;
+      if (footprint != nullptr) {
+        *footprint = FootprintFromGraph(c, staged, d, (*g)->graph.graph, w.batch, context);
+      }
+      footprint = nullptr;  // done: the stages do not change the weights or the cache
+    }
+    return EvaluatePhases(c, staged, model, which, footprint, cache);
+  }
+  if (w.Stages() > 1 && d.links.empty()) {
+    return Status::Invalid("--pp", "device '" + d.id + "' lists no link between chips");
+  }
   // The footprint's decode graph is built at the longer of prompt and context.
   auto footprint_from = [&](const Graph& decode) {
     if (footprint != nullptr) {
@@ -380,9 +405,10 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
     Result<std::vector<PhasePoint>> ph = EvaluatePhases(c, w, model, phases, &m, &cache);
     if (!ph.ok()) return ph.status();
     p.phases = std::move(ph).value();
-    p.footprint_bytes = m.total_bytes();
+    p.footprint_bytes = m.resident_bytes();
     p.capacity_bytes = m.capacity_bytes;
     p.fits = m.fits();
+    p.chips = m.devices;
     return Status::Ok();
   };
   // The value of signal `id` with the swept variable set to v and everything else as in `w`;
@@ -441,6 +467,9 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
   for (std::thread& t : pool) t.join();
   if (!first_error.ok()) return first_error;
   auto point = [&](size_t i, size_t j) -> const SweepPoint& { return r.points[i * n1 + j]; };
+  // The chip count is tracked when the device chooses it (a model split, no --pp).
+  const bool chips_tracked = d.model_split.has_value() && base.pp == 0;
+  r.chips_tracked = chips_tracked;
   // The comm wall is tracked when tensor parallelism is on or swept.
   const bool comm_tracked =
       base.tp > 1 || std::any_of(axes.begin(), axes.end(), [](const SweepAxis& a) {
@@ -470,9 +499,10 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
       // The tp grid holds only the degrees that divide the heads: a change lies between grid
       // points and is not bisected.
       const bool bisect = integer && ax.variable != SweepVariable::kTp;
-      for (const SignalId& id : SignalsOf(pt(0), comm_tracked)) {
+      for (const SignalId& id : SignalsOf(pt(0), comm_tracked, chips_tracked)) {
+        const bool memory_signal = id.kind == SignalKind::kCapacity || id.kind == SignalKind::kChips;
         // Prefill does not depend on the decode context.
-        if (ax.variable == SweepVariable::kContext && id.kind != SignalKind::kCapacity &&
+        if (ax.variable == SweepVariable::kContext && !memory_signal &&
             id.phase == Phase::kPrefill) {
           continue;
         }
@@ -510,6 +540,10 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
         const int64_t far = integer ? FarValue(ax.variable) : 0;
         const bool look = far > 0 && far > ax.values.back();
         const Workload last = workload_at(at_index(ax.size() - 1));
+        if (id.kind == SignalKind::kChips) {  // the count within the range is what is asked
+          r.never.push_back(std::move(nf));
+          continue;
+        }
         if (id.kind == SignalKind::kCapacity) {
           // Only a wall beyond the range is looked for; a failed evaluation is no wall.
           if (look && nf.value.yes) {

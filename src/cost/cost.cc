@@ -60,6 +60,7 @@ bool Contains(const std::vector<int>& v, int x) {
 LevelModel MakeLevels(const Device& d) {
   LevelModel lv;
   lv.num_levels = static_cast<int>(std::min<size_t>(d.memory.size(), kMaxLevels));
+  lv.weights_only_first = d.memory.front().weights_only;
   for (int l = 0; l < lv.num_levels; ++l) {
     lv.name[l] = d.memory[l].name;
     if (l + 1 < lv.num_levels) {
@@ -95,6 +96,9 @@ CostModel::CostModel(const Device& device, CostOptions options)
       engine_table_[t][static_cast<int>(dt)] = found;
     }
   }
+  // Expected times model GPU kernels launched by a host (efficiency data, launch overhead). A
+  // compiler-scheduled SRAM or wafer-scale machine has no such data: bounds only there.
+  if (device.model_split || device.memory.front().weights_only) options_.efficiency = nullptr;
   if (options_.efficiency) SetUpExpected();
 }
 
@@ -152,6 +156,12 @@ KernelCost CostModel::Evaluate(const Graph& graph, const Kernel& kernel, Trace* 
       c.comm_steps += w.comm_steps;
     }
     const Op& op = graph.ops()[op_index];
+    if (lv.weights_only_first) {
+      // Activations and the KV cache live in the nearer level: only weights cross the store.
+      for (int j = 0; j < w.num_operands; ++j) {
+        if (tensors[op.operands[j]].role != TensorRole::kWeight) w.bytes[j][0] = 0;
+      }
+    }
     for (int j = 0; j < w.num_operands; ++j) {
       const int tid = op.operands[j];
       const Tensor& t = tensors[tid];

@@ -365,12 +365,18 @@ void ApplyRule(const Graph& g, int op_index, const LevelModel& lv, OpWork& w, Tr
       if (s.kind == CollectiveKind::kAllReduce) {
         w.comm_bytes = 2 * frac * s.message_bytes;
         w.comm_steps = static_cast<int>(2 * (s.devices - 1));
+      } else if (s.kind == CollectiveKind::kSend) {
+        w.comm_bytes = s.message_bytes;
+        w.comm_steps = 1;
       } else {
         w.comm_bytes = frac * s.message_bytes;
         w.comm_steps = static_cast<int>(s.devices - 1);
       }
       w.link = &s.link;
-      if (t) {
+      if (t && s.kind == CollectiveKind::kSend) {
+        t->Add(fmt::format("Send of a {} message to the next device: {} B in 1 step",
+                           Si(s.message_bytes, "B"), Sci(w.comm_bytes)));
+      } else if (t) {
         t->Add(
             fmt::format("Ring {} over {} devices of a {} message: each device sends {} * "
                         "message = {} B in {} steps",

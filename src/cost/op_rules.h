@@ -19,6 +19,8 @@ struct LevelModel {
   std::array<double, kMaxLevels> next_capacity{};
   std::array<std::string, kMaxLevels> next_name{};
   std::array<std::string, kMaxLevels> name{};
+  /// Level 0 holds only weights (a store they stream from): other operands do not cross it.
+  bool weights_only_first = false;
 };
 
 /// The work of one op: bytes per operand per level, FLOPs per engine, communication.

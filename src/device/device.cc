@@ -24,7 +24,7 @@ void CheckMagnitude(double value, const std::string& unit, const std::string& fi
   static const Limit kLimits[] = {{"FLOP/s", 1e20, "100 EFLOP/s"},
                                   {"OP/s", 1e20, "100 EOP/s"},
                                   {"B", 1e16, "10 PB"},
-                                  {"B/s", 1e16, "10 PB/s"},
+                                  {"B/s", 1e18, "1 EB/s"},  // wafer-scale SRAM: ~2e16
                                   {"s", 1e3, "1000 s"},
                                   {"Hz", 1e11, "100 GHz"},
                                   {"W", 1e7, "10 MW"},
@@ -159,7 +159,7 @@ Device ParseDeviceJson(const json& root) {
   RequireObject(root, "");
   CheckKeys(root, "",
             {"schema_version", "id", "name", "vendor", "kind", "notes", "compute", "memory",
-             "links", "info", "achievable", "calibration"});
+             "links", "info", "achievable", "calibration", "model_split"});
   Device d;
   const double version = RequireNumber(root, "schema_version", "");
   if (version != 1) {
@@ -219,7 +219,7 @@ Device ParseDeviceJson(const json& root) {
     const std::string field = "memory[" + std::to_string(i) + "]";
     const json& m = memory[i];
     RequireObject(m, field);
-    CheckKeys(m, field, {"level", "capacity", "bandwidth", "instances"});
+    CheckKeys(m, field, {"level", "capacity", "bandwidth", "instances", "holds"});
     MemoryLevel level;
     level.name = RequireString(m, "level", field);
     if (!level_names.insert(level.name).second) {
@@ -237,6 +237,27 @@ Device ParseDeviceJson(const json& root) {
     } else if (i == 0) {
       throw JsonFieldError(field + ".bandwidth",
                            "missing: device memory (the first level) needs a bandwidth in B/s");
+    }
+    if (m.contains("holds")) {
+      const std::string holds = RequireString(m, "holds", field);
+      if (holds != "weights" && holds != "all") {
+        throw JsonFieldError(field + ".holds",
+                             "unknown '" + holds + "' (expected \"weights\" or \"all\")");
+      }
+      level.weights_only = holds == "weights";
+      if (level.weights_only && i != 0) {
+        throw JsonFieldError(field + ".holds",
+                             "only the first (farthest) level may hold the weights alone");
+      }
+      if (level.weights_only && memory.size() < 2) {
+        throw JsonFieldError(field + ".holds",
+                             "a level holding only weights needs a nearer level for the rest");
+      }
+    }
+    if (i == 1 && d.memory[0].weights_only && !m.contains("bandwidth")) {
+      throw JsonFieldError(field + ".bandwidth",
+                           "missing: it holds the activations and KV cache (the first level "
+                           "holds only weights), so it needs a bandwidth in B/s");
     }
     d.memory.push_back(std::move(level));
   }
@@ -276,6 +297,23 @@ Device ParseDeviceJson(const json& root) {
     }
   }
   if (root.contains("achievable")) ParseAchievable(root.at("achievable"), d);
+  if (root.contains("model_split")) {
+    const json& ms = root.at("model_split");
+    RequireObject(ms, "model_split");
+    CheckKeys(ms, "model_split", {"source"});
+    ModelSplit split;
+    split.source = RequireString(ms, "source", "model_split");
+    if (split.source.empty()) throw JsonFieldError("model_split.source", "empty");
+    if (d.links.empty()) {
+      throw JsonFieldError("model_split",
+                           "needs a link between chips (the first of \"links\" joins the stages)");
+    }
+    if (d.memory[0].weights_only) {
+      throw JsonFieldError("model_split",
+                           "a device whose weights stream from an external store is not split");
+    }
+    d.model_split = std::move(split);
+  }
   if (root.contains("calibration")) {
     const json& cal = root.at("calibration");
     RequireObject(cal, "calibration");
@@ -460,6 +498,7 @@ std::string DeviceToJson(const Device& d) {
     jm["capacity"] = QuantityToJson(m.capacity);
     if (m.instances != 1) jm["instances"] = m.instances;
     if (m.bandwidth) jm["bandwidth"] = QuantityToJson(*m.bandwidth);
+    if (m.weights_only) jm["holds"] = "weights";
     memory.push_back(jm);
   }
   root["memory"] = memory;
@@ -490,6 +529,9 @@ std::string DeviceToJson(const Device& d) {
     section("memory", d.achievable.memory);
     section("links", d.achievable.links);
     root["achievable"] = a;
+  }
+  if (d.model_split) {
+    root["model_split"] = {{"source", d.model_split->source}};
   }
   if (d.calibration) {
     json cal;

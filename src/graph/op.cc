@@ -108,6 +108,8 @@ std::string_view NameOf(CollectiveKind kind) {
       return "reduce-scatter";
     case CollectiveKind::kAllToAll:
       return "all-to-all";
+    case CollectiveKind::kSend:
+      return "send";
   }
   return "?";
 }

@@ -18,6 +18,7 @@ Status Validate(const Workload& w) {
   if (s.ok()) s = positive(w.prompt, "--prompt", int64_t{1} << 30);
   if (s.ok() && w.context != 0) s = positive(w.context, "--context", int64_t{1} << 30);
   if (s.ok()) s = positive(w.tp, "--tp", 4096);
+  if (s.ok() && w.pp != 0) s = positive(w.pp, "--pp", 100000);
   if (s.ok() && (w.group_size < 1 || w.group_size > (int64_t{1} << 20))) {
     s = Status::Invalid("--group-size", fmt::format("must be positive, got {}", w.group_size));
   }

@@ -26,7 +26,7 @@ std::string RenderHwList(const DeviceDatabase& db) {
               link ? fmt::format("{} {}", link->name, Si(link->bandwidth.value, "B/s")) : "-"});
   }
   return t.Render() + fmt::format(
-                          "{} devices. Peaks are dense (no sparsity), in TFLOP/s (TOP/s for "
+                          "{} devices. Peaks are dense (no sparsity) unless a device's notes say otherwise, in TFLOP/s (TOP/s for "
                           "int8). `roofline hw show ID` lists every figure with its source.\n",
                           db.devices().size());
 }

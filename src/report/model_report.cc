@@ -141,11 +141,32 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model) {
   const MemoryFootprint& m = a.memory;
   out += fmt::format("\n== memory (per device, context {}) ==\n",
                      std::max(a.workload.prompt, a.workload.context));
-  out += fmt::format("weights {}, KV cache {} ({} per token), workspace {} = {} of {} ({})\n",
-                     Si(m.weights_bytes, "B"), Si(m.kv_cache_bytes, "B"),
-                     Si(m.kv_bytes_per_token, "B"), Si(m.workspace_bytes, "B"),
-                     Si(m.total_bytes(), "B"), Si(m.capacity_bytes, "B"),
-                     m.fits() ? "fits" : "DOES NOT FIT");
+  if (m.weights_store_bytes > 0) {
+    // Weight streaming: the weights live in the far store, the rest in the next level.
+    out += fmt::format(
+        "weights {} in {} (holds {}; streamed in once per step); KV cache {} ({} per token), "
+        "workspace {} = {} of {} {} ({})\n",
+        Si(m.weights_bytes, "B"), d.memory[0].name, Si(m.weights_store_bytes, "B"),
+        Si(m.kv_cache_bytes, "B"), Si(m.kv_bytes_per_token, "B"), Si(m.workspace_bytes, "B"),
+        Si(m.resident_bytes(), "B"), Si(m.capacity_bytes, "B"), d.memory[1].name,
+        m.fits() ? "fits" : "DOES NOT FIT");
+  } else {
+    out += fmt::format("weights {}, KV cache {} ({} per token), workspace {} = {} of {} ({})\n",
+                       Si(m.weights_bytes, "B"), Si(m.kv_cache_bytes, "B"),
+                       Si(m.kv_bytes_per_token, "B"), Si(m.workspace_bytes, "B"),
+                       Si(m.total_bytes(), "B"), Si(m.capacity_bytes, "B"),
+                       m.fits() ? "fits" : "DOES NOT FIT");
+  }
+  if (d.model_split || m.stages > 1) {
+    out += fmt::format("chips per replica: {} = tp {} x {} pipeline stage{}{}\n", m.devices,
+                       a.workload.tp, m.stages, m.stages == 1 ? "" : "s",
+                       a.stages_chosen
+                           ? fmt::format(": the fewest whose {} each hold an equal share of the "
+                                         "weights and KV cache beside the workspace (the count is "
+                                         "set by capacity)",
+                                         d.memory[0].name)
+                           : " (--pp)");
+  }
   out += a.max_batch > 0 ? fmt::format(
                                "largest batch that fits at this context: {} (weights + KV cache + "
                                "decode workspace)\n",
@@ -208,6 +229,12 @@ std::string RenderModelJson(const ModelAnalysis& a, const CostModel& model) {
   mem["total_bytes"] = a.memory.total_bytes();
   mem["capacity_bytes"] = a.memory.capacity_bytes;
   mem["devices"] = a.memory.devices;
+  mem["stages"] = a.memory.stages;
+  mem["stages_chosen"] = a.stages_chosen;
+  if (a.memory.weights_store_bytes > 0) {
+    mem["weights_store_bytes"] = a.memory.weights_store_bytes;
+    mem["resident_bytes"] = a.memory.resident_bytes();
+  }
   mem["fits"] = a.memory.fits();
   mem["max_batch"] = a.max_batch;
   j["memory"] = mem;

@@ -32,9 +32,9 @@ std::string RenderPlanTable(const Plan& p) {
   for (const PlanVariant& v : p.variants) {
     out += fmt::format("\n== {} ({}) ==\n", v.name, v.dtypes);
     out += fmt::format(
-        "layout: tp {} x {} replicas{}; per device: weights {}, KV cache {} per "
+        "layout: tp {}{} x {} replicas{}; per device: weights {}, KV cache {} per "
         "sequence ({} tokens); largest batch per replica {}\n",
-        v.tp, v.replicas, v.idle_gpus > 0 ? fmt::format(" ({} GPUs idle)", v.idle_gpus) : "",
+        v.tp, v.pp > 1 ? fmt::format(" x {} pipeline stages", v.pp) : "", v.replicas, v.idle_gpus > 0 ? fmt::format(" ({} GPUs idle)", v.idle_gpus) : "",
         Si(v.weights_bytes, "B"), Si(v.kv_bytes_per_sequence, "B"), r.prompt + r.output,
         v.max_batch);
     const bool expected = v.batch1.expected_request_s > 0;
@@ -64,7 +64,8 @@ std::string RenderPlanTable(const Plan& p) {
     }
     out += t.Render();
     out += fmt::format("fleet: {} output tokens/s at the largest batch ({} replicas)\n",
-                       Rate(v.largest.output_tokens_per_s_per_gpu * static_cast<double>(v.tp) *
+                       Rate(v.largest.output_tokens_per_s_per_gpu *
+                            static_cast<double>(v.tp * v.pp) *
                             static_cast<double>(v.replicas)),
                        v.replicas);
   }
@@ -123,6 +124,7 @@ std::string RenderPlanJson(const Plan& p) {
     jv["name"] = v.name;
     jv["dtypes"] = v.dtypes;
     jv["tp"] = v.tp;
+    jv["pp"] = v.pp;
     jv["replicas"] = v.replicas;
     jv["idle_gpus"] = v.idle_gpus;
     jv["weights_bytes"] = v.weights_bytes;

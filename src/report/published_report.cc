@@ -1,6 +1,8 @@
 // The validation table against published end-to-end runs (`roofline validate published`).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "roofline/report.h"
@@ -41,10 +43,14 @@ std::string RenderPublishedTable(const PublishedValidation& v) {
     const std::string tokens = r.phase == Phase::kPrefill
                                    ? fmt::format("{}", w.prompt)
                                    : fmt::format("ctx {}", w.DecodeContext());
-    t.AddRow({r.id, r.model, r.hw, std::to_string(w.tp), std::string(NameOf(r.phase)), tokens,
-              Dt(w.weight_dtype) + "/" + Dt(w.dtype), std::string(NameOf(r.runtime)),
-              Seconds(r.measured_s), Seconds(c.bound_s), Seconds(c.expected_s),
-              fmt::format("{:+.1f}%", 100 * c.error), r.holdout ? "holdout" : "dev"});
+    const std::string chips =
+        w.Stages() > 1 ? fmt::format("{}x{}pp", w.tp, w.Stages()) : std::to_string(w.tp);
+    t.AddRow({r.id, r.model, r.hw, chips, std::string(NameOf(r.phase)), tokens,
+              Dt(w.weight_dtype) + "/" + Dt(w.dtype),
+              c.has_expected ? std::string(NameOf(r.runtime)) : "-", Seconds(r.measured_s),
+              Seconds(c.bound_s), c.has_expected ? Seconds(c.expected_s) : "-",
+              c.has_expected ? fmt::format("{:+.1f}%", 100 * c.error) : "-",
+              !c.has_expected ? "bound" : (r.holdout ? "holdout" : "dev")});
   }
   std::string out = "Published end-to-end runs (" + v.origin +
                     ", each with its source): the step each measurement implies (decode: 1 / "
@@ -54,6 +60,20 @@ std::string RenderPublishedTable(const PublishedValidation& v) {
   out += Summary("all", v.all);
   out += Summary("development (looked at while the model was built)", v.development);
   out += Summary("holdout (kept aside until the model was frozen)", v.holdout);
+  if (v.bound_only > 0) {
+    // SRAM-only and wafer-scale devices: no expected-time model; how far the bound is.
+    double lo = 0, hi = 0;
+    for (const PublishedCheck& c : v.checks) {
+      if (c.has_expected || c.bound_s <= 0) continue;
+      const double x = c.run.measured_s / c.bound_s;
+      lo = lo == 0 ? x : std::min(lo, x);
+      hi = std::max(hi, x);
+    }
+    out += fmt::format(
+        "bound only (set 'bound': devices with no expected-time model): {} rows, measured "
+        "{:.2f}x to {:.1f}x the bound\n",
+        v.bound_only, lo, hi);
+  }
   out += v.bounds_above == 0
              ? "the bound is below every measurement\n"
              : fmt::format("THE BOUND IS ABOVE {} MEASUREMENT(S): a counting error\n",
@@ -73,14 +93,20 @@ std::string RenderPublishedJson(const PublishedValidation& v) {
     row["model"] = r.model;
     row["hw"] = r.hw;
     row["tp"] = r.workload.tp;
+    row["pp"] = r.workload.Stages();
     row["phase"] = std::string(NameOf(r.phase));
     row["runtime"] = std::string(NameOf(r.runtime));
     row["metric"] = r.metric;
     row["published_value"] = r.value;
     row["measured_s"] = r.measured_s;
     row["bound_s"] = c.bound_s;
-    row["expected_s"] = c.expected_s;
-    row["error"] = c.error;
+    if (c.has_expected) {
+      row["expected_s"] = c.expected_s;
+      row["error"] = c.error;
+    } else {
+      row["expected_s"] = nullptr;
+      row["error"] = nullptr;
+    }
     row["bound_below_measured"] = c.bound_below;
     row["holdout"] = r.holdout;
     row["framework"] = r.framework;
@@ -94,6 +120,7 @@ std::string RenderPublishedJson(const PublishedValidation& v) {
   j["efficiency_data"] = v.efficiency_origin;
   j["runs_file"] = v.origin;
   j["bounds_above_measured"] = v.bounds_above;
+  j["bound_only_rows"] = v.bound_only;
   return j.dump(2) + "\n";
 }
 

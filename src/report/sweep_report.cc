@@ -56,6 +56,8 @@ std::string SignalName(const SignalId& s) {
       return phase + " comm wall";
     case SignalKind::kCapacity:
       return "capacity";
+    case SignalKind::kChips:
+      return "chips";
     case SignalKind::kNetwork:
       return "network";
     case SignalKind::kMatrixKernels:
@@ -72,6 +74,8 @@ std::string ValueName(const SignalId& s, const SignalValue& v, const ResourceNam
       return v.yes ? "comm > compute" : "comm <= compute";
     case SignalKind::kCapacity:
       return v.yes ? "fits" : "exceeds";
+    case SignalKind::kChips:
+      return fmt::format("{} chips", v.count);
     default:
       return names.Name(v.verdict);
   }
@@ -103,6 +107,9 @@ SweepLine Describe(const Crossover& x, const SweepResult& r) {
                           op, l.value, where)
             : fmt::format("weights + KV cache + workspace fit from {} {} {} on{}", l.variable, op,
                           l.value, where);
+  } else if (x.signal.kind == SignalKind::kChips) {
+    l.sentence = fmt::format("the chips that hold the model go from {} to {} at {} {} {}{}",
+                             x.from.count, x.to.count, l.variable, op, l.value, where);
   } else if (x.signal.kind == SignalKind::kCommWall) {
     l.sentence =
         fmt::format("{}: all-reduce time {} compute time at {} {} {}{}", NameOf(x.signal.phase),
@@ -131,6 +138,11 @@ SweepLine Describe(const NeverFlips& n, const SweepResult& r) {
             : "";
     l.sentence = fmt::format("weights + KV cache + workspace fit at {} swept {}{}{}",
                              n.value.yes ? "every" : "no", l.variable, at_text, beyond);
+    return l;
+  }
+  if (n.signal.kind == SignalKind::kChips) {
+    l.sentence = fmt::format("{} chips hold the model at every swept {}{}", n.value.count,
+                             l.variable, at_text);
     return l;
   }
   const bool wall = n.signal.kind == SignalKind::kCommWall;
@@ -207,6 +219,10 @@ std::string RenderSweepTable(const SweepResult& r, const std::string& title) {
   right.push_back(true);
   header.emplace_back("fits");
   right.push_back(false);
+  if (r.chips_tracked) {
+    header.emplace_back("chips");
+    right.push_back(true);
+  }
   TextTable t(header, right);
   for (const SweepPoint& p : r.points) {
     std::vector<std::string> row;
@@ -219,6 +235,7 @@ std::string RenderSweepTable(const SweepResult& r, const std::string& title) {
     }
     row.push_back(Si(p.footprint_bytes, "B"));
     row.push_back(p.fits ? "yes" : "NO");
+    if (r.chips_tracked) row.push_back(std::to_string(p.chips));
     t.AddRow(std::move(row));
   }
   out += t.Render();
@@ -299,6 +316,7 @@ std::string RenderSweepJson(const SweepResult& r, const std::string& model,
     jp["footprint_bytes"] = p.footprint_bytes;
     jp["capacity_bytes"] = p.capacity_bytes;
     jp["fits"] = p.fits;
+    if (r.chips_tracked) jp["chips"] = p.chips;
     points.push_back(jp);
   }
   j["points"] = points;
@@ -346,7 +364,8 @@ std::string RenderSweepCsv(const SweepResult& r) {
   out +=
       "phase,time_s,bound,tokens_per_s,compute_bound_time_s,memory_bound_time_s,"
       "comm_bound_time_s,footprint_bytes,fits";
-  out += expected ? ",expected_time_s\n" : "\n";
+  out += expected ? ",expected_time_s" : "";
+  out += r.chips_tracked ? ",chips\n" : "\n";
   for (const SweepPoint& p : r.points) {
     std::string prefix;
     for (size_t a = 0; a < r.axes.size(); ++a) prefix += AxisValue(r.axes[a], p.index[a]) + ",";
@@ -355,7 +374,8 @@ std::string RenderSweepCsv(const SweepResult& r) {
                          NameOf(ph.phase), ph.time_s, r.names.Name(ph.bound), ph.tokens_per_s,
                          ph.compute_bound_s, ph.memory_bound_s, ph.comm_bound_s, p.footprint_bytes,
                          p.fits ? "true" : "false");
-      out += expected ? fmt::format(",{:.17g}\n", ph.expected_time_s) : "\n";
+      if (expected) out += fmt::format(",{:.17g}", ph.expected_time_s);
+      out += r.chips_tracked ? fmt::format(",{}\n", p.chips) : "\n";
     }
   }
   return out;

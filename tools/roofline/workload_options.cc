@@ -67,6 +67,9 @@ void AddWorkloadOptions(CLI::App& app, ModelOptions& o) {
   app.add_option("--group-size", o.group_size, "scale group of 4-bit weights")
       ->capture_default_str();
   app.add_option("--tp", o.tp, "tensor-parallel degree")->capture_default_str();
+  app.add_option("--pp", o.pp,
+                 "pipeline stages (layers split over chips in sequence); default: 1, or on "
+                 "SRAM-only devices the fewest chips that hold the model");
   app.add_option("--attention", o.attention, "flash or eager")
       ->check(CLI::IsMember({"flash", "eager"}))
       ->capture_default_str();
@@ -94,6 +97,8 @@ Result<Workload> MakeWorkload(const ModelOptions& o) {
   w.context = o.context;
   w.group_size = o.group_size;
   w.tp = o.tp;
+  if (o.pp < 0) return Status::Invalid("--pp", "must be positive");
+  w.pp = o.pp;
   w.attention = o.attention == "eager" ? AttentionImpl::kEager : AttentionImpl::kFlash;
   w.fusion = o.fusion == "fused" ? FusionMode::kFused : FusionMode::kEager;
   w.mla = o.mla == "naive" ? MlaForm::kNaive

@@ -38,6 +38,7 @@ struct ModelOptions {
   std::string kv_dtype;      ///< default: --dtype
   int64_t group_size = 128;
   int64_t tp = 1;
+  int64_t pp = 0;  ///< 0: as the device says (Workload::pp)
   std::string attention = "flash";
   std::string fusion = "eager";
   std::string mla = "auto";

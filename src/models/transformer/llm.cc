@@ -428,6 +428,17 @@ Status Builder::Build() {
     Layer(kind);
   }
   Head();
+  if (w_.Stages() > 1) {
+    // Pipeline stages: the step's activations cross from each stage to the next once.
+    repeat_ = w_.Stages() - 1;
+    group_ = "pipeline";
+    CollectiveSpec s;
+    s.kind = CollectiveKind::kSend;
+    s.message_bytes = static_cast<double>(tokens_) * static_cast<double>(c_.hidden) * BytesOf(act_);
+    s.devices = 2;
+    s.dtype = act_;
+    Add("pipeline_send", s);
+  }
   return status_;
 }
 
@@ -471,6 +482,13 @@ void AddNotes(const TransformerConfig& c, const Workload& w, Phase phase, LlmGra
       out.notes.push_back(fmt::format("{} key/value heads < tp {}: each device keeps a copy of one",
                                       c.kv_heads, w.tp));
     }
+  }
+  if (w.Stages() > 1) {
+    out.notes.push_back(fmt::format(
+        "{} pipeline stages: layers split over chips in sequence; each step's activations cross "
+        "{} stage boundaries on the first link; a token's step is the sum of the stages (no "
+        "overlap of micro-batches)",
+        w.Stages(), w.Stages() - 1));
   }
   const int64_t longest = std::max(w.prompt, w.DecodeContext());
   if (c.max_positions > 0 && longest > c.max_positions) {
