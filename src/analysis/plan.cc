@@ -160,8 +160,8 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   if (peak > 0 && v.flops_per_request > 0) {
     // FLOPs are per device (each of the tp devices holds its shard), so a replica finishes one
     // request's FLOPs in this time when every device runs at peak.
-    // Pipeline stages each hold 1/pp of the step's FLOPs and work on different requests.
-    const double request_s = v.flops_per_request / peak / static_cast<double>(v.pp);
+    // As the other rows: a replica's stages run one after another (no overlapped requests).
+    const double request_s = v.flops_per_request / peak;
     const double tp = static_cast<double>(chips);
     fl.request_s = request_s;
     fl.output_tokens_per_s_per_gpu = static_cast<double>(r.output) / request_s / tp;
