@@ -3,6 +3,7 @@
 // chip count in sweeps and plans, and the published rows that check the bound.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -22,6 +23,7 @@ namespace {
 using testing::Dev;
 using testing::CliOutput;
 using testing::RunCli;
+using testing::SweepOne;
 
 TransformerConfig Model(const std::string& id) {
   static const ModelRegistry registry = [] {
@@ -123,15 +125,41 @@ TEST(SramDevices, FewestStagesIsTheSmallestCountThatHolds) {
   one.kv_cache_bytes = 100;
   one.workspace_bytes = 10;
   one.capacity_bytes = 100;
-  Result<int64_t> n = FewestStages(one);
-  ASSERT_TRUE(n.ok());
-  EXPECT_EQ(*n, 12);
+  EXPECT_EQ(FewestStages(one), 12);
   one.capacity_bytes = 1010;  // everything on one chip
-  EXPECT_EQ(*FewestStages(one), 1);
-  one.capacity_bytes = 5;  // the workspace alone does not fit: no count can do it
-  Result<int64_t> none = FewestStages(one);
-  ASSERT_FALSE(none.ok());
-  EXPECT_EQ(none.status().where(), "--batch");
+  EXPECT_EQ(FewestStages(one), 1);
+  // The workspace alone overflows a chip: no count can hold it. The count the weights and cache
+  // fill (1000 / 5 = 200), whose footprint then reports the overflow.
+  one.capacity_bytes = 5;
+  EXPECT_EQ(FewestStages(one), 200);
+  MemoryFootprint at = one;
+  at.weights_bytes /= 200;
+  at.kv_cache_bytes /= 200;
+  EXPECT_FALSE(at.fits());
+  // More than kMaxStagesCount would be needed: capped.
+  one.capacity_bytes = 10.5;
+  one.weights_bytes = 1e9;
+  EXPECT_EQ(FewestStages(one), kMaxStagesCount);
+}
+
+TEST(SramDevices, ABatchWhoseWorkspaceOverflowsAChipDoesNotFitRatherThanFail) {
+  // llama-3-70b decode at batch 1024: the MLP's largest op alone moves more activations than
+  // a GroqChip's 220 MiB, so no stage count holds it. The sweep marks the point, not an error.
+  const TransformerConfig c = Model("llama-3-70b");
+  const CostModel m(Dev("groq-lpu"));
+  Workload base;
+  base.prompt = 2048;
+  Result<SweepResult> r = SweepOne(c, base, m, PhaseSelection::kDecode, "batch=256:4096:x4");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->points.size(), 3u);
+  EXPECT_TRUE(r->points[0].fits);
+  EXPECT_FALSE(r->points[2].fits);
+  EXPECT_GT(r->points[2].phases.front().time_s, 0);
+  bool capacity_flip = false;
+  for (const Crossover& x : r->crossovers) {
+    capacity_flip |= x.signal.kind == SignalKind::kCapacity;
+  }
+  EXPECT_TRUE(capacity_flip);
 }
 
 TEST(SramDevices, Llama70bOnGroqNeedsHundredsOfChips) {
@@ -226,11 +254,9 @@ TEST(SramDevices, SweepsFollowTheChipCountAndFindWhereItChanges) {
   const Device& d = Dev("groq-lpu");
   const CostModel m(d);
   Workload base;
-  base.batch = 1;
   base.prompt = 128;
-  Result<SweepAxis> axis = ParseSweepAxis("context=1024:65536:x4");
-  ASSERT_TRUE(axis.ok());
-  Result<SweepResult> r = RunSweep(c, base, m, PhaseSelection::kDecode, {*axis});
+  const std::string axis = "context=1024:65536:x4";
+  Result<SweepResult> r = SweepOne(c, base, m, PhaseSelection::kDecode, axis);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_TRUE(r->chips_tracked);
   int chip_changes = 0;
@@ -251,7 +277,7 @@ TEST(SramDevices, SweepsFollowTheChipCountAndFindWhereItChanges) {
   EXPECT_GT(chip_changes, 0);
   // On a GPU the count is not tracked.
   const CostModel gpu(Dev("h100-sxm"));
-  Result<SweepResult> g = RunSweep(c, base, gpu, PhaseSelection::kDecode, {*axis});
+  Result<SweepResult> g = SweepOne(c, base, gpu, PhaseSelection::kDecode, axis);
   ASSERT_TRUE(g.ok());
   EXPECT_FALSE(g->chips_tracked);
 }
@@ -309,6 +335,102 @@ TEST(SramDevicesCli, ModelPrintsTheChipsAndTheBindingResource) {
   CliOutput ok = RunCli({"plan", "llama-3-8b", "--hw", "groq-lpu", "--gpus", "200"});
   ASSERT_EQ(ok.status, 0) << ok.err;
   EXPECT_NE(ok.out.find("pipeline stages"), std::string::npos);
+}
+
+TEST(SramDevices, LargestBatchesLetTheChipCountGrow) {
+  // On chips that hold what they are given, `model` reports the largest batch on the chips it
+  // chose and, beyond it, the batch where one op's decode workspace fills a chip.
+  const TransformerConfig c = Model("llama-3-70b");
+  const Device& d = Dev("groq-lpu");
+  const CostModel m(d);
+  Workload w;
+  w.prompt = 2048;
+  Result<ModelAnalysis> a = AnalyzeModel(c, w, m, PhaseSelection::kDecode);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_TRUE(a->stages_chosen);
+  EXPECT_GE(a->max_batch, 1);
+  EXPECT_GT(a->max_batch_more_chips, a->max_batch);
+  // The limit is the decode workspace: it leaves a chip too little room for any count of chips
+  // (up to kMaxStagesCount) at the next batch, and not at this one.
+  auto fits_on_fewest = [&](int64_t b) {
+    Workload wb = w;
+    wb.pp = 1;
+    const MemoryFootprint one = *Footprint(c, wb, d, b, 2048);
+    wb.pp = FewestStages(one);
+    return Footprint(c, wb, d, b, 2048)->fits();
+  };
+  EXPECT_TRUE(fits_on_fewest(a->max_batch_more_chips));
+  EXPECT_FALSE(fits_on_fewest(a->max_batch_more_chips + 1));
+
+  // plan: the largest batch's replica takes more chips, within the fleet, and one more sequence
+  // would not fit it.
+  PlanRequest r;
+  r.gpus = 1000;
+  Result<Plan> p = MakePlan(c, Workload{}, d, r);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const PlanVariant& v = p->variants.front();
+  EXPECT_EQ(v.batch1.chips, v.tp * v.pp);
+  EXPECT_GT(v.largest.chips, v.batch1.chips);
+  EXPECT_LE(v.largest.chips, r.gpus);
+  Workload more;
+  more.prompt = r.prompt;
+  more.context = r.prompt + r.output;
+  more.batch = v.max_batch + 1;
+  Result<Workload> staged = ResolveStages(c, more, d);
+  ASSERT_TRUE(staged.ok());
+  EXPECT_GT(staged->Chips(), r.gpus);
+  EXPECT_FALSE(p->gpu);
+}
+
+TEST(SramDevices, FlopsWithNoCeilingAreNamed) {
+  // The GroqChip lists no fp32 vector figure: the norms' FLOPs are not timed, and `model` says
+  // so; an H100 times them all.
+  const TransformerConfig c = Model("llama-3-8b");
+  Workload w;
+  w.prompt = 512;
+  const CostModel groq(Dev("groq-lpu"));
+  Result<PhaseResult> r = AnalyzePhase(c, w, groq, Phase::kDecode);
+  ASSERT_TRUE(r.ok());
+  const auto untimed = UntimedFlops(r->costs);
+  ASSERT_EQ(untimed.size(), 1u);
+  EXPECT_EQ(untimed[0].first, "vector.fp32");
+  double vector = 0;
+  for (const KernelCost& k : r->costs) {
+    for (int e = 0; e < k.num_engines; ++e) {
+      if (k.engines[e].ceiling < 0) vector += k.engines[e].flops * static_cast<double>(k.repeat);
+    }
+  }
+  EXPECT_DOUBLE_EQ(untimed[0].second, vector);
+  EXPECT_GT(vector, 0);
+  const CostModel h100(Dev("h100-sxm"));
+  EXPECT_TRUE(UntimedFlops(AnalyzePhase(c, w, h100, Phase::kDecode)->costs).empty());
+}
+
+TEST(SramDevicesCli, FlagsForExpectedTimesAreRefusedWhereThereAreNone) {
+  for (const char* flag : {"--runtime", "--ceilings", "--efficiency"}) {
+    const char* value = std::string(flag) == "--runtime"    ? "cuda-graph"
+                        : std::string(flag) == "--ceilings" ? "spec"
+                                                            : "matmul=0.5";
+    CliOutput r = RunCli({"model", "llama-3-8b", "--hw", "groq-lpu", flag, value});
+    EXPECT_EQ(r.status, 2) << flag;
+    EXPECT_NE(r.err.find(flag), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("no expected times"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_TRUE(r.out.empty());
+  }
+  // The same flag on a GPU is taken.
+  EXPECT_EQ(RunCli({"model", "llama-3-8b", "--hw", "h100-sxm", "--runtime", "cuda-graph"}).status,
+            0);
+  // A batch no chip count can hold is reported, not refused.
+  CliOutput big = RunCli({"model", "llama-3-70b", "--hw", "groq-lpu", "--batch", "20000"});
+  ASSERT_EQ(big.status, 0) << big.err;
+  EXPECT_NE(big.out.find("DOES NOT FIT"), std::string::npos);
+  EXPECT_NE(big.out.find("no stage count holds it"), std::string::npos);
+  // Weight streaming: --explain says which bytes the store does not carry.
+  CliOutput ex = RunCli({"model", "llama-3-8b", "--hw", "cerebras-cs3-memoryx", "--phase",
+                         "decode", "--explain", "o_proj"});
+  ASSERT_EQ(ex.status, 0) << ex.err;
+  EXPECT_NE(ex.out.find("memoryx holds only weights"), std::string::npos);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "roofline/cost.h"
 #include "roofline/device_db.h"
 #include "roofline/op_analysis.h"
+#include "roofline/sweep.h"
 
 namespace roofline::testing {
 
@@ -23,6 +24,15 @@ inline const DeviceDatabase& Db() {
 }
 
 /// A database device by id (fails the test if absent).
+/// A one-axis LLM sweep ("batch=1:64:x2").
+inline Result<SweepResult> SweepOne(const TransformerConfig& c, const Workload& base,
+                                    const CostModel& m, PhaseSelection which,
+                                    const std::string& axis) {
+  Result<SweepAxis> a = ParseSweepAxis(axis);
+  if (!a.ok()) return a.status();
+  return RunSweep(c, base, m, which, {*a});
+}
+
 inline const Device& Dev(const std::string& id) {
   Result<const Device*> d = Db().Find(id);
   EXPECT_TRUE(d.ok()) << d.status().ToString();

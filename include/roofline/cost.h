@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 #include <vector>
 
 #include "roofline/device.h"
@@ -128,6 +130,13 @@ class CostModel {
  public:
   explicit CostModel(const Device& device, CostOptions options = {});
 
+  /// Whether expected times are modelled on `device`: they model GPU kernels launched by a host
+  /// (efficiency data, launch overhead), so a compiler-scheduled machine that splits a model
+  /// over SRAM chips, or streams weights from an external store, gets bounds only.
+  static bool ExpectsTimesOn(const Device& device) {
+    return !device.model_split && !(!device.memory.empty() && device.memory.front().weights_only);
+  }
+
   /// Cost of a kernel (one or more fused ops of `graph`). `trace`, when given, receives the
   /// derivation of every FLOP and byte figure.
   KernelCost Evaluate(const Graph& graph, const Kernel& kernel, Trace* trace = nullptr) const;
@@ -184,6 +193,10 @@ class CostModel {
   std::vector<UsedCeiling> used_compute_, used_memory_, used_links_, used_link_latency_;
   int64_t sm_count_ = 0;
 };
+
+/// FLOPs (each kernel's times its repeat) the device lists no ceiling for, by the requested
+/// engine ("vector.fp32"), in first-seen order: their compute is not timed, only their bytes.
+std::vector<std::pair<std::string, double>> UntimedFlops(const std::vector<KernelCost>& costs);
 
 }  // namespace roofline
 

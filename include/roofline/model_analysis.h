@@ -44,6 +44,9 @@ struct ModelAnalysis {
   int64_t max_batch = 0;  ///< largest batch whose footprint fits (0: not even batch 1)
   /// The stage count was chosen (ResolveStages: the fewest chips that hold the model), not given.
   bool stages_chosen = false;
+  /// With chosen stages: the largest batch on the fewest chips that hold each batch (the limit
+  /// is one op's decode workspace on one chip); `max_batch` is on this workload's chips.
+  int64_t max_batch_more_chips = 0;
   std::vector<PhaseResult> phases;
   std::vector<std::string> notes;
 };
@@ -82,6 +85,8 @@ inline constexpr int64_t kMaxBatch = int64_t{1} << 24;
 
 /// The largest batch (up to kMaxBatch) whose footprint at `context` fits one device, by
 /// bisection; 0 when not even batch 1 fits. The one largest-batch search (`model`, `plan`).
+/// On a device with a model split and `pp` 0, every batch gets the fewest stages that hold it,
+/// so the limit is the decode workspace of one op on one chip.
 int64_t LargestBatch(const TransformerConfig& config, const Workload& workload,
                      const Device& device, int64_t context);
 
@@ -90,8 +95,10 @@ inline constexpr int64_t kMaxStagesCount = 100000;
 
 /// The pipeline stages a device with a model split (SRAM-only chips) needs: the fewest whose
 /// equal shares of the weights and KV cache, with the decode workspace, fit one chip. `one` is
-/// the footprint at one stage. Errors name the flag to change when no count can do it.
-Result<int64_t> FewestStages(const MemoryFootprint& one);
+/// the footprint at one stage. When no count can (the decode workspace alone overflows a chip, or
+/// more than kMaxStagesCount would be needed), the count the weights and cache fill, capped at
+/// kMaxStagesCount: the footprint at that count then does not fit.
+int64_t FewestStages(const MemoryFootprint& one);
 
 /// `workload` with its pipeline stages set: `pp` as given, else FewestStages on a device with a
 /// model split (batch and context as in the workload, the longer of prompt and context), else 1.

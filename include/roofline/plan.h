@@ -24,6 +24,7 @@ struct PlanRequest {
 struct PlanPoint {
   std::string label;
   int64_t batch = 0;
+  int64_t chips = 1;     ///< devices per replica at this point (tp x pipeline stages)
   double ttft_s = 0;     ///< prefill of the batch's prompts
   double tpot_s = 0;     ///< one decode step at the mean context of the generation
   double request_s = 0;  ///< ttft + output x tpot
@@ -61,6 +62,7 @@ struct PlanVariant {
 struct Plan {
   PlanRequest request;
   std::string model, device;
+  bool gpu = true;  ///< the device is a GPU (the report says "GPU", else "chip")
   ResourceNames names;  ///< the device's, for printing the verdicts
   ParameterCount params;
   std::vector<PlanVariant> variants;

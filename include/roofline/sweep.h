@@ -142,6 +142,8 @@ struct SweepResult {
   std::vector<Crossover> crossovers;
   std::vector<NeverFlips> never;
   bool chips_tracked = false;  ///< the device chooses the chip count per point (kChips)
+  /// Pipeline stages take part: communication is all-reduces and pipeline sends.
+  bool pipelined = false;
   std::vector<std::string> notes;
   int64_t evaluations = 0;  ///< workload evaluations, bisection included
   ResourceNames names;      ///< the device's, for printing verdicts

@@ -99,25 +99,20 @@ double PrefillWorkspace(const TransformerConfig& c, const Workload& w) {
   return prefill.ok() ? Workspace(prefill->graph) : 0;
 }
 
-Result<int64_t> FewestStages(const MemoryFootprint& one) {
-  const double room = one.capacity_bytes - one.workspace_bytes;
-  if (!(room > 0)) {
-    return Status::Invalid(
-        "--batch", fmt::format("the decode step's largest op needs {} of activations, more than a "
-                               "chip's {}: lower --batch or raise --tp",
-                               Si(one.workspace_bytes, "B"), Si(one.capacity_bytes, "B")));
-  }
+int64_t FewestStages(const MemoryFootprint& one) {
   const double shared = one.weights_bytes + one.kv_cache_bytes;
-  double stages = std::max(1.0, std::ceil(shared / room));
-  if (stages > static_cast<double>(kMaxStagesCount)) {
-    return Status::Invalid(
-        "--pp", fmt::format("holding {} in chips of {} needs more than {} pipeline stages",
-                            Si(shared + one.workspace_bytes, "B"), Si(one.capacity_bytes, "B"),
-                            kMaxStagesCount));
+  const double room = one.capacity_bytes - one.workspace_bytes;
+  const double cap = static_cast<double>(kMaxStagesCount);
+  if (!(room > 0)) {
+    // No count holds it (the largest op alone overflows a chip): the chips the weights and
+    // cache fill, so that the footprint reports the overflow.
+    return static_cast<int64_t>(
+        std::clamp(std::ceil(shared / std::max(one.capacity_bytes, 1.0)), 1.0, cap));
   }
+  double stages = std::clamp(std::ceil(shared / room), 1.0, cap);
   // ceil of a quotient of doubles: make sure the count holds it, and is the fewest that does.
   auto fits = [&](double n) { return shared / n + one.workspace_bytes <= one.capacity_bytes; };
-  while (!fits(stages)) stages += 1;
+  while (stages < cap && !fits(stages)) stages += 1;
   while (stages > 1 && fits(stages - 1)) stages -= 1;
   return static_cast<int64_t>(stages);
 }
@@ -130,16 +125,23 @@ Result<Workload> ResolveStages(const TransformerConfig& c, const Workload& w, co
   const int64_t context = std::max(w.prompt, w.DecodeContext());
   Result<MemoryFootprint> one = Footprint(c, out, d, w.batch, context);
   if (!one.ok()) return one.status();
-  Result<int64_t> stages = FewestStages(*one);
-  if (!stages.ok()) return stages.status();
-  out.pp = *stages;
+  out.pp = FewestStages(*one);
   return out;
 }
 
 int64_t LargestBatch(const TransformerConfig& c, const Workload& w, const Device& d,
                      int64_t context) {
   auto fits = [&](int64_t b) {
-    Result<MemoryFootprint> f = Footprint(c, w, d, b, context);
+    Workload wb = w;
+    if (w.pp == 0 && d.model_split) {
+      // Stages to be chosen: the fewest chips that hold this batch.
+      wb.batch = b;
+      wb.context = context;
+      Result<Workload> staged = ResolveStages(c, wb, d);
+      if (!staged.ok()) return false;
+      wb = *staged;
+    }
+    Result<MemoryFootprint> f = Footprint(c, wb, d, b, context);
     return f.ok() && f->fits();
   };
   if (!fits(1)) return 0;

@@ -104,6 +104,15 @@ Result<ModelAnalysis> AnalyzeModel(const TransformerConfig& c, const Workload& w
     }
     a.phases.push_back(RunPhase(c, a.workload, model, std::move(g).value(), compute));
   }
+  for (const PhaseResult& ph : a.phases) {
+    for (const auto& [engine, flops] : UntimedFlops(ph.costs)) {
+      const std::string n = fmt::format(
+          "{}: {} requested at {} (norms, activations, softmax...) have no ceiling on {} (none "
+          "listed to fall back on), so only their bytes are timed",
+          NameOf(ph.phase), Si(flops, "FLOP"), engine, d.id);
+      a.notes.push_back(n);
+    }
+  }
   a.params = CountParameters(c);
   const int64_t context = std::max(a.workload.prompt, a.workload.context);
   Result<MemoryFootprint> m = Footprint(c, a.workload, d, a.workload.batch, context);
@@ -111,6 +120,11 @@ Result<ModelAnalysis> AnalyzeModel(const TransformerConfig& c, const Workload& w
   a.memory = *m;
   a.memory.prefill_workspace_bytes = PrefillWorkspace(c, a.workload);
   a.max_batch = LargestBatch(c, a.workload, d, context);
+  if (a.stages_chosen) {
+    Workload any = a.workload;
+    any.pp = 0;
+    a.max_batch_more_chips = LargestBatch(c, any, d, context);
+  }
   if (model.options().launch_overhead_s > 0) {
     a.notes.push_back(fmt::format("every kernel pays a launch overhead of {}",
                                   Seconds(model.options().launch_overhead_s)));
@@ -123,6 +137,10 @@ DecodeFlips FindDecodeFlips(const TransformerConfig& c, const Workload& w, const
   auto decode_bound = [&](int64_t b, const std::string& kernel) -> std::string {
     Workload wb = w;
     wb.batch = b;
+    // The stages as AnalyzeModel resolves them: the fewest chips that hold this batch.
+    Result<Workload> staged = ResolveStages(c, wb, model.device());
+    if (!staged.ok()) return "error";
+    wb = *staged;
     // AnalyzeModel's refusal of tensor parallelism without an interconnect, kept.
     if (wb.tp > 1 && model.device().links.empty()) return "error";
     Result<PhaseResult> r = AnalyzePhase(c, wb, model, Phase::kDecode);

@@ -2,7 +2,12 @@
 // bound by compute and by memory.
 #include "roofline/network_analysis.h"
 
+#include <fmt/format.h>
+
+#include <cmath>
 #include <utility>
+
+#include "roofline/units.h"
 
 namespace roofline {
 
@@ -13,6 +18,22 @@ Result<NetworkAnalysis> AnalyzeNetwork(const NetworkGraph& g, const DimBindings&
   NetworkAnalysis a;
   static_cast<LoweredNetwork&>(a) = std::move(lowered).value();
   static_cast<GraphCosts&>(a) = AnalyzeGraph(a.graph, model, FusionMode::kEager);
+  const Device& d = model.device();
+  for (const auto& [engine, flops] : UntimedFlops(a.costs)) {
+    a.notes.push_back(fmt::format("{} requested at {} have no ceiling on {} (none listed to fall "
+                                  "back on), so only their bytes are timed",
+                                  Si(flops, "FLOP"), engine, d.id));
+  }
+  if (d.model_split) {
+    const double cap = d.device_memory().total_capacity_bytes();
+    a.notes.push_back(fmt::format(
+        "costed on one chip: weights {} of a chip's {} {} ({}); graph inputs are not split "
+        "over chips (the pipeline-stage model covers LLM configs)",
+        Si(a.weight_bytes, "B"), Si(cap, "B"), d.device_memory().name,
+        a.weight_bytes <= cap
+            ? std::string("they fit")
+            : fmt::format("they need at least {} chips", Num(std::ceil(a.weight_bytes / cap)))));
+  }
   return a;
 }
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "roofline/flip.h"
 #include "roofline/units.h"
 
@@ -14,7 +16,9 @@ Result<PhaseResult> RunOne(const TransformerConfig& c, const Workload& w, const 
 }
 
 Result<PlanPoint> Point(const TransformerConfig& c, Workload w, const CostModel& m,
-                        const PlanRequest& r, int64_t tp, int64_t batch, const std::string& label) {
+                        const PlanRequest& r, int64_t chips, int64_t batch,
+                        const std::string& label) {
+  const double tp = static_cast<double>(chips);  // per-device figures divide by every chip
   w.batch = batch;
   w.prompt = r.prompt;
   // Decode cost is affine in the context, so the mean step equals the step at the mean context.
@@ -26,17 +30,18 @@ Result<PlanPoint> Point(const TransformerConfig& c, Workload w, const CostModel&
   PlanPoint p;
   p.label = label;
   p.batch = batch;
+  p.chips = chips;
   p.ttft_s = pre->totals.time_s;
   p.tpot_s = dec->totals.time_s;
   p.request_s = p.ttft_s + static_cast<double>(r.output) * p.tpot_s;
   const double cycle = p.request_s;  // a batch is prefilled, then decoded to the end
   const double b = static_cast<double>(batch);
   p.input_tokens_per_s_per_gpu =
-      b * static_cast<double>(r.prompt) / cycle / static_cast<double>(tp);
+      b * static_cast<double>(r.prompt) / cycle / tp;
   p.output_tokens_per_s_per_gpu =
-      b * static_cast<double>(r.output) / cycle / static_cast<double>(tp);
+      b * static_cast<double>(r.output) / cycle / tp;
   if (r.price_per_hour > 0) {
-    const double dollars_per_s = r.price_per_hour / 3600 * static_cast<double>(tp);
+    const double dollars_per_s = r.price_per_hour / 3600 * tp;
     p.cost_per_m_input = dollars_per_s * p.ttft_s / (b * static_cast<double>(r.prompt)) * 1e6;
     p.cost_per_m_output = dollars_per_s * static_cast<double>(r.output) * p.tpot_s /
                           (b * static_cast<double>(r.output)) * 1e6;
@@ -46,7 +51,7 @@ Result<PlanPoint> Point(const TransformerConfig& c, Workload w, const CostModel&
     p.expected_tpot_s = dec->totals.expected_s;
     p.expected_request_s = p.expected_ttft_s + static_cast<double>(r.output) * p.expected_tpot_s;
     p.expected_output_tokens_per_s_per_gpu =
-        b * static_cast<double>(r.output) / p.expected_request_s / static_cast<double>(tp);
+        b * static_cast<double>(r.output) / p.expected_request_s / tp;
   }
   p.prefill_bound = pre->totals.verdict;
   p.decode_bound = dec->totals.verdict;
@@ -61,13 +66,13 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   v.dtypes = fmt::format("activations {}, weights {}, kv {}", NameOf(act),
                          NameOf(w.weight_dtype.value_or(act)), NameOf(w.kv_dtype.value_or(act)));
   const int64_t context = r.prompt + r.output;
-  // Pipeline stages per tp degree: as given, or on a device with a model split the fewest that
-  // hold one sequence (ResolveStages).
-  auto stages_for = [&](int64_t tp) -> int64_t {
+  // Pipeline stages per tp degree and batch: as given, or on a device with a model split the
+  // fewest that hold the batch's sequences (ResolveStages).
+  auto stages_for = [&](int64_t tp, int64_t batch = 1) -> int64_t {
     Workload wt = w;
     wt.tp = tp;
     wt.prompt = r.prompt;
-    wt.batch = 1;
+    wt.batch = batch;
     wt.context = context;
     Result<Workload> staged = ResolveStages(c, wt, d);
     return staged.ok() ? staged->Stages() : 0;
@@ -113,7 +118,7 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
                                                  chips, v.tp, v.pp, r.gpus));
   }
   if (v.tp > r.gpus) {
-    return Status::Invalid("--tp", fmt::format("tp {} exceeds the {} GPUs", v.tp, r.gpus));
+    return Status::Invalid("--tp", fmt::format("tp {} exceeds the {} devices (--gpus)", v.tp, r.gpus));
   }
   if (v.tp > 1 && d.links.empty()) {
     return Status::Invalid("--gpus", "the model needs tensor parallelism " + std::to_string(v.tp) +
@@ -129,17 +134,35 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   if (!one.ok()) return one.status();
   v.weights_bytes = one->weights_bytes;
   v.kv_bytes_per_sequence = one->kv_cache_bytes;
-  v.max_batch = LargestBatch(c, wt, d, context);
+  Workload wl = wt;  // at the largest batch
+  std::string largest_label;
+  if (d.model_split && w.pp == 0) {
+    // Chips hold whatever is given to them: a larger batch takes more stages. The largest batch
+    // whose replica, on the fewest chips that hold it, fits the fleet.
+    auto fits_fleet = [&](int64_t b) {
+      const int64_t pp = stages_for(v.tp, b);
+      if (pp == 0 || v.tp * pp > r.gpus) return false;
+      Workload wb = wt;
+      wb.pp = pp;
+      Result<MemoryFootprint> f = Footprint(c, wb, d, b, context);
+      return f.ok() && f->fits();
+    };
+    const Flip<bool> f = FindFlip<bool>(fits_fleet, 1, kMaxBatch);
+    v.max_batch = f.found ? f.value - 1 : kMaxBatch;
+    wl.pp = stages_for(v.tp, v.max_batch);
+    largest_label = fmt::format("largest batch on {} chips ({})", v.tp * wl.pp, v.max_batch);
+  } else {
+    v.max_batch = LargestBatch(c, wt, d, context);
+    largest_label = fmt::format("largest batch that fits ({})", v.max_batch);
+  }
   const CostModel m(d, r.cost);
   Result<PlanPoint> p1 = Point(c, wt, m, r, chips, 1, "batch 1 (memory-bound lower end)");
   if (!p1.ok()) return p1.status();
   v.batch1 = *p1;
-  Result<PlanPoint> pm = Point(c, wt, m, r, chips, v.max_batch,
-                               fmt::format("largest batch that fits ({})", v.max_batch));
+  Result<PlanPoint> pm = Point(c, wl, m, r, v.tp * wl.pp, v.max_batch, largest_label);
   if (!pm.ok()) return pm.status();
   v.largest = *pm;
   // The FLOP limit: the largest batch's FLOPs per request at the tensor peak on every device.
-  Workload wl = wt;
   wl.batch = v.max_batch;
   wl.context = r.prompt + (r.output + 1) / 2;
   Result<PhaseResult> pre = RunOne(c, wl, m, Phase::kPrefill);
@@ -162,7 +185,8 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     // request's FLOPs in this time when every device runs at peak.
     // As the other rows: a replica's stages run one after another (no overlapped requests).
     const double request_s = v.flops_per_request / peak;
-    const double tp = static_cast<double>(chips);
+    const double tp = static_cast<double>(v.largest.chips);
+    fl.chips = v.largest.chips;
     fl.request_s = request_s;
     fl.output_tokens_per_s_per_gpu = static_cast<double>(r.output) / request_s / tp;
     fl.input_tokens_per_s_per_gpu = static_cast<double>(r.prompt) / request_s / tp;
@@ -198,6 +222,7 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
   Plan plan;
   plan.request = r;
   plan.device = d.id;
+  plan.gpu = d.kind == "gpu";
   plan.names = ResourceNames::Of(d);
   plan.params = CountParameters(c);
   Result<PlanVariant> as_is = PlanFor(c, base, d, r, "as configured");
@@ -237,7 +262,8 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
   a.push_back(
       "throughput at the roofline bound: no efficiency factor, no scheduling or host "
       "overhead");
-  if (r.cost.efficiency) {
+  if (std::any_of(plan.variants.begin(), plan.variants.end(),
+                  [](const PlanVariant& v) { return v.batch1.expected_request_s > 0; })) {
     a.push_back(fmt::format(
         "expected columns: {} ceilings, runtime {}, launch costs per kernel "
         "(docs/expected-time.md); no scheduling, batching or sampling overhead",
@@ -246,6 +272,13 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
   a.push_back(
       "FLOP limit: the largest batch's FLOPs per request (prefill + decode) at the tensor "
       "peak, memory ignored");
+  if (std::any_of(plan.variants.begin(), plan.variants.end(),
+                  [](const PlanVariant& v) { return v.largest.chips > v.tp; })) {
+    a.push_back(
+        "pipeline stages: a batch's step passes through the stages one after another and no "
+        "other micro-batch fills them (no pipelined overlap), so more chips hold a larger batch "
+        "but do not run it faster; per-chip figures divide by every chip of a replica");
+  }
   if (r.price_per_hour > 0) {
     a.push_back(
         fmt::format("cost: {} per device-hour; prefill time is charged to input tokens, "

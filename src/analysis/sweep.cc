@@ -295,33 +295,30 @@ Result<GraphCache::Entry*> GraphCache::Get(const TransformerConfig& c, const Wor
   return &e;
 }
 
-Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const Workload& w,
+Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const Workload& given,
                                                const CostModel& model, PhaseSelection which,
                                                MemoryFootprint* footprint, GraphCache* cache) {
   GraphCache local;
   if (cache == nullptr) cache = &local;
   std::vector<PhasePoint> out;
   const Device& d = model.device();
-  const int64_t context = std::max(w.prompt, w.DecodeContext());
+  const int64_t context = std::max(given.prompt, given.DecodeContext());
+  Workload w = given;
   if (w.pp == 0) {
-    // Stages as the device says: one, or the fewest chips that hold the model at this point.
-    Workload staged = w;
-    staged.pp = 1;
+    // Stages as the device says: one, or the fewest chips that hold the model at this point
+    // (from the one-stage decode graph, which the cache keeps in slot 1).
+    w.pp = 1;
     if (d.model_split) {
-      Workload wf = staged;
+      Workload wf = w;
       wf.context = context;
       Result<GraphCache::Entry*> g = cache->Get(c, wf, Phase::kDecode, 1);
       if (!g.ok()) return g.status();
-      Result<int64_t> stages =
-          FewestStages(FootprintFromGraph(c, wf, d, (*g)->graph.graph, w.batch, context));
-      if (!stages.ok()) return stages.status();
-      staged.pp = *stages;
+      w.pp = FewestStages(FootprintFromGraph(c, wf, d, (*g)->graph.graph, w.batch, context));
       if (footprint != nullptr) {
-        *footprint = FootprintFromGraph(c, staged, d, (*g)->graph.graph, w.batch, context);
+        *footprint = FootprintFromGraph(c, w, d, (*g)->graph.graph, w.batch, context);
       }
-      footprint = nullptr;  // done: the stages do not change the weights or the cache
+      footprint = nullptr;  // done: the stages divide the weights and cache, not add to them
     }
-    return EvaluatePhases(c, staged, model, which, footprint, cache);
   }
   if (w.Stages() > 1 && d.links.empty()) {
     return Status::Invalid("--pp", "device '" + d.id + "' lists no link between chips");
@@ -470,6 +467,7 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
   // The chip count is tracked when the device chooses it (a model split, no --pp).
   const bool chips_tracked = d.model_split.has_value() && base.pp == 0;
   r.chips_tracked = chips_tracked;
+  r.pipelined = chips_tracked || base.Stages() > 1;
   // The comm wall is tracked when tensor parallelism is on or swept.
   const bool comm_tracked =
       base.tp > 1 || std::any_of(axes.begin(), axes.end(), [](const SweepAxis& a) {

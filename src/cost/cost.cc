@@ -96,9 +96,7 @@ CostModel::CostModel(const Device& device, CostOptions options)
       engine_table_[t][static_cast<int>(dt)] = found;
     }
   }
-  // Expected times model GPU kernels launched by a host (efficiency data, launch overhead). A
-  // compiler-scheduled SRAM or wafer-scale machine has no such data: bounds only there.
-  if (device.model_split || device.memory.front().weights_only) options_.efficiency = nullptr;
+  if (!ExpectsTimesOn(device)) options_.efficiency = nullptr;
   if (options_.efficiency) SetUpExpected();
 }
 
@@ -158,8 +156,20 @@ KernelCost CostModel::Evaluate(const Graph& graph, const Kernel& kernel, Trace* 
     const Op& op = graph.ops()[op_index];
     if (lv.weights_only_first) {
       // Activations and the KV cache live in the nearer level: only weights cross the store.
+      double dropped = 0, kept = 0;
       for (int j = 0; j < w.num_operands; ++j) {
-        if (tensors[op.operands[j]].role != TensorRole::kWeight) w.bytes[j][0] = 0;
+        if (tensors[op.operands[j]].role != TensorRole::kWeight) {
+          dropped += w.bytes[j][0];
+          w.bytes[j][0] = 0;
+        } else {
+          kept += w.bytes[j][0];
+        }
+      }
+      if (trace && dropped > 0) {
+        trace->Add(fmt::format("  {} holds only weights: the {} B of other operands above cross "
+                               "only {}; {} carries {} B",
+                               device_->memory[0].name, Sci(dropped), device_->memory[1].name,
+                               device_->memory[0].name, Sci(kept)));
       }
     }
     for (int j = 0; j < w.num_operands; ++j) {
@@ -337,6 +347,21 @@ double CostModel::Ridge(const KernelCost& c, int level) const {
   const double bw = device_->memory[level].bandwidth_bytes_per_s();
   if (bw <= 0) return 0;
   return device_->compute[c.engines[e].ceiling].peak.value / bw;
+}
+
+std::vector<std::pair<std::string, double>> UntimedFlops(const std::vector<KernelCost>& costs) {
+  std::vector<std::pair<std::string, double>> out;
+  for (const KernelCost& c : costs) {
+    for (int e = 0; e < c.num_engines; ++e) {
+      const EngineTerm& t = c.engines[e];
+      if (t.ceiling >= 0 || !(t.flops > 0)) continue;
+      const std::string name = t.requested.Name();
+      auto it = std::find_if(out.begin(), out.end(), [&](const auto& p) { return p.first == name; });
+      if (it == out.end()) it = out.insert(out.end(), {name, 0.0});
+      it->second += t.flops * static_cast<double>(c.repeat);
+    }
+  }
+  return out;
 }
 
 }  // namespace roofline

@@ -51,6 +51,10 @@ json FigureJson(const UsedCeiling& u) {
 }  // namespace
 
 std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCost>& costs) {
+  if (!CostModel::ExpectsTimesOn(model.device())) {
+    return "bound only: no expected times on this device (no published kernel efficiencies for "
+           "it; docs/sram-accelerators.md)\n";
+  }
   if (!model.has_expected()) return "";
   const Device& d = model.device();
   std::string parts;

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -35,7 +36,7 @@ std::string RenderHwShow(const Device& d) {
   std::string out;
   out += fmt::format("{} ({}) - {} {}, from {}\n", d.name, d.id, d.vendor, d.kind, d.origin);
   if (!d.notes.empty()) out += "notes: " + d.notes + "\n";
-  out += "\nCompute ceilings (dense):\n";
+  out += "\nCompute ceilings (dense unless the notes say otherwise):\n";
   TextTable c({"engine", "peak", "provenance"}, {false, true, false});
   for (const auto& e : d.compute) {
     c.AddRow({e.engine, Si(e.peak.value, e.peak.unit), e.peak.Describe()});
@@ -47,7 +48,8 @@ std::string RenderHwShow(const Device& d) {
     const std::string cap = l.instances > 1
                                 ? fmt::format("{} x {}", Si(l.capacity.value, "B"), l.instances)
                                 : Si(l.capacity.value, "B");
-    m.AddRow({l.name, cap, l.bandwidth ? Si(l.bandwidth->value, "B/s") : "-",
+    m.AddRow({l.name + (l.weights_only ? " (weights only)" : ""), cap,
+              l.bandwidth ? Si(l.bandwidth->value, "B/s") : "-",
               "capacity " + l.capacity.Describe()});
     if (l.bandwidth) m.AddRow({"", "", "", "bandwidth " + l.bandwidth->Describe()});
   }
@@ -81,10 +83,32 @@ std::string RenderHwShow(const Device& d) {
     r.AddRow(row);
   }
   out += r.Render(2);
+  if (!d.memory.empty() && d.memory.front().weights_only && d.memory.front().bandwidth &&
+      !d.compute.empty()) {
+    // Over a store that only weights cross, a matmul's intensity is FLOP per weight byte:
+    // 2 FLOP per weight per token of the step, so tokens per step x 2 / bytes per weight.
+    const double ridge = d.compute.front().peak.value / d.memory.front().bandwidth->value;
+    out += fmt::format(
+        "  {} carries only weights, once per step: a weight matmul does 2 FLOP per weight per "
+        "token of the step, so with 2-byte weights it is {}-bound below {} tokens per step (batch "
+        "x tokens each) and {}-bound above\n",
+        d.memory.front().name, d.memory.front().name, Num(std::ceil(ridge)),
+        d.compute.front().engine);
+  }
+  if (d.model_split) {
+    out += fmt::format(
+        "\nModel split: a model that does not fit one chip goes on the fewest chips whose {} "
+        "holds an equal share of its weights and KV cache, in pipeline stages joined by {}; the "
+        "chip count is part of every answer (--pp sets it).\n  [{}]\n",
+        d.memory.front().name, d.links.empty() ? "a link" : d.links.front().name,
+        d.model_split->source);
+  }
   if (!d.info.empty()) {
     out += "\nInfo:\n";
+    size_t width = 14;
+    for (const auto& [k, q] : d.info) width = std::max(width, k.size());
     for (const auto& [k, q] : d.info) {
-      out += fmt::format("  {:<14} {}   [{}]\n", k,
+      out += fmt::format("  {:<{}} {}   [{}]\n", k, width,
                          q.unit == "count" ? Num(q.value) : Si(q.value, q.unit), q.Describe());
     }
   }

@@ -160,18 +160,33 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model) {
   if (d.model_split || m.stages > 1) {
     out += fmt::format("chips per replica: {} = tp {} x {} pipeline stage{}{}\n", m.devices,
                        a.workload.tp, m.stages, m.stages == 1 ? "" : "s",
-                       a.stages_chosen
-                           ? fmt::format(": the fewest whose {} each hold an equal share of the "
+                       !a.stages_chosen ? std::string(" (--pp)")
+                       : m.workspace_bytes > m.capacity_bytes
+                           ? fmt::format(": the chips the weights and KV cache fill (no count "
+                                         "holds the workspace beside them)")
+                           : fmt::format(": the fewest whose {} each hold an equal share of the "
                                          "weights and KV cache beside the workspace (the count is "
                                          "set by capacity)",
-                                         d.memory[0].name)
-                           : " (--pp)");
+                                         d.memory[0].name));
+  }
+  if (d.model_split && m.workspace_bytes > m.capacity_bytes) {
+    out += fmt::format(
+        "the decode step's largest op alone needs {} of activations, more than one chip's {}: "
+        "no stage count holds it; lower --batch or raise --tp\n",
+        Si(m.workspace_bytes, "B"), Si(m.capacity_bytes, "B"));
   }
   out += a.max_batch > 0 ? fmt::format(
-                               "largest batch that fits at this context: {} (weights + KV cache + "
-                               "decode workspace)\n",
-                               a.max_batch)
+                               "largest batch that fits at this context: {}{} (weights + KV cache "
+                               "+ decode workspace)\n",
+                               a.max_batch,
+                               a.stages_chosen ? fmt::format(" on these {} chips", m.devices) : "")
                          : "not even batch 1 fits at this context\n";
+  if (a.stages_chosen && a.max_batch_more_chips > a.max_batch) {
+    out += fmt::format(
+        "on more chips (the fewest that hold each batch): up to batch {}, beyond which one op's "
+        "decode workspace leaves a chip too little room for its share\n",
+        a.max_batch_more_chips);
+  }
   out += fmt::format(
       "prefilling the whole batch in one step needs {} of activations for its "
       "largest kernel\n",
@@ -237,6 +252,7 @@ std::string RenderModelJson(const ModelAnalysis& a, const CostModel& model) {
   }
   mem["fits"] = a.memory.fits();
   mem["max_batch"] = a.max_batch;
+  if (a.stages_chosen) mem["max_batch_more_chips"] = a.max_batch_more_chips;
   j["memory"] = mem;
   json phases = json::array();
   for (const PhaseResult& p : a.phases) {

@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "roofline/report.h"
 #include "roofline/units.h"
 #include "src/report/table.h"
@@ -29,21 +31,35 @@ std::string RenderPlanTable(const Plan& p) {
       r.price_per_hour > 0 ? fmt::format(", ${} per device-hour", r.price_per_hour) : "");
   out += fmt::format("parameters {} total, {} active per token\n", Si(p.params.total, ""),
                      Si(p.params.active, ""));
+  const std::string noun = p.gpu ? "GPU" : "chip";
   for (const PlanVariant& v : p.variants) {
     out += fmt::format("\n== {} ({}) ==\n", v.name, v.dtypes);
     out += fmt::format(
         "layout: tp {}{} x {} replicas{}; per device: weights {}, KV cache {} per "
-        "sequence ({} tokens); largest batch per replica {}\n",
-        v.tp, v.pp > 1 ? fmt::format(" x {} pipeline stages", v.pp) : "", v.replicas, v.idle_gpus > 0 ? fmt::format(" ({} GPUs idle)", v.idle_gpus) : "",
+        "sequence ({} tokens); largest batch per replica {}{}\n",
+        v.tp, v.pp > 1 ? fmt::format(" x {} pipeline stages", v.pp) : "", v.replicas,
+        v.idle_gpus > 0 ? fmt::format(" ({} {}s idle)", v.idle_gpus, noun) : "",
         Si(v.weights_bytes, "B"), Si(v.kv_bytes_per_sequence, "B"), r.prompt + r.output,
-        v.max_batch);
+        v.max_batch,
+        v.largest.chips != v.batch1.chips
+            ? fmt::format(" (on {} = tp {} x {} stages: chips hold what they are given, so a "
+                          "larger batch takes more of them)",
+                          v.largest.chips, v.tp, v.largest.chips / v.tp)
+            : "");
     const bool expected = v.batch1.expected_request_s > 0;
-    std::vector<std::string> header = {"operating point", "TTFT",    "time/token", "request",
-                                       "out tok/s/GPU",   "in tok/s/GPU", "$/M in", "$/M out",
-                                       "prefill",         "decode"};
+    std::vector<std::string> header = {"operating point",
+                                       "TTFT",
+                                       "time/token",
+                                       "request",
+                                       "out tok/s/" + noun,
+                                       "in tok/s/" + noun,
+                                       "$/M in",
+                                       "$/M out",
+                                       "prefill",
+                                       "decode"};
     std::vector<bool> right = {false, true, true, true, true, true, true, true, false, false};
     if (expected) {
-      header.insert(header.end(), {"expected TTFT", "expected t/token", "expected out tok/s/GPU"});
+      header.insert(header.end(), {"expected TTFT", "expected t/token", "expected out tok/s/" + noun});
       right.insert(right.end(), {true, true, true});
     }
     TextTable t(header, right);
@@ -63,19 +79,19 @@ std::string RenderPlanTable(const Plan& p) {
       t.AddRow(row);
     }
     out += t.Render();
+    const int64_t replicas = r.gpus / std::max<int64_t>(1, v.largest.chips);
     out += fmt::format("fleet: {} output tokens/s at the largest batch ({} replicas)\n",
                        Rate(v.largest.output_tokens_per_s_per_gpu *
-                            static_cast<double>(v.tp * v.pp) *
-                            static_cast<double>(v.replicas)),
-                       v.replicas);
+                            static_cast<double>(v.largest.chips) * static_cast<double>(replicas)),
+                       replicas);
   }
   if (p.variants.size() > 1) {
     const PlanVariant& a = p.variants[0];
     const PlanVariant& b = p.variants[1];
     out += fmt::format(
-        "\nFP8 vs as configured: largest batch {} -> {}, output tokens/s per GPU at it {} -> {} "
+        "\nFP8 vs as configured: largest batch {} -> {}, output tokens/s per {} at it {} -> {} "
         "(x{:.2f}), at batch 1 {} -> {} (x{:.2f})\n",
-        a.max_batch, b.max_batch, Rate(a.largest.output_tokens_per_s_per_gpu),
+        a.max_batch, b.max_batch, noun, Rate(a.largest.output_tokens_per_s_per_gpu),
         Rate(b.largest.output_tokens_per_s_per_gpu),
         b.largest.output_tokens_per_s_per_gpu / a.largest.output_tokens_per_s_per_gpu,
         Rate(a.batch1.output_tokens_per_s_per_gpu), Rate(b.batch1.output_tokens_per_s_per_gpu),
@@ -101,6 +117,7 @@ std::string RenderPlanJson(const Plan& p) {
     json q;
     q["label"] = pt.label;
     q["batch"] = pt.batch;
+    q["chips"] = pt.chips;
     q["ttft_s"] = pt.ttft_s;
     q["time_per_output_token_s"] = pt.tpot_s;
     q["request_s"] = pt.request_s;

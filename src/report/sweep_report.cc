@@ -11,6 +11,11 @@
 namespace roofline {
 namespace {
 
+/// What the communication wall compares with compute time.
+const char* CommNoun(const SweepResult& r) {
+  return r.pipelined ? "communication (all-reduce and pipeline-send)" : "all-reduce";
+}
+
 using nlohmann::json;
 
 std::string AxisValue(const SweepAxis& a, size_t i) {
@@ -101,7 +106,12 @@ SweepLine Describe(const Crossover& x, const SweepResult& r) {
   if (x.signal.kind == SignalKind::kCapacity) {
     const SweepPoint* before = PointAt(r, x.axis, x.at, x.grid - 1);
     l.sentence =
-        !x.to.yes
+        !x.to.yes && r.chips_tracked
+            ? fmt::format("no chip count (up to {}) holds the model at {} {} {}{}: one op's "
+                          "decode workspace leaves each chip's {} too little room for its share",
+                          kMaxStagesCount, l.variable, op, l.value, where,
+                          Si(before != nullptr ? before->capacity_bytes : 0, "B"))
+        : !x.to.yes
             ? fmt::format("weights + KV cache + workspace no longer fit {} x {} at {} {} {}{}",
                           Si(before != nullptr ? before->capacity_bytes : 0, "B"), r.tp, l.variable,
                           op, l.value, where)
@@ -112,7 +122,7 @@ SweepLine Describe(const Crossover& x, const SweepResult& r) {
                              x.from.count, x.to.count, l.variable, op, l.value, where);
   } else if (x.signal.kind == SignalKind::kCommWall) {
     l.sentence =
-        fmt::format("{}: all-reduce time {} compute time at {} {} {}{}", NameOf(x.signal.phase),
+        fmt::format("{}: {} time {} compute time at {} {} {}{}", NameOf(x.signal.phase), CommNoun(r),
                     x.to.yes ? "exceeds" : "drops below", l.variable, op, l.value, where);
   } else {
     l.sentence =
@@ -161,18 +171,20 @@ SweepLine Describe(const NeverFlips& n, const SweepResult& r) {
       break;
     case NeverFlips::Reach::kAnyValue: {
       if (wall) {
-        l.sentence = fmt::format("{}: all-reduce time stays {} compute time at any {}{}",
-                                 NameOf(n.signal.phase), wall_side, l.variable, at_text);
+        l.sentence = fmt::format("{}: {} time stays {} compute time at any {}{}",
+                                 NameOf(n.signal.phase), CommNoun(r), wall_side, l.variable, at_text);
         break;
       }
       std::string why;
       if (n.limit_intensity > 0) {
-        const std::string engine =
-            n.ridge_ceiling >= 0 && n.ridge_ceiling < static_cast<int>(r.names.compute.size())
-                ? r.names.compute[n.ridge_ceiling]
-                : "";
-        why = fmt::format(": its intensity tends to {} FLOP/B as {} grows ({} ridge {} FLOP/B)",
-                          Num(n.limit_intensity), l.variable, engine, Num(n.ridge));
+        const bool has_ceiling =
+            n.ridge_ceiling >= 0 && n.ridge_ceiling < static_cast<int>(r.names.compute.size());
+        why = fmt::format(
+            ": its intensity tends to {} FLOP/B as {} grows ({})", Num(n.limit_intensity),
+            l.variable,
+            has_ceiling
+                ? fmt::format("{} ridge {} FLOP/B", r.names.compute[n.ridge_ceiling], Num(n.ridge))
+                : "the device lists no ceiling for its FLOPs, so only its bytes are timed");
         if (n.heads_per_kv > 0) {
           why += fmt::format(
               ", set by the {} query heads sharing each K/V head and the KV dtype, not by {}",
@@ -185,8 +197,8 @@ SweepLine Describe(const NeverFlips& n, const SweepResult& r) {
     }
     case NeverFlips::Reach::kSweptRange:
       l.sentence =
-          wall ? fmt::format("{}: all-reduce time stays {} compute time over the swept {}{}",
-                             NameOf(n.signal.phase), wall_side, l.variable, at_text)
+          wall ? fmt::format("{}: {} time stays {} compute time over the swept {}{}",
+                             NameOf(n.signal.phase), CommNoun(r), wall_side, l.variable, at_text)
                : fmt::format("{} {} {} over the swept {}{}", l.what, stays, BoundPhrase(l.from),
                              l.variable, at_text);
       break;
@@ -241,7 +253,33 @@ std::string RenderSweepTable(const SweepResult& r, const std::string& title) {
   out += t.Render();
   out += "\nCrossovers (exact values, found by bisection between grid points):\n";
   if (r.crossovers.empty()) out += "  none in the swept range\n";
-  for (const Crossover& x : r.crossovers) out += "  - " + Describe(x, r).sentence + "\n";
+  for (size_t i = 0; i < r.crossovers.size(); ++i) {
+    const Crossover& x = r.crossovers[i];
+    if (x.signal.kind == SignalKind::kChips) {
+      // The chip count moves in every interval of a long sweep: one line per run of changes.
+      size_t last = i;
+      while (last + 1 < r.crossovers.size() &&
+             r.crossovers[last + 1].signal.kind == SignalKind::kChips &&
+             r.crossovers[last + 1].axis == x.axis && r.crossovers[last + 1].at == x.at) {
+        ++last;
+      }
+      if (last - i >= 2) {
+        const SweepLine first = Describe(x, r);
+        const size_t n = r.axes[x.axis].size();
+        const SweepPoint* end = PointAt(r, x.axis, x.at, n - 1);
+        out += fmt::format(
+            "  - the chips that hold the model grow from {} to {} over the swept {}{}, changing "
+            "in {} of its {} grid intervals; the first change is at {} >= {} ({} -> {}); "
+            "--format json lists the first change in each interval\n",
+            x.from.count, end != nullptr ? end->chips : r.crossovers[last].to.count,
+            first.variable, first.at.empty() ? "" : " (" + first.at + ")", last - i + 1, n - 1,
+            first.variable, first.value, x.from.count, x.to.count);
+        i = last;
+        continue;
+      }
+    }
+    out += "  - " + Describe(x, r).sentence + "\n";
+  }
   out += "\nNever flips:\n";
   if (r.never.empty()) out += "  nothing: every verdict changes somewhere in the range\n";
   for (const NeverFlips& n : r.never) out += "  - " + Describe(n, r).sentence + "\n";

@@ -28,7 +28,7 @@ int RunDefault(Context& ctx) {
   Result<Device> device = ctx.ResolveHw(job.device);
   if (!device.ok()) return Fail(ctx, device.status());
   CostOptions options;  // expected times on their defaults (achievable ceilings, eager)
-  if (Status s = ApplyExpectedFlags(ExpectedFlags{}, options); !s.ok()) return Fail(ctx, s);
+  if (Status s = ApplyExpectedFlags(ExpectedFlags{}, *device, options); !s.ok()) return Fail(ctx, s);
   const CostModel model(*device, options);
   Workload w;
   w.batch = job.batch;

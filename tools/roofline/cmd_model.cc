@@ -31,7 +31,7 @@ int RunNetworkModel(Context& ctx, const CLI::App& app, const ModelOptions& o,
   const NetworkGraph& graph = in->graph;
   const DimBindings& bound = in->bound;
   const Device* device = &in->device;
-  Result<CostOptions> options = MakeCostOptions(o);
+  Result<CostOptions> options = MakeCostOptions(o, *device);
   if (!options.ok()) return Fail(ctx, options.status());
   const CostModel model(*device, *options);
   Result<NetworkAnalysis> a = AnalyzeNetwork(graph, bound, model);

@@ -161,7 +161,9 @@ int Emit(Context& ctx, const CommonOptions& common, const OpRequest& request) {
   Result<Device> device = ctx.ResolveHw(common.hw);
   if (!device.ok()) return Fail(ctx, device.status());
   CostOptions options;
-  if (Status s = ApplyExpectedFlags(common.expected, options); !s.ok()) return Fail(ctx, s);
+  if (Status s = ApplyExpectedFlags(common.expected, *device, options); !s.ok()) {
+    return Fail(ctx, s);
+  }
   const CostModel model(*device, options);
   Result<OpAnalysis> analysis = AnalyzeOp(request, model, common.explain);
   if (!analysis.ok()) return Fail(ctx, analysis.status());

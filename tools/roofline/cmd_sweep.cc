@@ -43,7 +43,7 @@ int RunNetworkSweep(Context& ctx, const CLI::App& app, const ModelOptions& o,
   Result<NetworkInput> in = LoadNetworkInput(ctx, o.model, o.hw, dim_args);
   if (!in.ok()) return Fail(ctx, in.status());
   const Device* device = &in->device;
-  Result<CostOptions> options = MakeCostOptions(o);
+  Result<CostOptions> options = MakeCostOptions(o, *device);
   if (!options.ok()) return Fail(ctx, options.status());
   options->efficiency = nullptr;  // network sweeps report time bounds only (not expected times yet)
   const CostModel model(*device, *options);

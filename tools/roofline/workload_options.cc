@@ -35,7 +35,20 @@ void AddExpectedOptions(CLI::App& app, ExpectedFlags& f) {
                  "reach F of every ceiling, F in [0.001, 1]; repeatable");
 }
 
-Status ApplyExpectedFlags(const ExpectedFlags& f, CostOptions& c) {
+Status ApplyExpectedFlags(const ExpectedFlags& f, const Device& d, CostOptions& c) {
+  if (!CostModel::ExpectsTimesOn(d)) {
+    const ExpectedFlags defaults;
+    const char* given = !f.efficiency.empty()                ? "--efficiency"
+                        : f.runtime != defaults.runtime      ? "--runtime"
+                        : f.ceilings != defaults.ceilings    ? "--ceilings"
+                                                             : nullptr;
+    if (given != nullptr) {
+      return Status::Invalid(
+          given, "device '" + d.id +
+                     "' has no expected times (it splits models over SRAM chips or streams "
+                     "weights: no published kernel efficiencies), only the bound; drop the flag");
+    }
+  }
   Result<CeilingSet> ceilings = ParseCeilingSet(f.ceilings);
   if (!ceilings.ok()) return ceilings.status();
   Result<Runtime> runtime = ParseRuntime(f.runtime);
@@ -126,19 +139,19 @@ Result<Setup> Prepare(Context& ctx, const ModelOptions& o) {
   if (!config.ok()) return config.status();
   Result<Workload> workload = MakeWorkload(o);
   if (!workload.ok()) return workload.status();
-  Result<CostOptions> cost = MakeCostOptions(o);
-  if (!cost.ok()) return cost.status();
   Result<Device> device = ctx.ResolveHw(o.hw);
   if (!device.ok()) return device.status();
+  Result<CostOptions> cost = MakeCostOptions(o, *device);
+  if (!cost.ok()) return cost.status();
   return Setup{std::move(config).value(), std::move(workload).value(), std::move(device).value(),
                *cost};
 }
 
-Result<CostOptions> MakeCostOptions(const ModelOptions& o) {
+Result<CostOptions> MakeCostOptions(const ModelOptions& o, const Device& d) {
   CostOptions c;
   c.launch_overhead_s = o.launch_overhead_us * 1e-6;
   if (Status s = Validate(c); !s.ok()) return s;
-  if (Status s = ApplyExpectedFlags(o.expected, c); !s.ok()) return s;
+  if (Status s = ApplyExpectedFlags(o.expected, d, c); !s.ok()) return s;
   return c;
 }
 

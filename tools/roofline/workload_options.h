@@ -22,7 +22,8 @@ struct ExpectedFlags {
 /// Adds --ceilings, --runtime and --efficiency.
 void AddExpectedOptions(CLI::App& app, ExpectedFlags& f);
 /// Loads the efficiency data and applies the flags to `c`; errors name the flag or the file.
-Status ApplyExpectedFlags(const ExpectedFlags& f, CostOptions& c);
+/// A flag other than its default is refused on a device with no expected times.
+Status ApplyExpectedFlags(const ExpectedFlags& f, const Device& d, CostOptions& c);
 
 /// Options of `roofline model` (and the workload part of `sweep` and `plan`); defaults are the
 /// tool's defaults.
@@ -55,7 +56,7 @@ Result<Workload> MakeWorkload(const ModelOptions& o);
 
 /// How kernels are costed (--launch-overhead-us) and expected (--ceilings, --runtime,
 /// --efficiency, with data/efficiency.json); errors name the flag.
-Result<CostOptions> MakeCostOptions(const ModelOptions& o);
+Result<CostOptions> MakeCostOptions(const ModelOptions& o, const Device& d);
 
 /// A resolved model, workload, cost options and device.
 struct Setup {
