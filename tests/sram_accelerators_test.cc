@@ -13,6 +13,7 @@
 #include "roofline/model_registry.h"
 #include "roofline/plan.h"
 #include "roofline/published.h"
+#include "roofline/report.h"
 #include "roofline/sweep.h"
 #include "tests/cli_runner.h"
 #include "tests/test_util.h"
@@ -143,8 +144,9 @@ TEST(SramDevices, FewestStagesIsTheSmallestCountThatHolds) {
 }
 
 TEST(SramDevices, ABatchWhoseWorkspaceOverflowsAChipDoesNotFitRatherThanFail) {
-  // llama-3-70b decode at batch 1024: the MLP's largest op alone moves more activations than
-  // a GroqChip's 220 MiB, so no stage count holds it. The sweep marks the point, not an error.
+  // llama-3-70b decode at batch 1024: the largest op (lm_head, with its logits) alone moves more
+  // activations than a GroqChip's 220 MiB, so no stage count holds it. The sweep marks the
+  // point, not an error, and the chips column has no count there.
   const TransformerConfig c = Model("llama-3-70b");
   const CostModel m(Dev("groq-lpu"));
   Workload base;
@@ -155,6 +157,18 @@ TEST(SramDevices, ABatchWhoseWorkspaceOverflowsAChipDoesNotFitRatherThanFail) {
   EXPECT_TRUE(r->points[0].fits);
   EXPECT_FALSE(r->points[2].fits);
   EXPECT_GT(r->points[2].phases.front().time_s, 0);
+  EXPECT_GT(r->points[0].chips, 1);
+  for (const Crossover& x : r->crossovers) {
+    if (x.signal.kind == SignalKind::kChips && x.to.count < 0) {
+      EXPECT_GT(x.int_value, 256);
+      EXPECT_LE(x.int_value, 4096);
+    }
+  }
+  const std::string table = RenderSweepTable(*r, "t");
+  EXPECT_NE(table.find("no count of pipeline stages (up to 100000) holds the model"),
+            std::string::npos)
+      << table;
+  EXPECT_EQ(table.find("to none"), std::string::npos) << table;
   bool capacity_flip = false;
   for (const Crossover& x : r->crossovers) {
     capacity_flip |= x.signal.kind == SignalKind::kCapacity;
@@ -350,8 +364,8 @@ TEST(SramDevices, LargestBatchesLetTheChipCountGrow) {
   EXPECT_TRUE(a->stages_chosen);
   EXPECT_GE(a->max_batch, 1);
   EXPECT_GT(a->max_batch_more_chips, a->max_batch);
-  // The limit is the decode workspace: it leaves a chip too little room for any count of chips
-  // (up to kMaxStagesCount) at the next batch, and not at this one.
+  // The limit: no count of stages up to kMaxStagesCount holds the next batch beside its decode
+  // workspace, and one does hold this one.
   auto fits_on_fewest = [&](int64_t b) {
     Workload wb = w;
     wb.pp = 1;
@@ -362,23 +376,27 @@ TEST(SramDevices, LargestBatchesLetTheChipCountGrow) {
   EXPECT_TRUE(fits_on_fewest(a->max_batch_more_chips));
   EXPECT_FALSE(fits_on_fewest(a->max_batch_more_chips + 1));
 
-  // plan: the largest batch's replica takes more chips, within the fleet, and one more sequence
-  // would not fit it.
+  // The count at that batch is reported and within the cap.
+  Workload at = w;
+  at.batch = a->max_batch_more_chips;
+  EXPECT_EQ(ResolveStages(c, at, d)->Chips(), a->chips_more_chips);
+  EXPECT_LE(a->chips_more_chips, kMaxStagesCount);
+
+  // plan: replicas are laid out for one sequence, and the largest batch is on those chips (one
+  // more sequence does not fit them).
   PlanRequest r;
   r.gpus = 1000;
   Result<Plan> p = MakePlan(c, Workload{}, d, r);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   const PlanVariant& v = p->variants.front();
   EXPECT_EQ(v.batch1.chips, v.tp * v.pp);
-  EXPECT_GT(v.largest.chips, v.batch1.chips);
-  EXPECT_LE(v.largest.chips, r.gpus);
+  EXPECT_EQ(v.largest.chips, v.batch1.chips);
+  EXPECT_EQ(v.replicas, r.gpus / v.batch1.chips);
   Workload more;
   more.prompt = r.prompt;
-  more.context = r.prompt + r.output;
-  more.batch = v.max_batch + 1;
-  Result<Workload> staged = ResolveStages(c, more, d);
-  ASSERT_TRUE(staged.ok());
-  EXPECT_GT(staged->Chips(), r.gpus);
+  more.pp = v.pp;
+  EXPECT_TRUE(Footprint(c, more, d, v.max_batch, r.prompt + r.output)->fits());
+  EXPECT_FALSE(Footprint(c, more, d, v.max_batch + 1, r.prompt + r.output)->fits());
   EXPECT_FALSE(p->gpu);
 }
 

@@ -23,7 +23,6 @@ inline const DeviceDatabase& Db() {
   return db;
 }
 
-/// A database device by id (fails the test if absent).
 /// A one-axis LLM sweep ("batch=1:64:x2").
 inline Result<SweepResult> SweepOne(const TransformerConfig& c, const Workload& base,
                                     const CostModel& m, PhaseSelection which,
@@ -33,6 +32,7 @@ inline Result<SweepResult> SweepOne(const TransformerConfig& c, const Workload& 
   return RunSweep(c, base, m, which, {*a});
 }
 
+/// A database device by id (fails the test if absent).
 inline const Device& Dev(const std::string& id) {
   Result<const Device*> d = Db().Find(id);
   EXPECT_TRUE(d.ok()) << d.status().ToString();

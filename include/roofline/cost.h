@@ -9,7 +9,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-#include <vector>
 
 #include "roofline/device.h"
 #include "roofline/dtype.h"

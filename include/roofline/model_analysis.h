@@ -44,9 +44,10 @@ struct ModelAnalysis {
   int64_t max_batch = 0;  ///< largest batch whose footprint fits (0: not even batch 1)
   /// The stage count was chosen (ResolveStages: the fewest chips that hold the model), not given.
   bool stages_chosen = false;
-  /// With chosen stages: the largest batch on the fewest chips that hold each batch (the limit
-  /// is one op's decode workspace on one chip); `max_batch` is on this workload's chips.
+  /// With chosen stages: the largest batch on the fewest chips that hold each batch (up to
+  /// kMaxStagesCount stages); `max_batch` is on this workload's chips.
   int64_t max_batch_more_chips = 0;
+  int64_t chips_more_chips = 0;  ///< chips per replica at max_batch_more_chips
   std::vector<PhaseResult> phases;
   std::vector<std::string> notes;
 };

@@ -68,6 +68,7 @@ struct SweepPoint {
   double capacity_bytes = 0;
   bool fits = true;
   int64_t chips = 1;  ///< chips per replica: tp x pipeline stages (ResolveStages)
+  int64_t stages = 1;  ///< pipeline stages
 };
 
 /// What a sweep watches for changes.
@@ -142,7 +143,7 @@ struct SweepResult {
   std::vector<Crossover> crossovers;
   std::vector<NeverFlips> never;
   bool chips_tracked = false;  ///< the device chooses the chip count per point (kChips)
-  /// Pipeline stages take part: communication is all-reduces and pipeline sends.
+  /// Some grid point has pipeline stages: communication is all-reduces and pipeline sends.
   bool pipelined = false;
   std::vector<std::string> notes;
   int64_t evaluations = 0;  ///< workload evaluations, bisection included

@@ -107,9 +107,10 @@ Result<ModelAnalysis> AnalyzeModel(const TransformerConfig& c, const Workload& w
   for (const PhaseResult& ph : a.phases) {
     for (const auto& [engine, flops] : UntimedFlops(ph.costs)) {
       const std::string n = fmt::format(
-          "{}: {} requested at {} (norms, activations, softmax...) have no ceiling on {} (none "
-          "listed to fall back on), so only their bytes are timed",
-          NameOf(ph.phase), Si(flops, "FLOP"), engine, d.id);
+          "{}: {} requested at {}{} have no ceiling on {} (none listed to fall back on), so only "
+          "their bytes are timed",
+          NameOf(ph.phase), Si(flops, "FLOP"), engine,
+          engine.rfind("vector.", 0) == 0 ? " (norms, activations, softmax...)" : "", d.id);
       a.notes.push_back(n);
     }
   }
@@ -124,6 +125,10 @@ Result<ModelAnalysis> AnalyzeModel(const TransformerConfig& c, const Workload& w
     Workload any = a.workload;
     any.pp = 0;
     a.max_batch_more_chips = LargestBatch(c, any, d, context);
+    any.batch = std::max<int64_t>(1, a.max_batch_more_chips);
+    any.context = context;
+    Result<Workload> at = ResolveStages(c, any, d);
+    a.chips_more_chips = at.ok() ? at->Chips() : 0;
   }
   if (model.options().launch_overhead_s > 0) {
     a.notes.push_back(fmt::format("every kernel pays a launch overhead of {}",

@@ -66,13 +66,13 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   v.dtypes = fmt::format("activations {}, weights {}, kv {}", NameOf(act),
                          NameOf(w.weight_dtype.value_or(act)), NameOf(w.kv_dtype.value_or(act)));
   const int64_t context = r.prompt + r.output;
-  // Pipeline stages per tp degree and batch: as given, or on a device with a model split the
-  // fewest that hold the batch's sequences (ResolveStages).
-  auto stages_for = [&](int64_t tp, int64_t batch = 1) -> int64_t {
+  // Pipeline stages per tp degree: as given, or on a device with a model split the fewest that
+  // hold one sequence (ResolveStages).
+  auto stages_for = [&](int64_t tp) -> int64_t {
     Workload wt = w;
     wt.tp = tp;
     wt.prompt = r.prompt;
-    wt.batch = batch;
+    wt.batch = 1;
     wt.context = context;
     Result<Workload> staged = ResolveStages(c, wt, d);
     return staged.ok() ? staged->Stages() : 0;
@@ -134,32 +134,16 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   if (!one.ok()) return one.status();
   v.weights_bytes = one->weights_bytes;
   v.kv_bytes_per_sequence = one->kv_cache_bytes;
+  // The largest batch on the replica's chips (as chosen for one sequence): a larger batch on
+  // more chips would run no faster, as the stages do not overlap (see the assumptions).
+  v.max_batch = LargestBatch(c, wt, d, context);
   Workload wl = wt;  // at the largest batch
-  std::string largest_label;
-  if (d.model_split && w.pp == 0) {
-    // Chips hold whatever is given to them: a larger batch takes more stages. The largest batch
-    // whose replica, on the fewest chips that hold it, fits the fleet.
-    auto fits_fleet = [&](int64_t b) {
-      const int64_t pp = stages_for(v.tp, b);
-      if (pp == 0 || v.tp * pp > r.gpus) return false;
-      Workload wb = wt;
-      wb.pp = pp;
-      Result<MemoryFootprint> f = Footprint(c, wb, d, b, context);
-      return f.ok() && f->fits();
-    };
-    const Flip<bool> f = FindFlip<bool>(fits_fleet, 1, kMaxBatch);
-    v.max_batch = f.found ? f.value - 1 : kMaxBatch;
-    wl.pp = stages_for(v.tp, v.max_batch);
-    largest_label = fmt::format("largest batch on {} chips ({})", v.tp * wl.pp, v.max_batch);
-  } else {
-    v.max_batch = LargestBatch(c, wt, d, context);
-    largest_label = fmt::format("largest batch that fits ({})", v.max_batch);
-  }
   const CostModel m(d, r.cost);
   Result<PlanPoint> p1 = Point(c, wt, m, r, chips, 1, "batch 1 (memory-bound lower end)");
   if (!p1.ok()) return p1.status();
   v.batch1 = *p1;
-  Result<PlanPoint> pm = Point(c, wl, m, r, v.tp * wl.pp, v.max_batch, largest_label);
+  Result<PlanPoint> pm = Point(c, wl, m, r, chips, v.max_batch,
+                               fmt::format("largest batch that fits ({})", v.max_batch));
   if (!pm.ok()) return pm.status();
   v.largest = *pm;
   // The FLOP limit: the largest batch's FLOPs per request at the tensor peak on every device.
@@ -185,8 +169,8 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     // request's FLOPs in this time when every device runs at peak.
     // As the other rows: a replica's stages run one after another (no overlapped requests).
     const double request_s = v.flops_per_request / peak;
-    const double tp = static_cast<double>(v.largest.chips);
-    fl.chips = v.largest.chips;
+    const double tp = static_cast<double>(chips);
+    fl.chips = chips;
     fl.request_s = request_s;
     fl.output_tokens_per_s_per_gpu = static_cast<double>(r.output) / request_s / tp;
     fl.input_tokens_per_s_per_gpu = static_cast<double>(r.prompt) / request_s / tp;
@@ -273,11 +257,12 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
       "FLOP limit: the largest batch's FLOPs per request (prefill + decode) at the tensor "
       "peak, memory ignored");
   if (std::any_of(plan.variants.begin(), plan.variants.end(),
-                  [](const PlanVariant& v) { return v.largest.chips > v.tp; })) {
+                  [](const PlanVariant& v) { return v.pp > 1; })) {
     a.push_back(
         "pipeline stages: a batch's step passes through the stages one after another and no "
-        "other micro-batch fills them (no pipelined overlap), so more chips hold a larger batch "
-        "but do not run it faster; per-chip figures divide by every chip of a replica");
+        "other micro-batch fills them (no pipelined overlap), so a replica is laid out for one "
+        "sequence and more chips would hold a larger batch but not run it faster; per-chip "
+        "figures divide by every chip of a replica");
   }
   if (r.price_per_hour > 0) {
     a.push_back(

@@ -129,7 +129,8 @@ std::vector<SignalId> SignalsOf(const SweepPoint& p, bool comm, bool chips) {
 /// A signal's value at a point (none: the point does not carry it).
 std::optional<SignalValue> ValueOf(const SweepPoint& p, const SignalId& id) {
   if (id.kind == SignalKind::kCapacity) return SignalValue{{}, p.fits};
-  if (id.kind == SignalKind::kChips) return SignalValue{{}, false, p.chips};
+  // Chips that hold the model; -1 where no count does (the capacity signal says so).
+  if (id.kind == SignalKind::kChips) return SignalValue{{}, false, p.fits ? p.chips : -1};
   for (const PhasePoint& ph : p.phases) {
     if (ph.phase != id.phase) continue;
     switch (id.kind) {
@@ -406,6 +407,7 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
     p.capacity_bytes = m.capacity_bytes;
     p.fits = m.fits();
     p.chips = m.devices;
+    p.stages = m.stages;
     return Status::Ok();
   };
   // The value of signal `id` with the swept variable set to v and everything else as in `w`;
@@ -467,7 +469,8 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
   // The chip count is tracked when the device chooses it (a model split, no --pp).
   const bool chips_tracked = d.model_split.has_value() && base.pp == 0;
   r.chips_tracked = chips_tracked;
-  r.pipelined = chips_tracked || base.Stages() > 1;
+  r.pipelined = std::any_of(r.points.begin(), r.points.end(),
+                            [](const SweepPoint& p) { return p.stages > 1; });
   // The comm wall is tracked when tensor parallelism is on or swept.
   const bool comm_tracked =
       base.tp > 1 || std::any_of(axes.begin(), axes.end(), [](const SweepAxis& a) {

@@ -1,6 +1,8 @@
 // Reports of `roofline model` and `roofline models list`.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "roofline/report.h"
@@ -71,7 +73,13 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model) {
   out += fmt::format("parameters {} total, {} active per token\n", Params(a.params.total),
                      Params(a.params.active));
   out += WorkloadLine(a) + "\n";
-  out += "1 FLOP = one multiply or one add (a multiply-accumulate is 2); figures per device\n";
+  out += a.workload.Stages() > 1
+             ? fmt::format("1 FLOP = one multiply or one add (a multiply-accumulate is 2); "
+                           "figures per tensor-parallel device, summed over the {} pipeline "
+                           "stages\n",
+                           a.workload.Stages())
+             : "1 FLOP = one multiply or one add (a multiply-accumulate is 2); figures per "
+               "device\n";
   std::vector<KernelCost> all_costs;
   for (const PhaseResult& p : a.phases) all_costs.insert(all_costs.end(), p.costs.begin(), p.costs.end());
   out += ExpectedSetupLine(model, all_costs);
@@ -112,8 +120,11 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model) {
         Percent(s.time_s > 0 ? p.memory_bound_s / s.time_s : 0),
         p.comm_bound_s > 0 ? fmt::format(", comm-bound {}", Percent(p.comm_bound_s / s.time_s))
                            : "");
-    out += fmt::format("MFU at the bound {} (of {}), MBU {}\n", Percent(p.mfu), p.mfu_engine,
-                       Percent(p.mbu));
+    out += fmt::format("MFU at the bound {} (of {}), MBU {}{}\n", Percent(p.mfu), p.mfu_engine,
+                       Percent(p.mbu),
+                       a.workload.Stages() > 1
+                           ? "; both of one chip's peaks, as the stages run one at a time"
+                           : "");
     out += ExpectedTotalsLine(s);
     if (p.calibrated_s > 0) {
       const Calibration& cal = *d.calibration;
@@ -161,19 +172,30 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model) {
     out += fmt::format("chips per replica: {} = tp {} x {} pipeline stage{}{}\n", m.devices,
                        a.workload.tp, m.stages, m.stages == 1 ? "" : "s",
                        !a.stages_chosen ? std::string(" (--pp)")
-                       : m.workspace_bytes > m.capacity_bytes
+                       : m.workspace_bytes >= m.capacity_bytes
                            ? fmt::format(": the chips the weights and KV cache fill (no count "
                                          "holds the workspace beside them)")
+                       : !m.fits()
+                           ? fmt::format(": the most allowed; holding the model beside the "
+                                         "workspace would take {} stages",
+                                         Num(std::ceil((m.weights_bytes + m.kv_cache_bytes) *
+                                                       static_cast<double>(m.stages) /
+                                                       (m.capacity_bytes - m.workspace_bytes))))
                            : fmt::format(": the fewest whose {} each hold an equal share of the "
                                          "weights and KV cache beside the workspace (the count is "
                                          "set by capacity)",
                                          d.memory[0].name));
   }
-  if (d.model_split && m.workspace_bytes > m.capacity_bytes) {
+  if (a.stages_chosen && m.workspace_bytes >= m.capacity_bytes) {
     out += fmt::format(
-        "the decode step's largest op alone needs {} of activations, more than one chip's {}: "
+        "the decode step's largest op alone needs {} of activations, at least one chip's {}: "
         "no stage count holds it; lower --batch or raise --tp\n",
         Si(m.workspace_bytes, "B"), Si(m.capacity_bytes, "B"));
+  } else if (a.stages_chosen && !m.fits()) {
+    out += fmt::format(
+        "no count of up to {} pipeline stages holds it: lower --batch or --context, or raise "
+        "--tp\n",
+        kMaxStagesCount);
   }
   out += a.max_batch > 0 ? fmt::format(
                                "largest batch that fits at this context: {}{} (weights + KV cache "
@@ -183,9 +205,9 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model) {
                          : "not even batch 1 fits at this context\n";
   if (a.stages_chosen && a.max_batch_more_chips > a.max_batch) {
     out += fmt::format(
-        "on more chips (the fewest that hold each batch): up to batch {}, beyond which one op's "
-        "decode workspace leaves a chip too little room for its share\n",
-        a.max_batch_more_chips);
+        "on more chips (the fewest that hold each batch, up to {} stages): up to batch {}, on {} "
+        "chips\n",
+        kMaxStagesCount, a.max_batch_more_chips, a.chips_more_chips);
   }
   out += fmt::format(
       "prefilling the whole batch in one step needs {} of activations for its "
@@ -252,7 +274,10 @@ std::string RenderModelJson(const ModelAnalysis& a, const CostModel& model) {
   }
   mem["fits"] = a.memory.fits();
   mem["max_batch"] = a.max_batch;
-  if (a.stages_chosen) mem["max_batch_more_chips"] = a.max_batch_more_chips;
+  if (a.stages_chosen) {
+    mem["max_batch_more_chips"] = a.max_batch_more_chips;
+    mem["chips_at_max_batch_more_chips"] = a.chips_more_chips;
+  }
   j["memory"] = mem;
   json phases = json::array();
   for (const PhaseResult& p : a.phases) {

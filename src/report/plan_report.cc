@@ -36,16 +36,11 @@ std::string RenderPlanTable(const Plan& p) {
     out += fmt::format("\n== {} ({}) ==\n", v.name, v.dtypes);
     out += fmt::format(
         "layout: tp {}{} x {} replicas{}; per device: weights {}, KV cache {} per "
-        "sequence ({} tokens); largest batch per replica {}{}\n",
+        "sequence ({} tokens); largest batch per replica {}\n",
         v.tp, v.pp > 1 ? fmt::format(" x {} pipeline stages", v.pp) : "", v.replicas,
         v.idle_gpus > 0 ? fmt::format(" ({} {}s idle)", v.idle_gpus, noun) : "",
         Si(v.weights_bytes, "B"), Si(v.kv_bytes_per_sequence, "B"), r.prompt + r.output,
-        v.max_batch,
-        v.largest.chips != v.batch1.chips
-            ? fmt::format(" (on {} = tp {} x {} stages: chips hold what they are given, so a "
-                          "larger batch takes more of them)",
-                          v.largest.chips, v.tp, v.largest.chips / v.tp)
-            : "");
+        v.max_batch);
     const bool expected = v.batch1.expected_request_s > 0;
     std::vector<std::string> header = {"operating point",
                                        "TTFT",
@@ -79,11 +74,11 @@ std::string RenderPlanTable(const Plan& p) {
       t.AddRow(row);
     }
     out += t.Render();
-    const int64_t replicas = r.gpus / std::max<int64_t>(1, v.largest.chips);
     out += fmt::format("fleet: {} output tokens/s at the largest batch ({} replicas)\n",
                        Rate(v.largest.output_tokens_per_s_per_gpu *
-                            static_cast<double>(v.largest.chips) * static_cast<double>(replicas)),
-                       replicas);
+                            static_cast<double>(v.largest.chips) *
+                            static_cast<double>(v.replicas)),
+                       v.replicas);
   }
   if (p.variants.size() > 1) {
     const PlanVariant& a = p.variants[0];

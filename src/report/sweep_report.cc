@@ -80,7 +80,7 @@ std::string ValueName(const SignalId& s, const SignalValue& v, const ResourceNam
     case SignalKind::kCapacity:
       return v.yes ? "fits" : "exceeds";
     case SignalKind::kChips:
-      return fmt::format("{} chips", v.count);
+      return v.count < 0 ? std::string("no chip count") : fmt::format("{} chips", v.count);
     default:
       return names.Name(v.verdict);
   }
@@ -107,10 +107,10 @@ SweepLine Describe(const Crossover& x, const SweepResult& r) {
     const SweepPoint* before = PointAt(r, x.axis, x.at, x.grid - 1);
     l.sentence =
         !x.to.yes && r.chips_tracked
-            ? fmt::format("no chip count (up to {}) holds the model at {} {} {}{}: one op's "
-                          "decode workspace leaves each chip's {} too little room for its share",
-                          kMaxStagesCount, l.variable, op, l.value, where,
-                          Si(before != nullptr ? before->capacity_bytes : 0, "B"))
+            ? fmt::format("no count of pipeline stages (up to {}) holds the model in chips of {} "
+                          "from {} {} {} on{}",
+                          kMaxStagesCount, Si(before != nullptr ? before->capacity_bytes : 0, "B"),
+                          l.variable, op, l.value, where)
         : !x.to.yes
             ? fmt::format("weights + KV cache + workspace no longer fit {} x {} at {} {} {}{}",
                           Si(before != nullptr ? before->capacity_bytes : 0, "B"), r.tp, l.variable,
@@ -118,8 +118,10 @@ SweepLine Describe(const Crossover& x, const SweepResult& r) {
             : fmt::format("weights + KV cache + workspace fit from {} {} {} on{}", l.variable, op,
                           l.value, where);
   } else if (x.signal.kind == SignalKind::kChips) {
+    auto count = [](int64_t n) { return n < 0 ? std::string("none") : std::to_string(n); };
     l.sentence = fmt::format("the chips that hold the model go from {} to {} at {} {} {}{}",
-                             x.from.count, x.to.count, l.variable, op, l.value, where);
+                             count(x.from.count), count(x.to.count), l.variable, op, l.value,
+                             where);
   } else if (x.signal.kind == SignalKind::kCommWall) {
     l.sentence =
         fmt::format("{}: {} time {} compute time at {} {} {}{}", NameOf(x.signal.phase), CommNoun(r),
@@ -151,8 +153,11 @@ SweepLine Describe(const NeverFlips& n, const SweepResult& r) {
     return l;
   }
   if (n.signal.kind == SignalKind::kChips) {
-    l.sentence = fmt::format("{} chips hold the model at every swept {}{}", n.value.count,
-                             l.variable, at_text);
+    l.sentence = n.value.count < 0
+                     ? fmt::format("no chip count holds the model at any swept {}{}", l.variable,
+                                   at_text)
+                     : fmt::format("{} chips hold the model at every swept {}{}", n.value.count,
+                                   l.variable, at_text);
     return l;
   }
   const bool wall = n.signal.kind == SignalKind::kCommWall;
@@ -247,7 +252,7 @@ std::string RenderSweepTable(const SweepResult& r, const std::string& title) {
     }
     row.push_back(Si(p.footprint_bytes, "B"));
     row.push_back(p.fits ? "yes" : "NO");
-    if (r.chips_tracked) row.push_back(std::to_string(p.chips));
+    if (r.chips_tracked) row.push_back(p.fits ? std::to_string(p.chips) : "-");
     t.AddRow(std::move(row));
   }
   out += t.Render();
@@ -255,25 +260,29 @@ std::string RenderSweepTable(const SweepResult& r, const std::string& title) {
   if (r.crossovers.empty()) out += "  none in the swept range\n";
   for (size_t i = 0; i < r.crossovers.size(); ++i) {
     const Crossover& x = r.crossovers[i];
+    // Into or out of "no count holds it": the capacity line says it.
+    if (x.signal.kind == SignalKind::kChips && (x.from.count < 0 || x.to.count < 0)) continue;
     if (x.signal.kind == SignalKind::kChips) {
       // The chip count moves in every interval of a long sweep: one line per run of changes.
       size_t last = i;
       while (last + 1 < r.crossovers.size() &&
              r.crossovers[last + 1].signal.kind == SignalKind::kChips &&
-             r.crossovers[last + 1].axis == x.axis && r.crossovers[last + 1].at == x.at) {
+             r.crossovers[last + 1].axis == x.axis && r.crossovers[last + 1].at == x.at &&
+             r.crossovers[last + 1].to.count >= 0) {
         ++last;
       }
       if (last - i >= 2) {
         const SweepLine first = Describe(x, r);
         const size_t n = r.axes[x.axis].size();
-        const SweepPoint* end = PointAt(r, x.axis, x.at, n - 1);
+        const SweepLine final_change = Describe(r.crossovers[last], r);
+        const Crossover& y = r.crossovers[last];
         out += fmt::format(
-            "  - the chips that hold the model grow from {} to {} over the swept {}{}, changing "
-            "in {} of its {} grid intervals; the first change is at {} >= {} ({} -> {}); "
-            "--format json lists the first change in each interval\n",
-            x.from.count, end != nullptr ? end->chips : r.crossovers[last].to.count,
-            first.variable, first.at.empty() ? "" : " (" + first.at + ")", last - i + 1, n - 1,
-            first.variable, first.value, x.from.count, x.to.count);
+            "  - the chips that hold the model change in {} of the {} grid intervals of {}{}: "
+            "first at {} >= {} ({} -> {}), last at {} >= {} ({} -> {}); --format json lists the "
+            "first change in each interval\n",
+            last - i + 1, n - 1, first.variable, first.at.empty() ? "" : " (" + first.at + ")",
+            first.variable, first.value, x.from.count, x.to.count, first.variable,
+            final_change.value, y.from.count, y.to.count);
         i = last;
         continue;
       }
