@@ -5,19 +5,32 @@ Prints device-to-device copy bandwidth (bytes read + bytes written per second) a
 torch.matmul rate at 8192^3, both medians of CUDA-event-timed runs after warm-up, on random
 inputs, to compare with `roofline measure --device cuda`. Needs a CUDA GPU and PyTorch.
 
-usage: python3 scripts/gpu-reference.py [--device 0] [--repetitions 20]
+With --kernels OUT.json it also measures, for the expected-time model, what kernel-level data
+it needs: bf16 matmuls with few rows (M = 1..4096) against Llama-3-8B's weight shapes, the weights
+rotated over copies larger than L2 so each product reads them from device memory, and the cost of
+one kernel launch: PyTorch eager (host time per launch of a one-element add, and the GPU time per
+kernel when the host is the limit) and CUDA-graph replay (GPU time per kernel).
+
+usage: python3 scripts/gpu-reference.py [--device 0] [--repetitions 20] [--kernels OUT.json]
 """
 import argparse
+import json
 import statistics
 import sys
+import time
 
 
-def time_ms(torch, fn, warmup, repetitions):
+def time_ms(torch, fn, warmup, repetitions, queue_ahead=False):
+    """Median, min, max milliseconds between CUDA events around fn. queue_ahead: the GPU first
+    sleeps ~1 ms so the launch is queued before the start event runs, and the events bracket
+    the kernel alone, not the host's launch time (needed for kernels of tens of us)."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
     times = []
     for _ in range(repetitions):
+        if queue_ahead:
+            torch.cuda._sleep(2_000_000)
         start = torch.cuda.Event(enable_timing=True)
         stop = torch.cuda.Event(enable_timing=True)
         start.record()
@@ -34,6 +47,8 @@ def main():
     parser.add_argument("--repetitions", type=int, default=20)
     parser.add_argument("--copy-bytes", type=float, default=2**30, help="bytes per buffer")
     parser.add_argument("--edge", type=int, default=8192, help="matmul m = n = k")
+    parser.add_argument("--kernels", default="", help="also measure skinny matmuls and launch "
+                        "costs, written to this JSON file")
     args = parser.parse_args()
     try:
         import torch
@@ -60,6 +75,93 @@ def main():
     med, lo, hi = time_ms(torch, lambda: torch.matmul(a, b), 3, args.repetitions)
     print(f"bf16 matmul {e}^3: {2 * e**3 / (med * 1e-3) / 1e12:.1f} TFLOP/s "
           f"(median of {args.repetitions}, spread {(hi - lo) / med:.1%})")
+    del a, b, src, dst
+    torch.cuda.empty_cache()
+    if args.kernels:
+        kernels_main(torch, dev, args)
+
+
+def skinny_matmuls(torch, dev, repetitions):
+    """bf16 x[M, K] @ W[K, N] for Llama-3-8B's projections, W rotated over copies > 4x L2."""
+    l2 = getattr(torch.cuda.get_device_properties(dev), "L2_cache_size", 50 * 2**20)
+    rows = []
+    shapes = [("q_proj/o_proj", 4096, 4096), ("gate_proj/up_proj", 4096, 14336),
+              ("down_proj", 14336, 4096), ("lm_head", 4096, 128256)]
+    for name, k, n in shapes:
+        copies = max(2, int(4 * l2 // (k * n * 2)) + 1)
+        weights = [torch.rand(k, n, device=dev, dtype=torch.bfloat16) - 0.5
+                   for _ in range(copies)]
+        for m in [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]:
+            x = torch.rand(m, k, device=dev, dtype=torch.bfloat16) - 0.5
+            state = {"i": 0}
+
+            def product():
+                state["i"] = (state["i"] + 1) % copies
+                return torch.matmul(x, weights[state["i"]])
+            med, lo, hi = time_ms(torch, product, 3, repetitions, queue_ahead=True)
+            moved = (m * k + k * n + m * n) * 2
+            rows.append({"op": name, "m": m, "k": k, "n": n, "median_us": med * 1e3,
+                         "min_us": lo * 1e3, "max_us": hi * 1e3,
+                         "flop_per_s": 2 * m * k * n / (med * 1e-3),
+                         "bytes_per_s": moved / (med * 1e-3), "weight_copies": copies})
+        del weights
+        torch.cuda.empty_cache()
+    return rows
+
+
+def launch_costs(torch, dev, kernels=2000):
+    """Eager: host seconds per launch of x.add_(1) on one element, and GPU seconds per kernel
+    while the host is the limit; graph: GPU seconds per kernel of a replayed graph of them."""
+    x = torch.ones(1, device=dev)
+    for _ in range(100):
+        x.add_(1)
+    torch.cuda.synchronize()
+    host = []
+    gpu = []
+    for _ in range(5):
+        start = torch.cuda.Event(enable_timing=True)
+        stop = torch.cuda.Event(enable_timing=True)
+        t0 = time.perf_counter()
+        start.record()
+        for _ in range(kernels):
+            x.add_(1)
+        stop.record()
+        t1 = time.perf_counter()
+        stop.synchronize()
+        host.append((t1 - t0) / kernels)
+        gpu.append(start.elapsed_time(stop) * 1e-3 / kernels)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        x.add_(1)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(kernels):
+            x.add_(1)
+    med, lo, hi = time_ms(torch, graph.replay, 2, 10)
+    return {"kernels": kernels,
+            "eager_host_s_per_launch": statistics.median(host),
+            "eager_gpu_s_per_kernel": statistics.median(gpu),
+            "graph_gpu_s_per_kernel": med * 1e-3 / kernels,
+            "graph_gpu_s_per_kernel_min": lo * 1e-3 / kernels}
+
+
+def kernels_main(torch, dev, args):
+    result = {"gpu": torch.cuda.get_device_name(dev), "torch": torch.__version__,
+              "cuda": torch.version.cuda}
+    result["launch"] = launch_costs(torch, dev)
+    launch = result["launch"]
+    print(f"launch: eager {launch['eager_host_s_per_launch'] * 1e6:.2f} us host per launch, "
+          f"{launch['eager_gpu_s_per_kernel'] * 1e6:.2f} us GPU per kernel; graph "
+          f"{launch['graph_gpu_s_per_kernel'] * 1e6:.2f} us GPU per kernel")
+    result["matmuls"] = skinny_matmuls(torch, dev, args.repetitions)
+    for r in result["matmuls"]:
+        print(f"{r['op']:18} m {r['m']:5} k {r['k']:6} n {r['n']:6}: {r['median_us']:9.1f} us "
+              f"{r['flop_per_s'] / 1e12:7.1f} TFLOP/s {r['bytes_per_s'] / 1e12:6.2f} TB/s")
+    with open(args.kernels, "w") as f:
+        json.dump(result, f, indent=1)
+    print(f"wrote {args.kernels}")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,6 @@
 // The CUDA backend's host-side logic (planning, statistics, device JSON) and its behaviour on a
 // machine without a GPU (or without nvcc at build time).
 #include "roofline/cuda_measure.h"
-#include "roofline/validate.h"
 
 #include <gtest/gtest.h>
 
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include "roofline/profile.h"
+#include "roofline/validate.h"
 #include "tests/cli_runner.h"
 #include "tests/test_util.h"
 
@@ -359,16 +359,17 @@ std::string Joined(const std::vector<std::string>& v) {
 TEST(NcuCommand, PrintsTheExactCommandForTheArchitecture) {
   const CliOutput o = RunCli({"ncu-command", "--hw", "h100-sxm"});
   ASSERT_EQ(o.status, 0) << o.err;
-  EXPECT_EQ(o.out,
-            "ncu --target-processes all --metrics " + Joined(NcuRooflineMetrics("9.0")) +
-                " --csv --page raw --print-units base --log-file roofline-ncu.csv python run.py\n");
+  EXPECT_EQ(o.out, "ncu --target-processes all --metrics " + Joined(NcuRooflineMetrics("9.0")) +
+                       " --csv --page raw --print-units base --clock-control none"
+                       " --log-file roofline-ncu.csv python run.py\n");
   EXPECT_NE(o.err.find("roofline profile ncu roofline-ncu.csv --hw h100-sxm"), std::string::npos);
   const CliOutput a =
       RunCli({"ncu-command", "--hw", "a100-sxm-80gb", "--app", "./bench --n 4", "-o", "my run.csv",
               "--kernel-regex", "gemm|attn", "--launch-count", "50"});
   ASSERT_EQ(a.status, 0) << a.err;
   EXPECT_EQ(a.out, "ncu --target-processes all --metrics " + Joined(NcuRooflineMetrics("8.0")) +
-                       " --csv --page raw --print-units base --kernel-name 'regex:gemm|attn' "
+                       " --csv --page raw --print-units base --clock-control none"
+                       " --kernel-name 'regex:gemm|attn' "
                        "--launch-count 50 --log-file 'my run.csv' ./bench --n 4\n");
   const CliOutput b = RunCli({"ncu-command", "--hw", "b200"});
   ASSERT_EQ(b.status, 0) << b.err;

@@ -53,11 +53,12 @@ struct CudaBandwidth {
   Sample bytes_per_s;  ///< bytes read + bytes written per second
 };
 
-/// One cuBLASLt GEMM at a large shape.
+/// The fastest of cuBLASLt (and cuBLAS) GEMMs at a few large shapes and layouts.
 struct CudaGemm {
-  std::string dtype;  ///< "tf32", "bf16", "fp16", "fp8", "int8"
-  int64_t m = 0, n = 0, k = 0;
-  std::string layout;  ///< e.g. "A^T B (TN), bf16 out, fp32 accumulate"
+  std::string dtype;            ///< "tf32", "bf16", "fp16", "fp8", "int8"
+  int64_t m = 0, n = 0, k = 0;  ///< the fastest shape
+  int shapes_tried = 0;         ///< shape and layout pairs compared
+  std::string layout;  ///< e.g. "cuBLASLt, A^T B (TN), bf16 in/out, fp32 accumulate"
   Sample flops_per_s;  ///< FLOP/s (OP/s for int8)
   bool skipped = false;
   std::string why_skipped;
@@ -114,6 +115,24 @@ Device ToDevice(const CudaMeasurement& m);
 /// tiled (flash-style) kernel, eager attention as its three ops, softmax, norms, elementwise and
 /// embedding through simple kernels. Conv2d and collectives are skipped.
 Result<std::vector<OpTiming>> RunGraphOnCuda(const Graph& graph, const CudaRunOptions& options);
+
+/// One kernel of `validate --device cuda` run on random inputs and compared with a float64 host
+/// computation of the same function.
+struct CudaKernelCheck {
+  std::string kernel;  ///< "softmax", "rmsnorm", "layernorm", "attention"
+  std::string shape;   ///< e.g. "b2 h8/2 d128 q1 kv1029 causal"
+  std::string dtype;   ///< storage: "fp32" or "bf16" (arithmetic is fp32)
+  int64_t elements = 0;
+  int64_t unwritten = 0;      ///< outputs still NaN (poisoned before the launch)
+  double relative_error = 0;  ///< ||out - ref|| / ||ref|| over the written outputs
+  double tolerance = 0;       ///< 1e-4 for fp32, 1e-2 for bf16
+  bool ok() const { return unwritten == 0 && relative_error <= tolerance; }
+};
+
+/// Runs the softmax, norm and both attention kernels on fresh random inputs (decode with grouped
+/// queries, causal prefill, sliding and bidirectional windows, value width unlike key width) in
+/// fp32 and bf16, each against a float64 reference.
+Result<std::vector<CudaKernelCheck>> CheckCudaKernels(int device);
 
 // ---------------------------------------------------------------------------------------------
 // Planning helpers: pure host code, used by the backend and tested without a GPU.

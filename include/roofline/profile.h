@@ -203,6 +203,7 @@ struct MeasuredKernel {
   OpClass op_class = OpClass::kOther;
   double time_s = 0;  ///< total over `count` launches
   int64_t count = 1;  ///< launches
+  double flops = -1;  ///< of one launch, from the op's shapes (torch traces); -1 when unknown
 };
 
 /// A predicted kernel of one step, in execution order; `repeat` copies run per step.
@@ -221,11 +222,11 @@ struct PredictedKernel {
 /// One predicted kernel and the measured kernels mapped onto it.
 struct JoinRow {
   PredictedKernel predicted;
-  int64_t matched = 0;    ///< measured launches mapped to it (all steps, all repeats)
-  double measured_s = 0;  ///< mean measured time of one instance
-  double efficiency = 0;  ///< bound / measured (1 = at the roofline), 0 when unmatched
+  int64_t matched = 0;     ///< measured launches mapped to it (all steps, all repeats)
+  double measured_s = 0;   ///< mean measured time of one instance
+  double efficiency = 0;   ///< bound / measured (1 = at the roofline), 0 when unmatched
   double of_expected = 0;  ///< expected / measured ("of achievable"), 0 when unmatched or none
-  std::string example;    ///< the measured kernel name seen most often
+  std::string example;     ///< the measured kernel name seen most often
 };
 
 /// Per op class: what the prediction expects per step against what was measured.
@@ -235,8 +236,8 @@ struct ClassJoin {
   double predicted_s_per_step = 0;
   double expected_s_per_step = 0;  ///< 0 without efficiency data
   int64_t measured = 0;            ///< launches in the profile
-  double measured_s = 0;  ///< total
-  double steps = 0;       ///< measured / predicted_per_step (0 when none predicted)
+  double measured_s = 0;           ///< total
+  double steps = 0;                ///< measured / predicted_per_step (0 when none predicted)
 };
 
 struct ProfileJoin {
@@ -361,7 +362,7 @@ struct TorchSummary {
   double gpu_time_s = 0;
   ClassTotals classes;
   std::vector<TorchOpGroup> groups;      ///< by GPU time, largest first (stable)
-  std::vector<MeasuredKernel> measured;  ///< every kernel, in start order
+  std::vector<MeasuredKernel> measured;  ///< one per op call (its kernels summed), in start order
   std::set<std::string> warnings;        ///< "op shapes: why its placement is implausible"
 };
 

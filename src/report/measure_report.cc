@@ -75,7 +75,8 @@ std::string RenderCudaMeasurement(const CudaMeasurement& m) {
     c.AddRow({"tensor." + g.dtype, Si(g.flops_per_s.median, unit),
               fmt::format("{:.1f}%", 100 * g.flops_per_s.spread),
               t.value > 0 ? Si(t.value, unit) : "-", Percent(g.flops_per_s.median, t.value),
-              fmt::format("cuBLASLt {}x{}x{}, {}", g.m, g.n, g.k, g.layout)});
+              fmt::format("{}x{}x{} (fastest of {} runs), {}", g.m, g.n, g.k, g.shapes_tried,
+                          g.layout)});
   }
   for (const MeasuredCeiling& x : m.ceilings) {
     c.AddRow({x.engine, Si(x.flops_per_s.median, "FLOP/s"),

@@ -104,8 +104,8 @@ int RunNcuCommand(Context& ctx) {
   }
   std::string list;
   for (const std::string& m : metrics) list += (list.empty() ? "" : ",") + m;
-  std::string cmd =
-      "ncu --target-processes all --metrics " + list + " --csv --page raw --print-units base";
+  std::string cmd = "ncu --target-processes all --metrics " + list +
+                    " --csv --page raw --print-units base --clock-control none";
   if (!o.kernel_regex.empty()) cmd += " --kernel-name " + ShellQuote("regex:" + o.kernel_regex);
   if (o.launch_count > 0) cmd += fmt::format(" --launch-count {}", o.launch_count);
   cmd += " --log-file " + ShellQuote(o.output) + " " + o.app;

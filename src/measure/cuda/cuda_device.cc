@@ -54,7 +54,8 @@ Device ToDevice(const CudaMeasurement& m) {
   std::string notes = fmt::format(
       "Measured by `{}` ({} mode) on {} on CUDA device {} (compute capability {}, {} SMs, "
       "driver {}, runtime {}). Vector ceilings are register-only FMA loops on the CUDA cores; "
-      "tensor ceilings are the best of cuBLASLt GEMMs at large square shapes ({}); bandwidths "
+      "tensor ceilings are the fastest of cuBLASLt GEMMs at six large shapes and two layouts ({}); "
+      "bandwidths "
       "count bytes read + written, device memory on buffers far larger than L2.",
       kTool, m.quick ? "quick" : "full", m.date, info.index, info.ComputeCapability(),
       info.sm_count, info.driver_version, info.runtime_version,
@@ -67,12 +68,12 @@ Device ToDevice(const CudaMeasurement& m) {
   for (const CudaGemm& g : m.gemms) {
     if (g.skipped || !(g.flops_per_s.median > 0)) continue;
     const bool integer = g.dtype == "int8";
-    Quantity q =
-        MeasuredQuantity(g.flops_per_s.median, integer ? "OP/s" : "FLOP/s",
-                         fmt::format("{}: cuBLASLt GEMM {}x{}x{} ({}), random inputs, median of {} "
-                                     "launches timed with CUDA events",
-                                     kTool, g.m, g.n, g.k, g.layout, g.flops_per_s.repetitions),
-                         m.date, g.flops_per_s.spread);
+    Quantity q = MeasuredQuantity(
+        g.flops_per_s.median, integer ? "OP/s" : "FLOP/s",
+        fmt::format("{}: GEMM {}x{}x{} ({}; the fastest of {} shapes and layouts), random "
+                    "inputs, median of {} launches timed with CUDA events",
+                    kTool, g.m, g.n, g.k, g.layout, g.shapes_tried, g.flops_per_s.repetitions),
+        m.date, g.flops_per_s.spread);
     const cuda_plan::Peak t = cuda_plan::TheoreticalTensorPeak(info, g.dtype);
     if (t.value > 0) {
       q.note = fmt::format("{:.0f}% of theoretical {} = {}", 100 * g.flops_per_s.median / t.value,

@@ -30,4 +30,6 @@ Result<std::vector<OpTiming>> RunGraphOnCuda(const Graph&, const CudaRunOptions&
   return NoBackend();
 }
 
+Result<std::vector<CudaKernelCheck>> CheckCudaKernels(int) { return NoBackend(); }
+
 }  // namespace roofline

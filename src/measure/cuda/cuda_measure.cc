@@ -3,6 +3,7 @@
 #include "roofline/cuda_measure.h"
 
 #include <cublasLt.h>
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
@@ -85,6 +86,10 @@ struct Run {
   const CudaMeasureOptions& options;
   CudaMeasurement& m;
   Timer& timer;
+  /// Written before every timed GEMM launch (twice the L2 size), as `validate` does.
+  DeviceBuffer* flush = nullptr;
+  /// cuBLAS (the library PyTorch and `validate` call) beside cuBLASLt; null when not created.
+  cublasHandle_t blas = nullptr;
   int warmup() const { return 2; }
   int repetitions() const { return options.quick ? 5 : 20; }
   /// Blocks of kThreads that fill every SM.
@@ -322,45 +327,78 @@ GemmTypes TypesOf(const std::string& dtype) {
           "A^T B (TN), bf16 in/out, fp32 accumulate"};
 }
 
-Status MeasureGemm(Run& r, cublasLtHandle_t lt, const std::string& dtype, CudaGemm* g) {
-  const int64_t e = cuda_plan::GemmEdge(r.m.info, dtype, r.options.quick);
+/// Rates of `launch` doing `flops`, each timed launch after the L2-sized write (when there is one).
+Result<Sample> TimeGemm(Run& r, const std::function<cudaError_t()>& launch, double flops) {
+  std::function<cudaError_t()> before;
+  if (r.flush != nullptr && r.flush->get() != nullptr) {
+    before = [&r] {
+      return cudaMemsetAsync(r.flush->get(), 0x5a, r.flush->bytes(), r.timer.stream());
+    };
+  }
+  Result<std::vector<double>> t = r.timer.Time(launch, 3, r.repetitions(), before);
+  if (!t.ok()) return t.status();
+  return cuda_plan::RatesFromSeconds(*t, flops);
+}
+
+/// One GEMM of m x n x k timed, A transposed (TN) or not (NN), through each of cuBLASLt's first
+/// heuristic algorithms and, for NN, through cuBLAS; the best rate goes to g->flops_per_s (g->m,
+/// n, k and the library and layout set).
+Status MeasureGemmShape(Run& r, cublasLtHandle_t lt, const std::string& dtype, int64_t m, int64_t n,
+                        int64_t kk, bool transpose_a, CudaGemm* g) {
   g->dtype = dtype;
-  g->m = g->n = g->k = e;
+  g->m = m;
+  g->n = n;
+  g->k = kk;
   const GemmTypes ty = TypesOf(dtype);
   g->layout = ty.layout;
-  const auto elems = static_cast<size_t>(e * e);
+  const std::string tn = "A^T B (TN)";
+  if (!transpose_a && g->layout.compare(0, tn.size(), tn) == 0) {
+    g->layout = "A B (NN)" + g->layout.substr(tn.size());
+  }
+  const auto a_elems = static_cast<size_t>(kk * m);
+  const auto b_elems = static_cast<size_t>(kk * n);
+  const auto c_elems = static_cast<size_t>(m * n);
   const size_t workspace_bytes = size_t{64} << 20;
   DeviceBuffer a, b, d, ws;
-  Status s = a.Allocate(elems * k::SizeOf(ty.in_elem));
-  if (s.ok()) s = b.Allocate(elems * k::SizeOf(ty.in_elem));
-  if (s.ok()) s = d.Allocate(elems * k::SizeOf(ty.out_elem));
+  Status s = a.Allocate(a_elems * k::SizeOf(ty.in_elem));
+  if (s.ok()) s = b.Allocate(b_elems * k::SizeOf(ty.in_elem));
+  if (s.ok()) s = d.Allocate(c_elems * k::SizeOf(ty.out_elem));
   if (s.ok()) s = ws.Allocate(workspace_bytes);
   if (!s.ok()) return s;
   cudaStream_t st = r.timer.stream();
-  ROOFLINE_CUDA_CHECK(k::FillRandom(a.get(), static_cast<int64_t>(elems), ty.in_elem, 11, st));
-  ROOFLINE_CUDA_CHECK(k::FillRandom(b.get(), static_cast<int64_t>(elems), ty.in_elem, 12, st));
-  ROOFLINE_CUDA_CHECK(k::FillRandom(d.get(), static_cast<int64_t>(elems), ty.out_elem, 13, st));
+  ROOFLINE_CUDA_CHECK(k::FillRandom(a.get(), static_cast<int64_t>(a_elems), ty.in_elem, 11, st));
+  ROOFLINE_CUDA_CHECK(k::FillRandom(b.get(), static_cast<int64_t>(b_elems), ty.in_elem, 12, st));
+  ROOFLINE_CUDA_CHECK(k::FillRandom(d.get(), static_cast<int64_t>(c_elems), ty.out_elem, 13, st));
 
   LtGemm lg;
   ROOFLINE_LT_CHECK(cublasLtMatmulDescCreate(&lg.desc, ty.compute, ty.scale));
-  const cublasOperation_t trans = CUBLAS_OP_T, no_trans = CUBLAS_OP_N;
+  const cublasOperation_t trans = transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, no_trans = CUBLAS_OP_N;
   ROOFLINE_LT_CHECK(
       cublasLtMatmulDescSetAttribute(lg.desc, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof(trans)));
   ROOFLINE_LT_CHECK(cublasLtMatmulDescSetAttribute(lg.desc, CUBLASLT_MATMUL_DESC_TRANSB, &no_trans,
                                                    sizeof(no_trans)));
-  // Column-major: A stored k x m (used transposed), B k x n, C = D m x n.
-  const auto ue = static_cast<uint64_t>(e);
-  ROOFLINE_LT_CHECK(cublasLtMatrixLayoutCreate(&lg.a, ty.in, ue, ue, e));
-  ROOFLINE_LT_CHECK(cublasLtMatrixLayoutCreate(&lg.b, ty.in, ue, ue, e));
-  ROOFLINE_LT_CHECK(cublasLtMatrixLayoutCreate(&lg.c, ty.out, ue, ue, e));
+  // Column-major: A stored k x m (TN: used transposed) or m x k (NN), B k x n, C = D m x n.
+  const auto um = static_cast<uint64_t>(m), un = static_cast<uint64_t>(n),
+             uk = static_cast<uint64_t>(kk);
+  if (transpose_a) {
+    ROOFLINE_LT_CHECK(cublasLtMatrixLayoutCreate(&lg.a, ty.in, uk, um, kk));
+  } else {
+    ROOFLINE_LT_CHECK(cublasLtMatrixLayoutCreate(&lg.a, ty.in, um, uk, m));
+  }
+  ROOFLINE_LT_CHECK(cublasLtMatrixLayoutCreate(&lg.b, ty.in, uk, un, kk));
+  ROOFLINE_LT_CHECK(cublasLtMatrixLayoutCreate(&lg.c, ty.out, um, un, m));
   ROOFLINE_LT_CHECK(cublasLtMatmulPreferenceCreate(&lg.pref));
   ROOFLINE_LT_CHECK(
       cublasLtMatmulPreferenceSetAttribute(lg.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                            &workspace_bytes, sizeof(workspace_bytes)));
-  cublasLtMatmulHeuristicResult_t heuristic{};
+  // The first algorithms of cuBLASLt's heuristic, each timed: the first alone is not always the
+  // fastest (on an H100, 2026-11-24, it ran 4096x2048x14336 at ~796 TFLOP/s where PyTorch's
+  // cuBLAS call reached 846).
+  constexpr int kAlgorithms = 8;
+  cublasLtMatmulHeuristicResult_t heuristics[kAlgorithms] = {};
   int found = 0;
-  const cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(lt, lg.desc, lg.a, lg.b, lg.c, lg.c,
-                                                           lg.pref, 1, &heuristic, &found);
+  const cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(
+      lt, lg.desc, lg.a, lg.b, lg.c, lg.c, lg.pref, kAlgorithms, heuristics, &found);
   if (hs != CUBLAS_STATUS_SUCCESS || found == 0) {
     g->skipped = true;
     g->why_skipped = fmt::format("cuBLASLt has no algorithm for it on this GPU (status {})",
@@ -372,18 +410,90 @@ Status MeasureGemm(Run& r, cublasLtHandle_t lt, const std::string& dtype, CudaGe
   const bool integer = ty.scale == CUDA_R_32I;
   const void* alpha = integer ? static_cast<const void*>(&alpha_i) : &alpha_f;
   const void* beta = integer ? static_cast<const void*>(&beta_i) : &beta_f;
-  auto launch = [&]() -> cudaError_t {
-    const cublasStatus_t st2 =
-        cublasLtMatmul(lt, lg.desc, alpha, a.get(), lg.a, b.get(), lg.b, beta, d.get(), lg.c,
-                       d.get(), lg.c, &heuristic.algo, ws.get(), workspace_bytes, st);
-    if (st2 != CUBLAS_STATUS_SUCCESS) return cudaErrorLaunchFailure;
-    return cudaGetLastError();
-  };
-  Result<std::vector<double>> t = r.timer.Time(launch, 3, r.repetitions());
-  if (!t.ok()) return t.status();
   const double flops =
-      2.0 * static_cast<double>(e) * static_cast<double>(e) * static_cast<double>(e);
-  g->flops_per_s = cuda_plan::RatesFromSeconds(*t, flops);
+      2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(kk);
+  std::string library = "cuBLASLt";
+  for (int i = 0; i < found; ++i) {
+    if (heuristics[i].state != CUBLAS_STATUS_SUCCESS) continue;
+    auto launch = [&]() -> cudaError_t {
+      const cublasStatus_t st2 =
+          cublasLtMatmul(lt, lg.desc, alpha, a.get(), lg.a, b.get(), lg.b, beta, d.get(), lg.c,
+                         d.get(), lg.c, &heuristics[i].algo, ws.get(), workspace_bytes, st);
+      if (st2 != CUBLAS_STATUS_SUCCESS) return cudaErrorLaunchFailure;
+      return cudaGetLastError();
+    };
+    Result<Sample> rate = TimeGemm(r, launch, flops);
+    if (!rate.ok()) return rate.status();
+    if (rate->median > g->flops_per_s.median) g->flops_per_s = *rate;
+  }
+  // cuBLAS with its default algorithm, NN as `validate` and PyTorch call it, through cublasGemmEx
+  // and cublasGemmStridedBatchedEx with one product (validate's call; cuBLAS chooses its kernel
+  // per entry point). On an H100 (2026-11-24) validate's call ran 2048 tokens x 4096 x 14336 bf16
+  // at 832-835 TFLOP/s and PyTorch at 846, above the best cuBLASLt algorithm here (782-823).
+  const bool blas_dtype = ty.out == ty.in && !integer;
+  if (r.blas != nullptr && !transpose_a && blas_dtype &&
+      cublasSetStream(r.blas, st) == CUBLAS_STATUS_SUCCESS) {
+    const int im = static_cast<int>(m), in = static_cast<int>(n), ik = static_cast<int>(kk);
+    for (const bool batched : {false, true}) {
+      auto launch = [&]() -> cudaError_t {
+        const cublasStatus_t st2 =
+            batched ? cublasGemmStridedBatchedEx(
+                          r.blas, CUBLAS_OP_N, CUBLAS_OP_N, im, in, ik, &alpha_f, a.get(), ty.in,
+                          im, static_cast<long long>(m) * kk, b.get(), ty.in, ik,
+                          static_cast<long long>(kk) * n, &beta_f, d.get(), ty.out, im,
+                          static_cast<long long>(m) * n, 1, ty.compute, CUBLAS_GEMM_DEFAULT)
+                    : cublasGemmEx(r.blas, CUBLAS_OP_N, CUBLAS_OP_N, im, in, ik, &alpha_f, a.get(),
+                                   ty.in, im, b.get(), ty.in, ik, &beta_f, d.get(), ty.out, im,
+                                   ty.compute, CUBLAS_GEMM_DEFAULT);
+        if (st2 != CUBLAS_STATUS_SUCCESS) return cudaErrorLaunchFailure;
+        return cudaGetLastError();
+      };
+      Result<Sample> rate = TimeGemm(r, launch, flops);
+      if (!rate.ok()) return rate.status();
+      if (rate->median > g->flops_per_s.median) {
+        g->flops_per_s = *rate;
+        library = batched ? "cublasGemmStridedBatchedEx (1 product)" : "cublasGemmEx";
+      }
+    }
+  }
+  g->layout = library + ", " + g->layout;
+  return Status::Ok();
+}
+
+/// The tensor ceiling of a dtype: the best median rate (MeasureGemmShape) over six large shapes
+/// m x n x k for edge e: e^3, (e/2)^3, and Llama-like projections of m output features over
+/// n = e/4 or e/2 tokens with a wide output (7e/4 x n x e/2) or a long reduction (e/2 x n x 7e/4);
+/// each TN and, where cuBLASLt runs it (not fp8 or int8 on Hopper), NN. One square shape alone
+/// under-reads the ceiling: on an H100 (2026-11-24) cuBLAS ran 2048 tokens x 4096 x 14336 at
+/// 832-846 TFLOP/s while 8192^3 through cuBLASLt gave 772-794, so `validate` kernels beat it.
+Status MeasureGemm(Run& r, cublasLtHandle_t lt, const std::string& dtype, CudaGemm* g) {
+  const int64_t e = cuda_plan::GemmEdge(r.m.info, dtype, r.options.quick);
+  const int64_t shapes[][3] = {{e, e, e},
+                               {e / 2, e / 2, e / 2},
+                               {7 * e / 4, e / 4, e / 2},
+                               {7 * e / 4, e / 2, e / 2},
+                               {e / 2, e / 4, 7 * e / 4},
+                               {e / 2, e / 2, 7 * e / 4}};
+  const bool nn = dtype != "fp8" && dtype != "int8";
+  int tried = 0;
+  for (const auto& shape : shapes) {
+    for (const bool transpose_a : {true, false}) {
+      if (!transpose_a && !nn) continue;
+      CudaGemm one;
+      Status s = MeasureGemmShape(r, lt, dtype, shape[0], shape[1], shape[2], transpose_a, &one);
+      if (!s.ok()) return s;
+      if (one.skipped) {
+        if (tried == 0 && transpose_a) {
+          *g = one;
+          return Status::Ok();
+        }
+        continue;
+      }
+      ++tried;
+      if (one.flops_per_s.median > g->flops_per_s.median) *g = one;
+    }
+  }
+  g->shapes_tried = tried;
   return Status::Ok();
 }
 
@@ -396,6 +506,24 @@ Status MeasureGemms(Run& r) {
   } destroy{lt};
   const size_t v = cublasLtGetVersion();
   r.m.cublas = fmt::format("cuBLASLt {}.{}.{}", v / 10000, v / 100 % 100, v % 100);
+  // Each timed GEMM starts like a kernel of `validate`: after a write of twice the L2 size. On an
+  // H100 (2026-11-24) GEMMs timed back to back ran 5-8% slower than the same GEMM timed after an
+  // idle or memory-bound gap (PyTorch: 4096x2048x14336 at 846 TFLOP/s after a 1 ms sleep, 8192^3
+  // at 754-785 back to back), so without the gap the ceiling read below isolated kernels.
+  DeviceBuffer flush;
+  if (r.m.info.l2_bytes > 0 && flush.Allocate(static_cast<size_t>(2 * r.m.info.l2_bytes)).ok()) {
+    r.flush = &flush;
+  }
+  cublasHandle_t blas = nullptr;
+  if (cublasCreate(&blas) == CUBLAS_STATUS_SUCCESS) r.blas = blas;
+  struct DestroyBlas {
+    Run& r;
+    ~DestroyBlas() {
+      if (r.blas != nullptr) (void)cublasDestroy(r.blas);
+      r.blas = nullptr;
+      r.flush = nullptr;
+    }
+  } destroy_blas{r};
   const int sm = r.m.info.Sm();
   const std::vector<std::string> dtypes = cuda_plan::TensorDtypes(sm);
   for (size_t i = 0; i < dtypes.size(); ++i) {

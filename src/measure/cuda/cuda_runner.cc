@@ -299,9 +299,13 @@ Status PrepareAttention(const AttentionSpec& s, Ctx& c, Prepared& p) {
   a.k = Ptr(*ptrs, operands, "K");
   a.v = v_in_k ? a.k : Ptr(*ptrs, operands, "V");
   a.o = Ptr(*ptrs, operands, "O");
-  p.implementation = fmt::format(
-      "tiled attention (own kernel, CUDA cores, fp32 accumulate, {} KiB shared memory){}",
-      smem / 1024, note);
+  p.implementation =
+      k::UsesDecodeAttention(a)
+          ? fmt::format("split-key decode attention (own kernels, CUDA cores, fp32 accumulate){}",
+                        note)
+          : fmt::format(
+                "tiled attention (own kernel, CUDA cores, fp32 accumulate, {} KiB shared memory){}",
+                smem / 1024, note);
   cudaStream_t stream = c.timer.stream();
   p.run = [=] { return k::FlashAttention(elem, a, max_smem, stream); };
   return Status::Ok();

@@ -100,8 +100,13 @@ struct AttentionArgs {
 /// Shared memory the tiled attention kernel uses for these shapes with the largest tiles that
 /// fit `max_smem_bytes`, bytes; 0 when even the smallest tiles do not fit.
 size_t FlashAttentionSmemBytes(const AttentionArgs& a, size_t max_smem_bytes);
+/// Whether FlashAttention runs these shapes through the split-key decode kernel (one query per
+/// sequence, at most 8 query heads per KV head, head dims up to 256) rather than the tiled one.
+bool UsesDecodeAttention(const AttentionArgs& a);
 /// Tiled attention with online softmax (flash-style): scores never leave the SM, key blocks
 /// outside the causal / window range are skipped. `max_smem_bytes`: the device's opt-in limit.
+/// Decode shapes (UsesDecodeAttention) go to a kernel split over the keys: each block reads one
+/// slice of one KV head's keys and values once for all its query heads; a second kernel merges.
 cudaError_t FlashAttention(Elem e, const AttentionArgs& a, size_t max_smem_bytes,
                            cudaStream_t stream);
 

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The GPU checks of docs/measurements/gpu-method.md in one go, on a machine with an NVIDIA GPU,
+# PyTorch, transformers and (for step ncu) Nsight Compute. Every step runs under a time limit;
+# one failing step is logged and the others still run. Results go to $OUT (default gpu-results/).
+#
+#   scripts/gpu-run.sh [all|core|ceilings|e2e|ncu]
+#     core: ceilings (measure, PyTorch reference, kernel check, validate) and the unit tests
+#     ceilings: core without the unit tests
+#     e2e: PyTorch end-to-end timings and a profiler trace of one decode step
+#     ncu: the Nsight Compute round trip (ncu-command, ncu, profile ncu) and profile torch
+#
+# ROOFLINE_BIN names the folder holding `roofline` and `roofline_tests` (default build/, with the
+# tests at build/tests/).
+set -u
+cd "$(dirname "$0")/.."
+WHAT=${1:-all}
+OUT=${OUT:-gpu-results}
+mkdir -p "$OUT"
+BIN=${ROOFLINE_BIN:-build}
+RL=$BIN/roofline
+TESTS=$BIN/roofline_tests
+[ -x "$TESTS" ] || TESTS=$BIN/tests/roofline_tests
+LOG=$OUT/log-$WHAT.txt
+exec > >(tee "$LOG") 2>&1
+
+step() {  # step NAME SECONDS CMD...: runs CMD under a limit, logs its exit status and time
+  local name=$1 limit=$2
+  shift 2
+  echo "=== $name ($(date -u +%H:%M:%S), limit ${limit}s): $*"
+  local t0=$SECONDS
+  timeout "$limit" "$@"
+  local rc=$?
+  echo "=== $name: exit $rc after $((SECONDS - t0)) s"
+  echo "$name $rc $((SECONDS - t0))" >> "$OUT/steps-$WHAT.txt"
+}
+
+gpu_state() {  # the card as found: name, driver, clocks, power, temperature
+  nvidia-smi --query-gpu=name,driver_version,pstate,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,power.draw,power.limit,temperature.gpu,memory.used,memory.total --format=csv
+}
+
+has() {  # has MODE...: whether this run includes one of the modes
+  local m
+  for m in "$@"; do [ "$WHAT" = all ] || [ "$WHAT" = "$m" ] && return 0; done
+  return 1
+}
+
+if has core ceilings; then
+  nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
+  nvidia-smi -q -d CLOCK,POWER,PERFORMANCE >> "$OUT/nvidia-smi.txt" 2>&1
+  gpu_state
+  nvcc --version | tail -2
+  step measure 300 "$RL" measure --device cuda -o "$OUT/measured.json"
+  HW=$OUT/measured.json
+  [ -s "$HW" ] || HW=h100-sxm
+  step reference 240 python3 scripts/gpu-reference.py --kernels "$OUT/kernels.json"
+  step kernel-check 120 "$TESTS" --gtest_filter='CudaKernels.*'
+  step validate-decode 200 bash -c "\"$RL\" validate llama-3-8b --phase decode --context 4096 \
+    --hw \"$HW\" --device cuda --format json > \"$OUT/validate-decode.json\""
+  step validate-decode-table 200 "$RL" validate llama-3-8b --phase decode --context 4096 \
+    --hw "$HW" --device cuda
+  step validate-prefill 300 "$RL" validate llama-3-8b --phase prefill --prompt 2048 --hw "$HW" \
+    --device cuda
+  gpu_state
+  has core && step unit-tests 300 "$TESTS" --gtest_brief=1
+fi
+
+HW=$OUT/measured.json
+[ -s "$HW" ] || HW=h100-sxm
+if has e2e; then
+  gpu_state
+  export PYTHONUNBUFFERED=1
+  step e2e 420 python3 scripts/gpu-e2e.py --out "$OUT/e2e.json" --trace "$OUT/decode_trace.json"
+  gpu_state
+fi
+
+if has ncu; then
+  if command -v ncu > /dev/null; then
+    for app in gemm decode; do
+      limit=0
+      [ $app = decode ] && limit=${NCU_DECODE_KERNELS:-150}
+      cmd=$("$RL" ncu-command --hw "$HW" --app "python3 scripts/gpu-e2e.py --ncu-app $app" \
+        -o "$OUT/ncu-$app.csv" --launch-count $limit)
+      echo "$cmd" > "$OUT/ncu-$app.command"
+      step "ncu-$app" 240 bash -c "$cmd"
+      step "profile-ncu-$app" 60 "$RL" profile ncu "$OUT/ncu-$app.csv" --hw "$HW"
+    done
+  else
+    echo "ncu is not on PATH: the Nsight Compute round trip is skipped"
+  fi
+  [ -s "$OUT/decode_trace.json" ] && step profile-torch 60 "$RL" profile torch \
+    "$OUT/decode_trace.json" --model llama-3-8b --phase decode --context 4096 --hw "$HW"
+fi
+echo "=== steps ($WHAT): name, exit status, seconds"
+cat "$OUT/steps-$WHAT.txt"

@@ -1,0 +1,134 @@
+// Profiler files from the H100 run of 2026-11-24 (scripts/gpu-run.sh; docs/measurements/h100.md),
+// read back and joined with the prediction, so what that run found wrong stays fixed without a
+// GPU: a PyTorch trace of one HuggingFace Llama-3-8B decode step and Nsight Compute CSVs of a
+// bf16 GEMM and of the start of a decode step.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "roofline/profile.h"
+#include "tests/cli_runner.h"
+#include "tests/test_util.h"
+
+namespace roofline {
+namespace {
+
+using testing::RunCli;
+
+std::string Fixture(const std::string& name) {
+  return std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/profiles/" + name;
+}
+
+// The trace: transformers 5.17 LlamaForCausalLM at Llama-3-8B's shapes, bf16, SDPA, one decode
+// step at batch 1 against a static cache of 4097 positions (scripts/gpu-e2e.py --trace).
+TEST(GpuRunFixtures, TorchDecodeStepJoinsOneStepOfTheModel) {
+  const auto o = RunCli({"profile", "torch", Fixture("torch_h100_llama3_8b_decode.json.gz"),
+                         "--model", "llama-3-8b", "--phase", "decode", "--context", "4096", "--hw",
+                         "h100-sxm", "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  const nlohmann::json& p = j.at("prediction");
+  // cuBLAS ran 161 of the step's 225 products as split-K (a GEMM and a reduction kernel: 386
+  // launches). Counted per launch, that read as 1.72 steps and put every GEMM at 129% of its
+  // bound; one entry per aten call gives exactly one step.
+  EXPECT_DOUBLE_EQ(p.at("steps").get<double>(), 1.0);
+  bool saw_gemm = false, saw_attention = false;
+  for (const auto& c : p.at("classes")) {
+    if (c.at("class") == "gemm") {
+      saw_gemm = true;
+      EXPECT_EQ(c.at("measured").get<int64_t>(), 225);  // 7 per layer x 32 + lm_head
+      EXPECT_EQ(c.at("predicted_per_step").get<int64_t>(), 225);
+    }
+    if (c.at("class") == "attention") {
+      saw_attention = true;
+      EXPECT_EQ(c.at("measured").get<int64_t>(), 32);
+    }
+  }
+  EXPECT_TRUE(saw_gemm);
+  EXPECT_TRUE(saw_attention);
+  // The ideal bound is never above a measured time: every projection mapped onto its predicted
+  // kernel runs at or below 100% of its bound (on the datasheet's 3.35 TB/s).
+  int gemm_rows = 0;
+  for (const auto& k : p.at("kernels")) {
+    if (k.at("class") != "gemm" || k.at("matched").get<int64_t>() == 0) continue;
+    ++gemm_rows;
+    EXPECT_LE(k.at("efficiency").get<double>(), 1.0) << k.at("name");
+    EXPECT_GT(k.at("efficiency").get<double>(), 0.1) << k.at("name");
+  }
+  EXPECT_EQ(gemm_rows, 8);  // q, k, v, o, gate, up, down, lm_head
+}
+
+TEST(GpuRunFixtures, TorchTraceKeepsEveryKernelInTheClassTotals) {
+  Result<TorchTrace> t = LoadTorchTrace(Fixture("torch_h100_llama3_8b_decode.json.gz"));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->device_name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(t->kernels.size(), 1758u);
+  const TorchSummary s = SummarizeTorch(*t, &roofline::testing::Dev("h100-sxm"));
+  // Launch counts per class stay per kernel (the profile table), while the join's entries are
+  // per aten call: fewer entries than kernels, the same total time.
+  EXPECT_EQ(s.classes.at(OpClass::kGemm).launches, 386);
+  EXPECT_LT(s.measured.size(), t->kernels.size());
+  double kernels_s = 0, measured_s = 0;
+  for (const TorchKernel& k : t->kernels) kernels_s += k.duration_s;
+  for (const MeasuredKernel& m : s.measured) measured_s += m.time_s;
+  EXPECT_NEAR(measured_s, kernels_s, 1e-12);
+}
+
+// `ncu-command --hw h100-sxm` on `python3 scripts/gpu-e2e.py --ncu-app gemm`: two random fills,
+// one 8192^3 bf16 torch.matmul.
+TEST(GpuRunFixtures, NcuGemmCountsTheProductFromTheTensorCounters) {
+  Result<NcuReport> r = LoadNcuCsv(Fixture("ncu_h100_gemm_bf16_8192.csv"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const NcuSummary s = SummarizeNcu(*r, &roofline::testing::Dev("h100-sxm"));
+  EXPECT_EQ(s.launches, 5u);
+  const NcuKernelSummary* gemm = nullptr;
+  for (const NcuKernelSummary& k : s.kernels) {
+    if (k.name.rfind("nvjet", 0) == 0) gemm = &k;
+  }
+  ASSERT_NE(gemm, nullptr);
+  const double exact = 2.0 * 8192.0 * 8192.0 * 8192.0;
+  // The tensor pipe counts the work of whole tiles: 8192 rows in tiles of 320 are 26 tiles, 8320
+  // rows, so the counters read 8320/8192 of the exact product (+1.6%), never less.
+  EXPECT_GE(gemm->flops, exact);
+  EXPECT_NEAR(gemm->flops / exact, 8320.0 / 8192.0, 0.005);
+  EXPECT_EQ(gemm->engine, "tensor.bf16");
+  // A, B read and C written once at least: 3 x 8192^2 x 2 bytes.
+  ASSERT_TRUE(gemm->sum.dram_bytes.has_value());
+  EXPECT_GE(*gemm->sum.dram_bytes, 3 * 8192.0 * 8192.0 * 2);
+  // Below the datasheet's dense bf16 peak (989.4 TFLOP/s, H100 whitepaper).
+  ASSERT_TRUE(gemm->time_s.has_value());
+  EXPECT_LT(exact / *gemm->time_s, 989.4e12);
+}
+
+// The first 300 kernels of `--ncu-app decode` (cache set-up, then the first layers of the step).
+TEST(GpuRunFixtures, NcuDecodeStepReadsAndFoldsSplitKReductions) {
+  Result<NcuReport> r = LoadNcuCsv(Fixture("ncu_h100_llama3_8b_decode.csv"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->kernels.size(), 300u);
+  const NcuSummary s = SummarizeNcu(*r, &roofline::testing::Dev("h100-sxm"));
+  // The gate/up projection at batch 1 reads its 4096 x 14336 bf16 weights (117.4 MB) once: one
+  // GEMM kernel of the file moves within 5% above that per launch.
+  bool saw_gate = false;
+  for (const NcuKernelSummary& k : s.kernels) {
+    if (!k.sum.dram_bytes || k.launches == 0) continue;
+    const double per_launch = *k.sum.dram_bytes / k.launches;
+    if (per_launch >= 4096.0 * 14336 * 2 && per_launch <= 1.05 * 4096.0 * 14336 * 2) {
+      saw_gate = k.name.rfind("nvjet", 0) == 0;
+    }
+  }
+  EXPECT_TRUE(saw_gate);
+  const auto o =
+      RunCli({"profile", "ncu", Fixture("ncu_h100_llama3_8b_decode.csv"), "--model", "llama-3-8b",
+              "--phase", "decode", "--context", "4096", "--hw", "h100-sxm", "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  bool noted = false;
+  for (const auto& n : j.at("prediction").at("notes")) {
+    noted = noted || n.get<std::string>().find("split-K reduction") != std::string::npos;
+  }
+  EXPECT_TRUE(noted);
+}
+
+}  // namespace
+}  // namespace roofline
