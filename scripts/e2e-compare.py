@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Puts the end-to-end timings of scripts/gpu-e2e.py beside roofline's ideal bound and expected
-time for the same workload, as a Markdown table (and optionally rows for
-data/validation/published_runs.json).
+time for the same workload, as a Markdown table.
 
 For every prefill and decode point it runs `roofline model MODEL --hw HW --format json` with the
 point's batch, prompt / context and runtime (eager for eager steps, cuda-graph for replayed
 graphs), and prints measured / bound and measured / expected. An ideal bound above a measured
-time is flagged (it would mean a counting or ceiling error).
+time is flagged (it would mean a counting or ceiling error). --rows writes the points (phase,
+batch, tokens, runtime, measured seconds) as JSON, to turn into rows of
+data/validation/published_runs.json by hand (each needs its source and quote).
 
 usage: python3 scripts/e2e-compare.py E2E.json [--roofline build/roofline] [--hw h100-sxm]
            [--model llama-3-8b] [--rows ROWS.json]
@@ -35,7 +36,7 @@ def main():
     parser.add_argument("--roofline", default="build/roofline")
     parser.add_argument("--hw", default="h100-sxm")
     parser.add_argument("--model", default="llama-3-8b")
-    parser.add_argument("--rows", default="", help="also write validation rows to this file")
+    parser.add_argument("--rows", default="", help="also write the points to this JSON file")
     args = parser.parse_args()
     with open(args.e2e) as f:
         e2e = json.load(f)
@@ -52,21 +53,21 @@ def main():
     print(f"{e2e['gpu']}, torch {e2e['torch']}, transformers {e2e['transformers']}, "
           f"{args.model} shape, bf16, SDPA; prediction: roofline model --hw {args.hw}\n")
     print("| phase | batch | prompt/context | launch | measured | bound | expected "
-          "| measured/bound | measured/expected | bound |")
+          "| measured/bound | measured/expected | binding |")
     print("|---|---:|---:|---|---:|---:|---:|---:|---:|---|")
     rows = []
-    below = 0
+    bound_above = 0
     for phase, batch, tokens, runtime, measured in points:
         bound, expected, verdict = predict(args.roofline, args.model, args.hw, phase, batch,
                                            tokens, runtime)
         flag = "" if bound <= measured else " (bound above measured!)"
-        below += bound > measured
+        bound_above += bound > measured
         print(f"| {phase} | {batch} | {tokens} | {runtime} | {measured * 1e3:.2f} ms "
               f"| {bound * 1e3:.2f} ms | {expected * 1e3:.2f} ms | {measured / bound:.2f}x{flag} "
               f"| {measured / expected:.2f}x | {verdict} |")
         rows.append({"phase": phase, "batch": batch, "tokens": tokens, "runtime": runtime,
                      "measured_s": measured})
-    print(f"\n{len(points)} points; ideal bound above the measured time: {below}")
+    print(f"\n{len(points)} points; ideal bound above the measured time: {bound_above}")
     if args.rows:
         with open(args.rows, "w") as f:
             json.dump(rows, f, indent=1)

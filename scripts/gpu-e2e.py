@@ -102,7 +102,7 @@ def make_cache(torch, transformers, config, batch, context, fill=True, device="c
 def rewind(cache, context):
     """Sets the cache back to `context` filled positions, so every timed step writes position
     `context` again (transformers 5 keeps a running length per layer; older ones take the
-    position from cache_position alone)."""
+    position from the cache_position every step passes, and need no reset)."""
     def reset():
         for layer in getattr(cache, "layers", []):
             length = getattr(layer, "cumulative_length", None)
@@ -231,7 +231,9 @@ def run(args):
 
 
 def ncu_app(args):
-    """A short program for Nsight Compute: few kernels besides the ones to profile."""
+    """A short program for Nsight Compute: few kernels besides the ones to profile. The decode
+    model's weights, rotary frequencies and cache are left uninitialised (no kernels to fill
+    them): its kernels compute on arbitrary values, with the shapes and launches of a real step."""
     import torch
     import transformers
     if args.ncu_app == "gemm":

@@ -77,7 +77,7 @@ if has ncu; then
   if command -v ncu > /dev/null; then
     for app in gemm decode; do
       limit=0
-      [ $app = decode ] && limit=${NCU_DECODE_KERNELS:-150}
+      [ $app = decode ] && limit=${NCU_DECODE_KERNELS:-300}  # ~200 set up the cache first
       cmd=$("$RL" ncu-command --hw "$HW" --app "python3 scripts/gpu-e2e.py --ncu-app $app" \
         -o "$OUT/ncu-$app.csv" --launch-count $limit)
       echo "$cmd" > "$OUT/ncu-$app.command"

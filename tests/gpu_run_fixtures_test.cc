@@ -57,6 +57,11 @@ TEST(GpuRunFixtures, TorchDecodeStepJoinsOneStepOfTheModel) {
     EXPECT_GT(k.at("efficiency").get<double>(), 0.1) << k.at("name");
   }
   EXPECT_EQ(gemm_rows, 8);  // q, k, v, o, gate, up, down, lm_head
+  for (const auto& k : p.at("kernels")) {
+    if (k.at("name") != "q_proj") continue;
+    EXPECT_EQ(k.at("measured_kernel").get<std::string>().rfind("nvjet", 0), 0u)
+        << k.at("measured_kernel");
+  }
 }
 
 TEST(GpuRunFixtures, TorchTraceKeepsEveryKernelInTheClassTotals) {
@@ -123,11 +128,21 @@ TEST(GpuRunFixtures, NcuDecodeStepReadsAndFoldsSplitKReductions) {
               "--phase", "decode", "--context", "4096", "--hw", "h100-sxm", "--format", "json"});
   ASSERT_EQ(o.status, 0) << o.err;
   const nlohmann::json j = nlohmann::json::parse(o.out);
-  bool noted = false;
+  bool folded = false, left_out = false;
   for (const auto& n : j.at("prediction").at("notes")) {
-    noted = noted || n.get<std::string>().find("split-K reduction") != std::string::npos;
+    folded = folded || n.get<std::string>().find("split-K reduction") != std::string::npos;
+    left_out =
+        left_out || n.get<std::string>().find("1 GEMM call(s) under 1%") != std::string::npos;
   }
-  EXPECT_TRUE(noted);
+  EXPECT_TRUE(folded);
+  // HuggingFace's rotary-frequency product (a 69.6 kFLOP fp32 SIMT GEMM) runs before the first
+  // projection; left out, q_proj maps onto the first cuBLAS projection kernel.
+  EXPECT_TRUE(left_out);
+  for (const auto& k : j.at("prediction").at("kernels")) {
+    if (k.at("name") != "q_proj") continue;
+    EXPECT_EQ(k.at("measured_kernel").get<std::string>().rfind("nvjet", 0), 0u)
+        << k.at("measured_kernel");
+  }
 }
 
 }  // namespace

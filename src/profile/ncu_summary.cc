@@ -123,7 +123,12 @@ NcuSummary SummarizeNcu(const NcuReport& report, const Device* dev) {
       if (std::find(g.notes.begin(), g.notes.end(), n) == g.notes.end()) g.notes.push_back(n);
     }
     ++g.launches;
-    if (f.duration_s) s.measured.push_back({k.name, ClassifyKernel(k.name), *f.duration_s, 1});
+    if (f.duration_s) {
+      MeasuredKernel m{k.name, ClassifyKernel(k.name), *f.duration_s, 1};
+      const bool counted = f.tensor_flops || f.fp32_flops || f.fp16_flops || f.fp64_flops;
+      if (counted) m.flops = f.TotalFlops();
+      s.measured.push_back(std::move(m));
+    }
   }
   for (size_t i = 0; i < s.kernels.size(); ++i) {
     NcuKernelSummary& g = s.kernels[i];

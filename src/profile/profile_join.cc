@@ -94,31 +94,53 @@ ProfileJoin JoinWithPrediction(const std::vector<PredictedKernel>& predicted,
   // cuBLAS runs a skinny product as a split-K GEMM followed by `splitKreduce_kernel` (seen on an
   // H100 for every decode projection of Llama-3-8B); one predicted matmul is both, so in launch
   // order a reduction is folded into the GEMM before it.
-  // A GEMM whose FLOPs are known and under 1% of the smallest predicted matmul's is none of them
-  // (HuggingFace's Llama computes the rotary frequencies as a [64,1] x [1,1] fp32 product once per
-  // step): mapped, it would shift every projection after it by one.
+  // A GEMM whose FLOPs are known and under 1% of both the smallest predicted matmul's and the
+  // median of the profile's own GEMMs is none of the predicted kernels (HuggingFace's Llama
+  // computes the rotary frequencies as a [64,1] x [1,1] fp32 product once per step): mapped, it
+  // would shift every projection after it by one. The second test keeps every GEMM when the
+  // prediction is of another workload than the profile.
   double smallest_gemm = 0;
   for (const PredictedKernel& p : predicted) {
     if (p.op_class == OpClass::kGemm && p.flops > 0) {
       smallest_gemm = smallest_gemm > 0 ? std::min(smallest_gemm, p.flops) : p.flops;
     }
   }
+  std::vector<double> gemm_flops;
+  for (const MeasuredKernel& m : measured_in) {
+    if (m.op_class == OpClass::kGemm && m.flops >= 0) gemm_flops.push_back(m.flops);
+  }
+  double median_gemm = 0;
+  if (!gemm_flops.empty()) {
+    std::nth_element(gemm_flops.begin(), gemm_flops.begin() + gemm_flops.size() / 2,
+                     gemm_flops.end());
+    median_gemm = gemm_flops[gemm_flops.size() / 2];
+  }
+  const auto negligible = [&](const MeasuredKernel& m) {
+    return m.op_class == OpClass::kGemm && m.flops >= 0 && smallest_gemm > 0 &&
+           m.flops < 0.01 * smallest_gemm && m.flops < 0.01 * median_gemm;
+  };
   std::vector<MeasuredKernel> measured;
   measured.reserve(measured_in.size());
   int64_t folded = 0, tiny = 0;
   double tiny_s = 0;
+  bool after_tiny = false;  // a reduction right after a left-out GEMM belongs to it
   for (const MeasuredKernel& m : measured_in) {
-    if (ordered && !measured.empty() && measured.back().op_class == OpClass::kGemm &&
-        m.name.find("splitKreduce_kernel") != std::string::npos &&
+    const bool reduction = m.name.find("splitKreduce_kernel") != std::string::npos;
+    if (ordered && reduction && after_tiny) {
+      tiny_s += m.time_s;
+      continue;
+    }
+    after_tiny = false;
+    if (ordered && reduction && !measured.empty() && measured.back().op_class == OpClass::kGemm &&
         m.count == measured.back().count) {
       measured.back().time_s += m.time_s;
       folded += m.count;
       continue;
     }
-    if (ordered && m.op_class == OpClass::kGemm && m.flops >= 0 && smallest_gemm > 0 &&
-        m.flops < 0.01 * smallest_gemm) {
+    if (ordered && negligible(m)) {
       tiny += m.count;
       tiny_s += m.time_s;
+      after_tiny = true;
       continue;
     }
     measured.push_back(m);
@@ -194,8 +216,8 @@ ProfileJoin JoinWithPrediction(const std::vector<PredictedKernel>& predicted,
   if (tiny > 0) {
     join.notes.insert(join.notes.begin(),
                       fmt::format("{} GEMM call(s) under 1% of the FLOPs of the smallest predicted "
-                                  "matmul ({:.4g} us in all) left out of the mapping: none of the "
-                                  "predicted kernels",
+                                  "matmul and of the profile's median GEMM ({:.4g} us in all) left "
+                                  "out of the mapping: none of the predicted kernels",
                                   tiny, 1e6 * tiny_s));
   }
   if (folded > 0) {

@@ -70,7 +70,11 @@ TorchSummary SummarizeTorch(const TorchTrace& trace, const Device* device) {
     s.gpu_time_s += k.duration_s;
     s.classes[k.op_class].launches += 1;
     s.classes[k.op_class].time_s += k.duration_s;
-    if (k.op >= 0) {
+    // Only calls of aten ops: a CUDA-graph replay or a compiled region launches a whole step
+    // under one op, which must stay one entry per kernel.
+    const bool aten =
+        k.op >= 0 && trace.ops[static_cast<size_t>(k.op)].name.rfind("aten::", 0) == 0;
+    if (aten) {
       auto [it, fresh] = entry_of_op.try_emplace(k.op, s.measured.size());
       if (!fresh) {
         MeasuredKernel& m = s.measured[it->second];

@@ -64,6 +64,31 @@ Status MakeInput(Tensor* t, k::Elem e, int64_t n, uint64_t seed) {
   return Download(t);
 }
 
+uint16_t ToBf16Bits(float f) {
+  uint32_t bits = 0;
+  std::memcpy(&bits, &f, 4);
+  bits += 0x7fffu + ((bits >> 16) & 1u);  // round to nearest even
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+/// Multiplies an input by `factor` (through the host), so attention scores reach tens and the
+/// softmax is far from flat; the host copy keeps the stored (rounded) values.
+Status Scale(Tensor* t, double factor) {
+  const int size = k::SizeOf(t->elem);
+  std::vector<unsigned char> raw(static_cast<size_t>(t->n) * size);
+  for (int64_t i = 0; i < t->n; ++i) {
+    const auto f = static_cast<float>(t->host[i] * factor);
+    if (t->elem == k::Elem::kBf16) {
+      const uint16_t b = ToBf16Bits(f);
+      std::memcpy(raw.data() + i * size, &b, 2);
+    } else {
+      std::memcpy(raw.data() + i * size, &f, 4);
+    }
+  }
+  ROOFLINE_CUDA_CHECK(cudaMemcpy(t->buf.get(), raw.data(), raw.size(), cudaMemcpyHostToDevice));
+  return Download(t);
+}
+
 /// An output poisoned with all-ones bytes (NaN in fp32 and bf16), so unwritten elements show.
 Status MakeOutput(Tensor* t, k::Elem e, int64_t n) {
   t->elem = e;
@@ -174,14 +199,19 @@ void VisibleKeys(const k::AttentionArgs& a, int64_t q, int64_t* begin, int64_t* 
   *end = kv;
 }
 
-Status CheckAttention(k::Elem e, k::AttentionArgs a, size_t smem_limit, uint64_t seed,
-                      std::vector<CudaKernelCheck>* out) {
+/// `q_scale` multiplies Q: at 1 the scores stay near +-1 (a nearly flat softmax); at 40 they reach
+/// tens, so a kernel that skipped the running maximum or the rescaling would fail.
+Status CheckAttention(k::Elem e, k::AttentionArgs a, double q_scale, size_t smem_limit,
+                      uint64_t seed, std::vector<CudaKernelCheck>* out) {
   Tensor q, kk, v, o;
   const int64_t nq = a.batch * a.heads * a.q_len * a.head_dim;
   const int64_t nk = a.batch * a.kv_heads * a.kv_len * a.head_dim;
   const int64_t nv = a.batch * a.kv_heads * a.kv_len * a.v_ld;
   const int64_t no = a.batch * a.heads * a.q_len * a.v_dim;
   if (Status s = MakeInput(&q, e, nq, seed); !s.ok()) return s;
+  if (q_scale != 1) {
+    if (Status s = Scale(&q, q_scale); !s.ok()) return s;
+  }
   if (Status s = MakeInput(&kk, e, nk, seed + 1); !s.ok()) return s;
   if (Status s = MakeInput(&v, e, nv, seed + 2); !s.ok()) return s;
   if (Status s = MakeOutput(&o, e, no); !s.ok()) return s;
@@ -229,6 +259,7 @@ Status CheckAttention(k::Elem e, k::AttentionArgs a, size_t smem_limit, uint64_t
   if (a.v_dim != a.head_dim) shape += fmt::format(" dv{}", a.v_dim);
   if (a.causal) shape += " causal";
   if (a.window > 0) shape += fmt::format(" window {}", a.window);
+  if (q_scale != 1) shape += fmt::format(" q x{:g}", q_scale);
   out->push_back(Compare("attention", shape, e, o.host, ref));
   return Status::Ok();
 }
@@ -278,7 +309,19 @@ Result<std::vector<CudaKernelCheck>> CheckCudaKernels(int device) {
     decode_mha.heads = decode_mha.kv_heads = 3, decode_mha.kv_len = 77;
     for (const k::AttentionArgs& a :
          {decode, prefill, window, band, mla, wide_group, decode_window, decode_mla, decode_mha}) {
-      if (Status s = CheckAttention(e, a, smem, seed += 10, &checks); !s.ok()) return s;
+      if (Status s = CheckAttention(e, a, 1, smem, seed += 10, &checks); !s.ok()) return s;
+    }
+    // Peaked softmax (Q x 40) with a head dim off a multiple of 32 (80), through both kernels,
+    // and a decode without a causal mask.
+    k::AttentionArgs decode80 = decode;
+    decode80.head_dim = decode80.v_dim = decode80.v_ld = 80, decode80.kv_len = 500;
+    k::AttentionArgs prefill80 = prefill;
+    prefill80.head_dim = prefill80.v_dim = prefill80.v_ld = 80, prefill80.q_len = 70;
+    prefill80.kv_len = 90;
+    k::AttentionArgs decode_open = decode;
+    decode_open.causal = false;
+    for (const k::AttentionArgs& a : {decode80, prefill80, decode_open}) {
+      if (Status s = CheckAttention(e, a, 40, smem, seed += 10, &checks); !s.ok()) return s;
     }
   }
   return checks;
