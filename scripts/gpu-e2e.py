@@ -18,31 +18,26 @@ usage: python3 scripts/gpu-e2e.py --config data/models/llama-3-8b.json --out e2e
 """
 import argparse
 import json
-import statistics
 import sys
 import time
 
 
+def _time_ms():
+    """time_ms of gpu-reference.py beside this script (one CUDA-event timing loop for both)."""
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpu-reference.py")
+    spec = importlib.util.spec_from_file_location("gpu_reference", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.time_ms
+
+
 def median_ms(torch, fn, warmup, repetitions, before=None):
     """CUDA-event time of fn; `before` (outside the events) runs before every call."""
-    for _ in range(warmup):
-        if before:
-            before()
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repetitions):
-        if before:
-            before()
-        start = torch.cuda.Event(enable_timing=True)
-        stop = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop))
-    return {"median_ms": statistics.median(times), "min_ms": min(times), "max_ms": max(times),
-            "repetitions": repetitions, "warmup": warmup}
+    med, lo, hi = _time_ms()(torch, fn, warmup, repetitions, before=before)
+    return {"median_ms": med, "min_ms": lo, "max_ms": hi, "repetitions": repetitions,
+            "warmup": warmup}
 
 
 def load_config(transformers, path, layers=None):

@@ -20,15 +20,20 @@ import sys
 import time
 
 
-def time_ms(torch, fn, warmup, repetitions, queue_ahead=False):
+def time_ms(torch, fn, warmup, repetitions, queue_ahead=False, before=None):
     """Median, min, max milliseconds between CUDA events around fn. queue_ahead: the GPU first
     sleeps ~1 ms so the launch is queued before the start event runs, and the events bracket
-    the kernel alone, not the host's launch time (needed for kernels of tens of us)."""
+    the kernel alone, not the host's launch time (needed for kernels of tens of us). before:
+    called before every call of fn (warm-up too), outside the events."""
     for _ in range(warmup):
+        if before:
+            before()
         fn()
     torch.cuda.synchronize()
     times = []
     for _ in range(repetitions):
+        if before:
+            before()
         if queue_ahead:
             torch.cuda._sleep(2_000_000)
         start = torch.cuda.Event(enable_timing=True)
