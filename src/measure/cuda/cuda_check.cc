@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "roofline/cuda_measure.h"
+#include "src/measure/cpu/attention_kernel.h"
 #include "src/measure/cuda/cuda_util.h"
 #include "src/measure/cuda/kernels.h"
 
@@ -180,25 +181,6 @@ Status CheckNorm(k::Elem e, bool rms, int64_t rows, int64_t cols, uint64_t seed,
   return Status::Ok();
 }
 
-/// Keys [begin, end) query q attends to: causal queries sit at the end of the keys; a window
-/// keeps the last `window` keys (causal) or a centred band (bidirectional).
-void VisibleKeys(const k::AttentionArgs& a, int64_t q, int64_t* begin, int64_t* end) {
-  const int64_t kv = a.kv_len;
-  const int64_t pos = kv - a.q_len + q;
-  if (a.causal) {
-    *end = std::clamp<int64_t>(pos + 1, 0, kv);
-    *begin = a.window > 0 ? std::max<int64_t>(0, *end - a.window) : 0;
-    return;
-  }
-  if (a.window > 0 && a.window < kv) {
-    *begin = std::clamp<int64_t>(pos - (a.window - 1) / 2, 0, kv - a.window);
-    *end = *begin + a.window;
-    return;
-  }
-  *begin = 0;
-  *end = kv;
-}
-
 /// `q_scale` multiplies Q: at 1 the scores stay near +-1 (a nearly flat softmax); at 40 they reach
 /// tens, so a kernel that skipped the running maximum or the rescaling would fail.
 Status CheckAttention(k::Elem e, k::AttentionArgs a, double q_scale, size_t smem_limit,
@@ -223,6 +205,12 @@ Status CheckAttention(k::Elem e, k::AttentionArgs a, double q_scale, size_t smem
   ROOFLINE_CUDA_CHECK(cudaDeviceSynchronize());
   if (Status s = Download(&o); !s.ok()) return s;
 
+  // The mask of the CPU runner, which both GPU kernels follow.
+  AttentionSpec spec;
+  spec.q_len = a.q_len;
+  spec.kv_len = a.kv_len;
+  spec.causal = a.causal;
+  spec.window = a.window;
   std::vector<double> ref(static_cast<size_t>(no));
   const int64_t group = a.heads / a.kv_heads;
   const double scale = 1.0 / std::sqrt(static_cast<double>(a.head_dim));
@@ -235,8 +223,8 @@ Status CheckAttention(k::Elem e, k::AttentionArgs a, double q_scale, size_t smem
       for (int64_t i = 0; i < a.q_len; ++i) {
         const double* qi = q.host.data() + ((b * a.heads + h) * a.q_len + i) * a.head_dim;
         double* oi = ref.data() + ((b * a.heads + h) * a.q_len + i) * a.v_dim;
-        int64_t begin = 0, end = 0;
-        VisibleKeys(a, i, &begin, &end);
+        const KeyRange keys = VisibleKeys(spec, i);
+        const int64_t begin = keys.begin, end = keys.end;
         double m = -INFINITY;
         for (int64_t j = begin; j < end; ++j) {
           double dot = 0;

@@ -248,9 +248,9 @@ Tiles ChooseTiles(const AttentionArgs& a, size_t max_bytes) {
   return {};
 }
 
-/// Keys [begin, end) query `q` sees (the CPU runner's VisibleKeys).
-__device__ __forceinline__ void VisibleKeys(const AttentionArgs& a, int64_t q, int64_t* begin,
-                                            int64_t* end) {
+/// Keys [begin, end) query `q` sees (the CPU runner's VisibleKeys); also called by the host.
+__host__ __device__ __forceinline__ void VisibleKeys(const AttentionArgs& a, int64_t q,
+                                                     int64_t* begin, int64_t* end) {
   const int64_t kv = a.kv_len;
   const int64_t pos = kv - a.q_len + q;
   if (a.causal) {
@@ -588,20 +588,7 @@ float* DecodeWorkspace(size_t floats, cudaError_t* err) {
 template <typename T, int DL>
 cudaError_t LaunchDecodeDl(const AttentionArgs& a, cudaStream_t stream) {
   int64_t begin = 0, end = 0;
-  {
-    // The one query sits at position kv_len - 1 (the CPU runner's VisibleKeys).
-    const int64_t kv = a.kv_len, pos = kv - 1;
-    end = kv;
-    if (a.causal) {
-      end = pos + 1 > kv ? kv : pos + 1;
-      if (a.window > 0) begin = end - a.window < 0 ? 0 : end - a.window;
-    } else if (a.window > 0 && a.window < kv) {
-      begin = pos - (a.window - 1) / 2;
-      if (begin > kv - a.window) begin = kv - a.window;
-      if (begin < 0) begin = 0;
-      end = begin + a.window;
-    }
-  }
+  VisibleKeys(a, 0, &begin, &end);  // the one query
   const int64_t keys = end - begin > 0 ? end - begin : 0;
   int device = 0, sms = 0;
   cudaError_t err = cudaGetDevice(&device);
