@@ -4,7 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
+#include <tuple>
 
+#include "roofline/affine_graph.h"
+#include "roofline/efficiency.h"
 #include "roofline/llm.h"
 #include "roofline/model_registry.h"
 #include "roofline/plan.h"
@@ -481,6 +485,142 @@ TEST(GraphCache, SweepPointsEqualFreshEvaluations) {
     ExpectSamePhases(r->points[i].phases, *fresh, "batch " + std::to_string(wi.batch));
     EXPECT_EQ(r->points[i].footprint_bytes, fp.total_bytes());
   }
+}
+
+/// A cost model with expected times (the embedded efficiency data), so that the expected figures
+/// are compared too.
+CostModel ExpectingModel(const Device& d) {
+  static const std::shared_ptr<const EfficiencyData> data = [] {
+    Result<EfficiencyData> r = LoadDefaultEfficiencyData();
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return std::make_shared<const EfficiencyData>(r.ok() ? *r : EfficiencyData{});
+  }();
+  CostOptions o;
+  o.efficiency = data;
+  return CostModel(d, o);
+}
+
+/// Graphs sized by the affine forms of a planned line (GraphCache::PlanLine) give exactly what
+/// graphs built for each point give, for every model family and every line variable, and the
+/// forms are used (not silently replaced by replays) where the builder's sizes are affine.
+TEST(GraphCache, AffineLinesGiveWhatFreshGraphsGive) {
+  const Device d = Dev("h100-sxm");
+  const CostModel model = ExpectingModel(d);
+  struct Line {
+    SweepVariable var;
+    std::vector<int64_t> values;
+  };
+  auto range = [](int64_t lo, int64_t hi, int64_t step) {
+    std::vector<int64_t> v;
+    for (int64_t x = lo; x <= hi; x += step) v.push_back(x);
+    return v;
+  };
+  const std::vector<Line> lines = {
+      {SweepVariable::kBatch, range(1, 397, 12)},
+      {SweepVariable::kPrompt, range(3, 2803, 100)},
+      {SweepVariable::kContext, range(100, 12100, 400)},  // crosses 4096-key sliding windows
+  };
+  for (const char* id : {"llama-2-7b", "mixtral-8x7b", "deepseek-v3", "gemma-2-9b", "gemma-3-1b",
+                         "gpt2", "qwen1.5-moe-a2.7b", "phi-3-mini", "qwen3-30b-a3b"}) {
+    const TransformerConfig c = Preset(id);
+    for (const Line& line : lines) {
+      for (int variant = 0; variant < 2; ++variant) {
+        Workload base;
+        base.prompt = 700;
+        base.context = 3000;
+        if (variant == 1) {  // another structure: eager attention, fused kernels, fp8 cache
+          base.attention = AttentionImpl::kEager;
+          base.fusion = FusionMode::kFused;
+          base.kv_dtype = DType::kFp8;
+        }
+        GraphCache cache;
+        const std::vector<int64_t>& v = line.values;
+        cache.PlanLine(line.var, v.front(), v.back(),
+                       {v[1], v[v.size() / 4], v[v.size() / 2], v[v.size() - 2]});
+        for (int64_t x : v) {
+          Workload w = base;
+          SweepAxis a;
+          a.variable = line.var;
+          a.values = {x};
+          if (line.var == SweepVariable::kBatch) w.batch = x;
+          if (line.var == SweepVariable::kPrompt) w.prompt = x;
+          if (line.var == SweepVariable::kContext) w.context = x;
+          const std::string where = std::string(id) + " " + a.Label(0) +
+                                    (variant == 1 ? " (eager attention, fused, fp8 cache)" : "");
+          MemoryFootprint kept_fp, fresh_fp;
+          Result<std::vector<PhasePoint>> kept =
+              EvaluatePhases(c, w, model, PhaseSelection::kBoth, &kept_fp, &cache);
+          Result<std::vector<PhasePoint>> fresh =
+              EvaluatePhases(c, w, model, PhaseSelection::kBoth, &fresh_fp);
+          ASSERT_EQ(kept.ok(), fresh.ok()) << where;
+          if (!fresh.ok()) continue;
+          ExpectSamePhases(*kept, *fresh, where);
+          for (size_t p = 0; p < kept->size(); ++p) {
+            EXPECT_EQ((*kept)[p].expected_time_s, (*fresh)[p].expected_time_s) << where;
+            EXPECT_EQ((*kept)[p].expected_tokens_per_s, (*fresh)[p].expected_tokens_per_s) << where;
+          }
+          EXPECT_EQ(kept_fp.total_bytes(), fresh_fp.total_bytes()) << where;
+          EXPECT_EQ(kept_fp.workspace_bytes, fresh_fp.workspace_bytes) << where;
+        }
+        // Batch lines are affine for every family: both phase graphs of every point but the
+        // fits' own are sized by their forms.
+        if (line.var == SweepVariable::kBatch) {
+          EXPECT_EQ(cache.affine(), static_cast<int64_t>(2 * v.size())) << id;
+          EXPECT_EQ(cache.replays(), 0) << id;
+        }
+      }
+    }
+  }
+}
+
+/// Where a sliding window bends the cache length inside the line (min(context, 4096)), the fit
+/// is refused and the points are replayed; below the window the same line is affine.
+TEST(GraphCache, ASlidingWindowInsideTheLineIsReplayed) {
+  const TransformerConfig c = Preset("gemma-2-9b");
+  const CostModel model(Dev("h100-sxm"));
+  for (const auto& [lo, hi, affine] :
+       {std::tuple<int64_t, int64_t, bool>{1000, 9000, false}, {100, 4000, true}}) {
+    GraphCache cache;
+    const int64_t mid = (lo + hi) / 2;
+    cache.PlanLine(SweepVariable::kContext, lo, hi, {lo + 100, mid});
+    int64_t points = 0;
+    for (int64_t x = lo; x <= hi; x += 100, ++points) {
+      Workload w;
+      w.context = x;
+      ASSERT_TRUE(EvaluatePhases(c, w, model, PhaseSelection::kDecode, nullptr, &cache).ok());
+    }
+    if (affine) {
+      EXPECT_EQ(cache.affine(), points);
+    } else {
+      EXPECT_EQ(cache.affine(), 0);
+      EXPECT_GE(cache.replays(), points - 1);
+    }
+  }
+}
+
+/// AffineGraph on its own: sizes between the two builds are reproduced; graphs of different
+/// structure, or sizes that do not change by a whole multiple of the step, are refused.
+TEST(AffineGraph, FitsAffineSizesAndRefusesTheRest) {
+  const TransformerConfig c = Preset("llama-2-7b");
+  auto graph = [&](int64_t batch, int64_t tp = 1) {
+    Workload w;
+    w.batch = batch;
+    w.tp = tp;
+    return BuildLlmGraph(c, w, Phase::kDecode).value().graph;
+  };
+  Result<AffineGraph> fit = AffineGraph::Fit(graph(3), 3, graph(43), 43);
+  ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+  EXPECT_GT(fit->forms(), 10u);
+  Graph g = graph(3);
+  for (int64_t b : {4, 17, 42, 43, 3}) {
+    fit->Apply(b, g);
+    EXPECT_TRUE(AffineGraph::Same(g, graph(b))) << b;
+  }
+  EXPECT_FALSE(AffineGraph::Same(graph(3), graph(4)));
+  EXPECT_FALSE(AffineGraph::Fit(graph(3, 1), 3, graph(43, 2), 43).ok());  // all-reduces added
+  // Sizes that change by 40 x per-token over a step of 41: not a whole slope.
+  EXPECT_FALSE(AffineGraph::Fit(graph(3), 3, graph(43), 44).ok());
+  EXPECT_FALSE(AffineGraph::Fit(graph(3), 3, graph(3), 3).ok());
 }
 
 }  // namespace

@@ -139,6 +139,10 @@ class CostModel {
   /// Cost of a kernel (one or more fused ops of `graph`). `trace`, when given, receives the
   /// derivation of every FLOP and byte figure.
   KernelCost Evaluate(const Graph& graph, const Kernel& kernel, Trace* trace = nullptr) const;
+  /// The same into `out` (no trace), for a kernel already classified as `cls`: what a sweep
+  /// repeats per point, reusing `out`'s storage.
+  void EvaluateInto(const Graph& graph, const Kernel& kernel, KernelClass cls,
+                    KernelCost& out) const;
 
   /// The expected time of a kernel whose bound is `cost` (needs efficiency data; see
   /// CostOptions). `trace`, when given, receives its derivation.
@@ -188,6 +192,9 @@ class CostModel {
   std::shared_ptr<const struct LevelModel> levels_;   ///< tiling view of device->memory
   std::array<std::array<int, 9>, 2> engine_table_{};  ///< [tensor?][dtype] -> ceiling index
   void SetUpExpected();  ///< fills the used ceilings from options_.efficiency
+  /// Evaluate's work into `c` (reset first); `cls` null: classified here when needed.
+  void Fill(const Graph& graph, const Kernel& kernel, const KernelClass* cls, Trace* trace,
+            KernelCost& c) const;
 
   std::vector<UsedCeiling> used_compute_, used_memory_, used_links_, used_link_latency_;
   int64_t sm_count_ = 0;

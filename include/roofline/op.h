@@ -41,6 +41,8 @@ struct MatmulSpec {
 
   /// Tokens routed (m / expert_top_k) and the expected number of distinct experts they touch.
   double ExpertsTouched() const;
+
+  friend bool operator==(const MatmulSpec&, const MatmulSpec&) = default;
 };
 
 /// Fused (FlashAttention-style) attention: softmax(Q K^T / sqrt(d)) V in one kernel.
@@ -62,6 +64,8 @@ struct AttentionSpec {
   bool v_in_k = false;
 
   int64_t v_dim() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
+
+  friend bool operator==(const AttentionSpec&, const AttentionSpec&) = default;
 };
 
 /// out = f(in_0, ..., in_{inputs-1}) element by element.
@@ -77,6 +81,8 @@ struct ElementwiseSpec {
   std::vector<double> input_elements;
   /// Dtype of each input when it differs from `dtype` (parallel to input_elements; may be empty).
   std::vector<DType> input_dtypes;
+
+  friend bool operator==(const ElementwiseSpec&, const ElementwiseSpec&) = default;
 };
 
 enum class NormKind { kRms, kLayer };
@@ -88,6 +94,8 @@ struct NormSpec {
   NormKind kind = NormKind::kRms;
   DType dtype = DType::kBf16;
   bool affine = true;  ///< has a weight (and for LayerNorm a bias) of `cols` elements
+
+  friend bool operator==(const NormSpec&, const NormSpec&) = default;
 };
 
 /// Softmax over the last dimension.
@@ -95,6 +103,8 @@ struct SoftmaxSpec {
   double rows = 1;
   int64_t cols = 1;
   DType dtype = DType::kBf16;
+
+  friend bool operator==(const SoftmaxSpec&, const SoftmaxSpec&) = default;
 };
 
 /// Row gather from a table (token embeddings).
@@ -103,6 +113,8 @@ struct EmbeddingSpec {
   int64_t vocab = 1;
   int64_t dim = 1;
   DType dtype = DType::kBf16;
+
+  friend bool operator==(const EmbeddingSpec&, const EmbeddingSpec&) = default;
 };
 
 /// 2-D convolution, NCHW, as an implicit GEMM.
@@ -127,6 +139,8 @@ struct Conv2dSpec {
 
   int64_t out_height() const;
   int64_t out_width() const;
+
+  friend bool operator==(const Conv2dSpec&, const Conv2dSpec&) = default;
 };
 
 enum class CollectiveKind {
@@ -146,6 +160,8 @@ struct CollectiveSpec {
   int64_t devices = 2;
   std::string link;  ///< empty: the device's primary link
   DType dtype = DType::kBf16;
+
+  friend bool operator==(const CollectiveSpec&, const CollectiveSpec&) = default;
 };
 
 using OpSpec = std::variant<MatmulSpec, AttentionSpec, ElementwiseSpec, NormSpec, SoftmaxSpec,

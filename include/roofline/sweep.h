@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "roofline/affine_graph.h"
 #include "roofline/cost.h"
 #include "roofline/graph_analysis.h"
 #include "roofline/kernel_class.h"
@@ -173,16 +174,39 @@ class GraphCache {
     LlmGraph graph;
     FusionMode fusion = FusionMode::kEager;
     GraphCosts analysis;
+    /// The line the graph was fitted on (PlanLine): its workload, and the forms when the fit
+    /// and its checks held (none: re-sized by replay on this line).
+    bool line_tried = false;
+    Workload line_base;
+    std::optional<AffineGraph> affine;
+    int64_t tokens_at_lo = 0, tokens_slope = 0;  ///< LlmGraph::tokens along the line
   };
   Result<Entry*> Get(const TransformerConfig& config, const Workload& workload, Phase phase,
                      int slot);
 
+  /// The coming workloads form lines along `variable` (batch, prompt or context) over
+  /// [lo, hi]: the first workload of a line fits each graph's sizes as affine in the variable
+  /// (AffineGraph, from builds at lo and hi), checks the forms against builds at `checks`
+  /// (values inside the range, e.g. the second and the middle one), and re-sizes the graph by
+  /// them for every other point of the line. A line whose fit or check fails is replayed.
+  void PlanLine(SweepVariable variable, int64_t lo, int64_t hi, std::vector<int64_t> checks);
+  /// Back to replaying every workload (no line planned).
+  void EndLines() { line_ = false; }
+
   int64_t builds() const { return builds_; }    ///< graphs built from scratch
-  int64_t replays() const { return replays_; }  ///< graphs re-sized
+  int64_t replays() const { return replays_; }  ///< graphs re-sized by replaying the builder
+  int64_t affine() const { return affine_; }    ///< graphs re-sized by their affine forms
 
  private:
+  /// Fits entry `e` on the line through `w`; false when it does not hold.
+  bool FitLine(const TransformerConfig& config, const Workload& w, Phase phase, Entry& e);
+
   std::array<Entry, 4> entries_;  ///< [slot * 2 + phase]
-  int64_t builds_ = 0, replays_ = 0;
+  int64_t builds_ = 0, replays_ = 0, affine_ = 0;
+  bool line_ = false;
+  SweepVariable line_variable_ = SweepVariable::kBatch;
+  int64_t line_lo_ = 0, line_hi_ = 0;
+  std::vector<int64_t> line_checks_;
 };
 
 /// Evaluates one workload (no sweep): the per-phase figures a sweep point holds.

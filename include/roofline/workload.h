@@ -50,6 +50,8 @@ struct Workload {
   int64_t Stages() const { return pp > 0 ? pp : 1; }
   /// Chips per model replica: tensor-parallel degree times pipeline stages.
   int64_t Chips() const { return tp * Stages(); }
+
+  friend bool operator==(const Workload&, const Workload&) = default;
 };
 
 /// Checks the knobs on their own (positive sizes, sane ranges). Fields are named as flags.

@@ -37,7 +37,7 @@ void CostKernels(const Graph& graph, const CostModel& model, GraphCosts& g, bool
       g.costs[i] = model.Evaluate(graph, g.kernels[i], &trace);
       g.traces.push_back(std::move(trace.lines));
     } else {
-      g.costs[i] = model.Evaluate(graph, g.kernels[i]);
+      model.EvaluateInto(graph, g.kernels[i], g.classes[i], g.costs[i]);
     }
     const KernelCost& c = g.costs[i];
     const double r = static_cast<double>(c.repeat);

@@ -103,6 +103,21 @@ void Apply(Workload& w, const SweepAxis& axis, size_t i) {
   }
 }
 
+int64_t IntOf(const Workload& w, SweepVariable v) {
+  switch (v) {
+    case SweepVariable::kBatch:
+      return w.batch;
+    case SweepVariable::kPrompt:
+      return w.prompt;
+    case SweepVariable::kContext:
+      return w.context;
+    case SweepVariable::kTp:
+      return w.tp;
+    default:
+      return 0;
+  }
+}
+
 void ApplyInt(Workload& w, SweepVariable v, int64_t value) {
   SweepAxis a;
   a.variable = v;
@@ -274,9 +289,85 @@ Result<SweepAxis> ParseSweepAxis(const std::string& spec) {
   return axis;
 }
 
+void GraphCache::PlanLine(SweepVariable variable, int64_t lo, int64_t hi,
+                          std::vector<int64_t> checks) {
+  line_ = IsInteger(variable) && variable != SweepVariable::kTp && lo < hi;
+  line_variable_ = variable;
+  line_lo_ = lo;
+  line_hi_ = hi;
+  line_checks_ = std::move(checks);
+  for (Entry& e : entries_) {
+    e.line_tried = false;
+    e.affine.reset();
+  }
+}
+
+bool GraphCache::FitLine(const TransformerConfig& c, const Workload& w, Phase phase, Entry& e) {
+  e.line_tried = true;
+  e.line_base = w;
+  e.affine.reset();
+  auto build_at = [&](int64_t v) {
+    Workload wv = w;
+    ApplyInt(wv, line_variable_, v);
+    ++builds_;
+    return BuildLlmGraph(c, wv, phase);
+  };
+  Result<LlmGraph> lo = build_at(line_lo_);
+  Result<LlmGraph> hi = build_at(line_hi_);
+  if (!lo.ok() || !hi.ok()) return false;
+  Result<AffineGraph> fit = AffineGraph::Fit(lo->graph, line_lo_, hi->graph, line_hi_);
+  const int64_t dv = line_hi_ - line_lo_;
+  const int64_t dt = hi->tokens - lo->tokens;
+  if (!fit.ok() || dt % dv != 0) return false;
+  const int64_t tokens_slope = dt / dv;
+  // The forms must reproduce the builder inside the range too (a sliding window bends a size).
+  for (int64_t v : line_checks_) {
+    if (v <= line_lo_ || v >= line_hi_) continue;
+    Result<LlmGraph> built = build_at(v);
+    if (!built.ok()) return false;
+    Graph sized = lo->graph;
+    fit->Apply(v, sized);
+    if (!AffineGraph::Same(sized, built->graph) ||
+        built->tokens != lo->tokens + tokens_slope * (v - line_lo_)) {
+      return false;
+    }
+  }
+  e.graph = std::move(lo).value();
+  e.fusion = w.fusion;
+  e.analysis = GraphCosts{};
+  e.analysis.kernels = Fuse(e.graph.graph, w.fusion);
+  for (const Kernel& k : e.analysis.kernels) {
+    e.analysis.classes.push_back(ClassOf(e.graph.graph, k));
+  }
+  e.built = true;
+  e.affine = std::move(fit).value();
+  e.tokens_at_lo = e.graph.tokens;
+  e.tokens_slope = tokens_slope;
+  return true;
+}
+
 Result<GraphCache::Entry*> GraphCache::Get(const TransformerConfig& c, const Workload& w,
                                            Phase phase, int slot) {
   Entry& e = entries_[static_cast<size_t>(slot * 2 + (phase == Phase::kDecode ? 1 : 0))];
+  if (line_) {
+    const int64_t v = IntOf(w, line_variable_);
+    if (v >= line_lo_ && v <= line_hi_) {
+      // The same line: every workload field but the variable agrees with the fitted one.
+      bool same_line = e.line_tried;
+      if (same_line) {
+        Workload x = w;
+        ApplyInt(x, line_variable_, IntOf(e.line_base, line_variable_));
+        same_line = x == e.line_base;
+      }
+      if (!same_line) FitLine(c, w, phase, e);
+      if (e.affine.has_value() && (same_line || e.line_base == w)) {
+        e.affine->Apply(v, e.graph.graph);
+        e.graph.tokens = e.tokens_at_lo + e.tokens_slope * (v - line_lo_);
+        ++affine_;
+        return &e;
+      }
+    }
+  }
   if (e.built && e.fusion == w.fusion && ReplayLlmGraph(c, w, e.graph).ok()) {
     ++replays_;
     return &e;
@@ -461,10 +552,27 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
       total < 64 ? 1 : std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), 16);
   std::vector<std::thread> pool;
   std::vector<GraphCache> caches(threads - 1);  // the calling thread uses main_cache
+  // The grid's rows run along the last axis: where it varies batch, prompt or context, each
+  // row's graphs are sized by affine forms fitted once per row (GraphCache::PlanLine). A device
+  // that chooses its stages per point changes the graph's structure along a row: replayed.
+  const SweepAxis& inner = axes.back();
+  const bool lines = IsInteger(inner.variable) && inner.variable != SweepVariable::kTp &&
+                     inner.size() >= 16 && !(d.model_split.has_value() && base.pp == 0);
+  if (lines) {
+    const std::vector<int64_t> checks = {inner.values[1], inner.values[inner.size() / 4],
+                                         inner.values[inner.size() / 2],
+                                         inner.values[inner.size() - 2]};
+    main_cache.PlanLine(inner.variable, inner.values.front(), inner.values.back(), checks);
+    for (GraphCache& cache : caches) {
+      cache.PlanLine(inner.variable, inner.values.front(), inner.values.back(), checks);
+    }
+  }
   for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker, std::ref(caches[t - 1]));
   worker(main_cache);
   for (std::thread& t : pool) t.join();
   if (!first_error.ok()) return first_error;
+  // Bisecting along the first axis of two would fit a line per evaluation: replay instead.
+  if (axes.size() == 2) main_cache.EndLines();
   auto point = [&](size_t i, size_t j) -> const SweepPoint& { return r.points[i * n1 + j]; };
   // The chip count is tracked when the device chooses it (a model split, no --pp).
   const bool chips_tracked = d.model_split.has_value() && base.pp == 0;
@@ -489,8 +597,8 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
         return idx;
       };
       auto pt = [&](size_t k) -> const SweepPoint& {
-        const auto idx = at_index(k);
-        return axes.size() == 2 ? point(idx[0], idx[1]) : point(idx[0], 0);
+        if (axes.size() == 1) return point(k, 0);
+        return along == 0 ? point(k, line) : point(line, k);
       };
       const std::optional<size_t> at =
           axes.size() == 2 ? std::optional<size_t>(line) : std::nullopt;
@@ -501,7 +609,8 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
       // points and is not bisected.
       const bool bisect = integer && ax.variable != SweepVariable::kTp;
       for (const SignalId& id : SignalsOf(pt(0), comm_tracked, chips_tracked)) {
-        const bool memory_signal = id.kind == SignalKind::kCapacity || id.kind == SignalKind::kChips;
+        const bool memory_signal =
+            id.kind == SignalKind::kCapacity || id.kind == SignalKind::kChips;
         // Prefill does not depend on the decode context.
         if (ax.variable == SweepVariable::kContext && !memory_signal &&
             id.phase == Phase::kPrefill) {

@@ -105,10 +105,27 @@ int CostModel::ResolveEngine(const EngineKey& key) const {
 }
 
 KernelCost CostModel::Evaluate(const Graph& graph, const Kernel& kernel, Trace* trace) const {
+  KernelCost c;
+  Fill(graph, kernel, nullptr, trace, c);
+  return c;
+}
+
+void CostModel::EvaluateInto(const Graph& graph, const Kernel& kernel, KernelClass cls,
+                             KernelCost& out) const {
+  Fill(graph, kernel, &cls, nullptr, out);
+}
+
+void CostModel::Fill(const Graph& graph, const Kernel& kernel, const KernelClass* cls, Trace* trace,
+                     KernelCost& c) const {
   const LevelModel& lv = *levels_;
 
-  KernelCost c;
-  c.name = kernel.name;
+  {
+    // Reset every figure but keep the name's storage (a sweep refills the same costs).
+    std::string name = std::move(c.name);
+    c = KernelCost{};
+    c.name = std::move(name);
+  }
+  c.name.assign(kernel.name);
   c.repeat = kernel.repeat;
   c.num_levels = lv.num_levels;
 
@@ -166,10 +183,11 @@ KernelCost CostModel::Evaluate(const Graph& graph, const Kernel& kernel, Trace* 
         }
       }
       if (trace && dropped > 0) {
-        trace->Add(fmt::format("  {} holds only weights: the {} B of other operands above cross "
-                               "only {}; {} carries {} B",
-                               device_->memory[0].name, Sci(dropped), device_->memory[1].name,
-                               device_->memory[0].name, Sci(kept)));
+        trace->Add(
+            fmt::format("  {} holds only weights: the {} B of other operands above cross "
+                        "only {}; {} carries {} B",
+                        device_->memory[0].name, Sci(dropped), device_->memory[1].name,
+                        device_->memory[0].name, Sci(kept)));
       }
     }
     for (int j = 0; j < w.num_operands; ++j) {
@@ -287,9 +305,8 @@ KernelCost CostModel::Evaluate(const Graph& graph, const Kernel& kernel, Trace* 
   }
   if (has_expected()) {
     c.has_expected = true;
-    c.expected = Expect(graph, kernel, ClassOf(graph, kernel), c, trace);
+    c.expected = Expect(graph, kernel, cls != nullptr ? *cls : ClassOf(graph, kernel), c, trace);
   }
-  return c;
 }
 
 int CostModel::DominantEngine(const KernelCost& c) const {
@@ -356,7 +373,8 @@ std::vector<std::pair<std::string, double>> UntimedFlops(const std::vector<Kerne
       const EngineTerm& t = c.engines[e];
       if (t.ceiling >= 0 || !(t.flops > 0)) continue;
       const std::string name = t.requested.Name();
-      auto it = std::find_if(out.begin(), out.end(), [&](const auto& p) { return p.first == name; });
+      auto it =
+          std::find_if(out.begin(), out.end(), [&](const auto& p) { return p.first == name; });
       if (it == out.end()) it = out.insert(out.end(), {name, 0.0});
       it->second += t.flops * static_cast<double>(c.repeat);
     }

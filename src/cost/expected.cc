@@ -107,7 +107,8 @@ void CostModel::SetUpExpected() {
       const auto& first = e.collective_latency.front();
       u.value = first.step_s.value;
       u.figure.provenance = Provenance::kAssumed;
-      u.figure.note = "as measured on " + first.device + " " + first.link + ": " + first.step_s.source;
+      u.figure.note =
+          "as measured on " + first.device + " " + first.link + ": " + first.step_s.source;
     }
     u.value = std::max(u.value, l.latency_s());  // never below the device file's own latency
     u.figure.value = u.value;
@@ -125,7 +126,8 @@ double CostModel::MatmulEfficiency(double m, double n, double k, double batch,
   // Fewer rows than the smallest tile (decode's skinny products): GEMV and skinny-M kernels
   // cover them without padding the rows.
   int64_t smallest_m = options_.efficiency->matmul_tiles.front().m;
-  for (const MatmulTile& t : options_.efficiency->matmul_tiles) smallest_m = std::min(smallest_m, t.m);
+  for (const MatmulTile& t : options_.efficiency->matmul_tiles)
+    smallest_m = std::min(smallest_m, t.m);
   const bool skinny = m < static_cast<double>(smallest_m);
   for (const MatmulTile& t : options_.efficiency->matmul_tiles) {
     const double tm = skinny ? m : static_cast<double>(t.m), tn = static_cast<double>(t.n);
@@ -137,7 +139,8 @@ double CostModel::MatmulEfficiency(double m, double n, double k, double batch,
       // Fewer tiles than SMs: k is split so that more of them work (split-K).
       double tiles = rows * cols * batch;
       const double sms = static_cast<double>(sm_count_);
-      if (tiles < sms) tiles *= std::max(1.0, std::min(std::floor(sms / tiles), std::floor(k / 256)));
+      if (tiles < sms)
+        tiles *= std::max(1.0, std::min(std::floor(sms / tiles), std::floor(k / 256)));
       eff *= tiles / (std::ceil(tiles / sms) * sms);
     }
     if (eff > best) {
@@ -161,7 +164,7 @@ ExpectedCost CostModel::Expect(const Graph& graph, const Kernel& kernel, KernelC
   double m = 0, n = 0, k = 0, batch = 0;
   if (forced > 0) {
     e.efficiency = forced;
-    why = fmt::format("--efficiency {}", Percent(forced));
+    if (trace) why = fmt::format("--efficiency {}", Percent(forced));
   } else if (cls == KernelClass::kAttention && HasFusedAttention(graph, kernel) &&
              !data.flash_attention.empty()) {
     const EfficiencyData::DeviceFigure* f = &data.flash_attention.front();
@@ -169,20 +172,22 @@ ExpectedCost CostModel::Expect(const Graph& graph, const Kernel& kernel, KernelC
       if (entry.device == device_->id) f = &entry;
     }
     e.efficiency = f->figure.value;
-    why = fmt::format("fused attention at {} of the dense matmul ceiling ({}{})",
-                      Percent(e.efficiency), f->figure.source,
-                      f->device == device_->id ? ""
-                                               : "; measured on " + f->device + ", assumed here");
+    if (trace)
+      why = fmt::format(
+          "fused attention at {} of the dense matmul ceiling ({}{})", Percent(e.efficiency),
+          f->figure.source,
+          f->device == device_->id ? "" : "; measured on " + f->device + ", assumed here");
   } else if ((cls == KernelClass::kMatmul || cls == KernelClass::kAttention) &&
              MatmulShape(graph, kernel, m, n, k, batch)) {
     MatmulTile tile;
     e.efficiency = MatmulEfficiency(m, n, k, batch, &tile);
-    why = sm_count_ > 0
-              ? fmt::format("tile {}x{} and wave quantization of a {}x{} output x{} over {} SMs",
-                            tile.m, tile.n, m, n, batch, sm_count_)
-              : fmt::format("tile {}x{} quantization of a {}x{} output (no SM count listed)",
-                            tile.m, tile.n, m, n);
-  } else {
+    if (trace)
+      why = sm_count_ > 0
+                ? fmt::format("tile {}x{} and wave quantization of a {}x{} output x{} over {} SMs",
+                              tile.m, tile.n, m, n, batch, sm_count_)
+                : fmt::format("tile {}x{} quantization of a {}x{} output (no SM count listed)",
+                              tile.m, tile.n, m, n);
+  } else if (trace) {
     why = "no shape penalty (not a matmul)";
   }
 
@@ -266,8 +271,7 @@ ExpectedCost CostModel::Expect(const Graph& graph, const Kernel& kernel, KernelC
     trace->Add(fmt::format("Expected = largest term {} + overhead {} = {} ({} the bound {}){}",
                            Seconds(e.roofline_s), Seconds(e.overhead_s), Seconds(e.time_s),
                            c.time_s > 0 ? fmt::format("{:.2f}x", e.time_s / c.time_s) : "-",
-                           Seconds(c.time_s),
-                           launch_bound ? " -> overhead (launch-bound)" : ""));
+                           Seconds(c.time_s), launch_bound ? " -> overhead (launch-bound)" : ""));
   }
   return e;
 }
