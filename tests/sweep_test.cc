@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <tuple>
 
 #include "roofline/affine_graph.h"
@@ -621,6 +622,44 @@ TEST(AffineGraph, FitsAffineSizesAndRefusesTheRest) {
   // Sizes that change by 40 x per-token over a step of 41: not a whole slope.
   EXPECT_FALSE(AffineGraph::Fit(graph(3), 3, graph(43), 44).ok());
   EXPECT_FALSE(AffineGraph::Fit(graph(3), 3, graph(3), 3).ok());
+}
+
+/// The sweep JSON writes its points directly; reading the document back and dumping it as
+/// nlohmann::json does (sorted keys, two-space indent, shortest round-trip numbers) gives the
+/// same text, for one and two axes, dtype axes, expected times, chip counts and tp.
+TEST(SweepJson, PointsWrittenDirectlyEqualTheDocumentDump) {
+  struct Case {
+    const char* model;
+    const char* device;
+    std::vector<std::string> axes;
+    bool expected;
+    int64_t tp;
+  };
+  const std::vector<Case> cases = {
+      {"llama-2-7b", "h100-sxm", {"batch=1:300:+7"}, true, 1},
+      {"llama-3-8b", "h100-sxm", {"context=1024:131072:x2", "kv-dtype=bf16,fp8"}, false, 1},
+      {"mixtral-8x7b", "a100-sxm-80gb", {"tp=1,2,4,8"}, true, 1},
+      {"llama-3-70b", "groq-lpu", {"batch=1:64:x2"}, false, 1},
+      {"llama-3-70b", "h100-sxm", {"prompt=128:8192:x2", "batch=1,4,16"}, true, 4},
+  };
+  for (const Case& k : cases) {
+    const Device& d = Dev(k.device);
+    const CostModel model = k.expected ? ExpectingModel(d) : CostModel(d);
+    std::vector<SweepAxis> axes;
+    for (const std::string& a : k.axes) axes.push_back(ParseSweepAxis(a).value());
+    Workload w;
+    w.tp = k.tp;
+    Result<SweepResult> r = RunSweep(Preset(k.model), w, model, PhaseSelection::kBoth, axes);
+    ASSERT_TRUE(r.ok()) << k.model << ": " << r.status().ToString();
+    const std::string text = RenderSweepJson(*r, k.model, d.id);
+    const nlohmann::json doc = nlohmann::json::parse(text);
+    EXPECT_EQ(doc.dump(2) + "\n", text) << k.model << " " << k.axes[0];
+    EXPECT_EQ(doc["points"].size(), r->points.size());
+  }
+  // No points: an empty array.
+  SweepResult empty;
+  const std::string text = RenderSweepJson(empty, "m", "d");
+  EXPECT_EQ(nlohmann::json::parse(text).dump(2) + "\n", text);
 }
 
 }  // namespace

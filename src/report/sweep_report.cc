@@ -1,7 +1,12 @@
 // Reports of `roofline sweep`.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <string_view>
+#include <vector>
 
 #include "roofline/report.h"
 #include "roofline/units.h"
@@ -46,6 +51,142 @@ const SweepPoint* PointAt(const SweepResult& r, size_t axis, const std::optional
   }
   const size_t idx = i * n1 + j;
   return idx < r.points.size() ? &r.points[idx] : nullptr;
+}
+
+/// A number as nlohmann::json's dump(2) writes it: the shortest text that reads back to the
+/// same double, "null" when not finite.
+void AppendNumber(std::string& out, double x) {
+  if (!std::isfinite(x)) {
+    out += "null";
+    return;
+  }
+  std::array<char, 64> buf{};
+  const char* end = nlohmann::detail::to_chars(buf.data(), buf.data() + buf.size(), x);
+  out.append(buf.data(), static_cast<size_t>(end - buf.data()));
+}
+
+/// The sweep's points as the JSON array `json::dump(2)` writes at the document's first level
+/// (keys sorted, two spaces per level); tests/sweep_test.cc reads it back and dumps it again.
+void AppendPointsJson(const SweepResult& r, std::string& out) {
+  if (r.points.empty()) {
+    out += "[]";
+    return;
+  }
+  auto quoted = [](std::string_view text) { return json(std::string(text)).dump(); };
+  // Verdict names, quoted once each.
+  std::vector<std::pair<Verdict, std::string>> names;
+  auto name = [&](const Verdict& v) -> const std::string& {
+    for (const auto& [k, text] : names) {
+      if (k == v) return text;
+    }
+    names.emplace_back(v, quoted(r.names.Name(v)));
+    return names.back().second;
+  };
+  // A point's keys in sorted order: the axes' variables and the fixed ones.
+  enum class Field { kAxis, kCapacity, kChips, kFits, kFootprint, kPhases };
+  struct Key {
+    std::string key;
+    Field field;
+    size_t axis = 0;
+  };
+  std::vector<Key> keys = {{"capacity_bytes", Field::kCapacity},
+                           {"fits", Field::kFits},
+                           {"footprint_bytes", Field::kFootprint},
+                           {"phases", Field::kPhases}};
+  if (r.chips_tracked) keys.push_back({"chips", Field::kChips});
+  for (size_t a = 0; a < r.axes.size(); ++a) {
+    keys.push_back({std::string(NameOf(r.axes[a].variable)), Field::kAxis, a});
+  }
+  std::sort(keys.begin(), keys.end(), [](const Key& x, const Key& y) { return x.key < y.key; });
+  // Axis values as text, once per value.
+  std::vector<std::vector<std::string>> axis_text(r.axes.size());
+  for (size_t a = 0; a < r.axes.size(); ++a) {
+    for (size_t i = 0; i < r.axes[a].size(); ++i) {
+      axis_text[a].push_back(IsInteger(r.axes[a].variable) ? std::to_string(r.axes[a].values[i])
+                                                           : quoted(NameOf(r.axes[a].dtypes[i])));
+    }
+  }
+  // Kernel classes in the order of their names.
+  std::vector<int> classes(kNumClasses);
+  for (int c = 0; c < kNumClasses; ++c) classes[static_cast<size_t>(c)] = c;
+  std::sort(classes.begin(), classes.end(), [](int x, int y) {
+    return NameOf(static_cast<KernelClass>(x)) < NameOf(static_cast<KernelClass>(y));
+  });
+  std::vector<std::string> class_keys(kNumClasses);
+  for (int c = 0; c < kNumClasses; ++c) {
+    class_keys[static_cast<size_t>(c)] = quoted(NameOf(static_cast<KernelClass>(c))) + ": ";
+  }
+  const std::string prefill = quoted(NameOf(Phase::kPrefill));
+  const std::string decode = quoted(NameOf(Phase::kDecode));
+  auto number = [&](const char* key, double x) {
+    out += key;
+    AppendNumber(out, x);
+  };
+  out += "[\n";
+  for (size_t pi = 0; pi < r.points.size(); ++pi) {
+    const SweepPoint& p = r.points[pi];
+    out += "    {\n";
+    for (size_t k = 0; k < keys.size(); ++k) {
+      out += "      \"";
+      out += keys[k].key;
+      out += "\": ";
+      switch (keys[k].field) {
+        case Field::kAxis:
+          out += axis_text[keys[k].axis][p.index[keys[k].axis]];
+          break;
+        case Field::kCapacity:
+          AppendNumber(out, p.capacity_bytes);
+          break;
+        case Field::kChips:
+          out += std::to_string(p.chips);
+          break;
+        case Field::kFits:
+          out += p.fits ? "true" : "false";
+          break;
+        case Field::kFootprint:
+          AppendNumber(out, p.footprint_bytes);
+          break;
+        case Field::kPhases:
+          if (p.phases.empty()) {
+            out += "[]";
+            break;
+          }
+          out += "[\n";
+          for (size_t q = 0; q < p.phases.size(); ++q) {
+            const PhasePoint& ph = p.phases[q];
+            out += "        {\n          \"bound\": ";
+            out += name(ph.bound);
+            out += ",\n          \"class_bounds\": ";
+            bool any = false;
+            for (int c : classes) {
+              if (!ph.class_bound[static_cast<size_t>(c)].has_value()) continue;
+              out += any ? ",\n            " : "{\n            ";
+              out += class_keys[static_cast<size_t>(c)];
+              out += name(*ph.class_bound[static_cast<size_t>(c)]);
+              any = true;
+            }
+            out += any ? "\n          }" : "{}";
+            number(",\n          \"comm_bound_time_s\": ", ph.comm_bound_s);
+            number(",\n          \"compute_bound_time_s\": ", ph.compute_bound_s);
+            if (ph.has_expected) {
+              number(",\n          \"expected_time_s\": ", ph.expected_time_s);
+              number(",\n          \"expected_tokens_per_s\": ", ph.expected_tokens_per_s);
+            }
+            number(",\n          \"memory_bound_time_s\": ", ph.memory_bound_s);
+            out += ",\n          \"phase\": ";
+            out += ph.phase == Phase::kPrefill ? prefill : decode;
+            number(",\n          \"time_s\": ", ph.time_s);
+            number(",\n          \"tokens_per_s\": ", ph.tokens_per_s);
+            out += q + 1 < p.phases.size() ? "\n        },\n" : "\n        }\n";
+          }
+          out += "      ]";
+          break;
+      }
+      out += k + 1 < keys.size() ? ",\n" : "\n";
+    }
+    out += pi + 1 < r.points.size() ? "    },\n" : "    }\n";
+  }
+  out += "  ]";
 }
 
 }  // namespace
@@ -107,10 +248,11 @@ SweepLine Describe(const Crossover& x, const SweepResult& r) {
     const SweepPoint* before = PointAt(r, x.axis, x.at, x.grid - 1);
     l.sentence =
         !x.to.yes && r.chips_tracked
-            ? fmt::format("no count of pipeline stages (up to {}) holds the model in chips of {} "
-                          "from {} {} {} on{}",
-                          kMaxStagesCount, Si(before != nullptr ? before->capacity_bytes : 0, "B"),
-                          l.variable, op, l.value, where)
+            ? fmt::format(
+                  "no count of pipeline stages (up to {}) holds the model in chips of {} "
+                  "from {} {} {} on{}",
+                  kMaxStagesCount, Si(before != nullptr ? before->capacity_bytes : 0, "B"),
+                  l.variable, op, l.value, where)
         : !x.to.yes
             ? fmt::format("weights + KV cache + workspace no longer fit {} x {} at {} {} {}{}",
                           Si(before != nullptr ? before->capacity_bytes : 0, "B"), r.tp, l.variable,
@@ -119,13 +261,13 @@ SweepLine Describe(const Crossover& x, const SweepResult& r) {
                           l.value, where);
   } else if (x.signal.kind == SignalKind::kChips) {
     auto count = [](int64_t n) { return n < 0 ? std::string("none") : std::to_string(n); };
-    l.sentence = fmt::format("the chips that hold the model go from {} to {} at {} {} {}{}",
-                             count(x.from.count), count(x.to.count), l.variable, op, l.value,
-                             where);
-  } else if (x.signal.kind == SignalKind::kCommWall) {
     l.sentence =
-        fmt::format("{}: {} time {} compute time at {} {} {}{}", NameOf(x.signal.phase), CommNoun(r),
-                    x.to.yes ? "exceeds" : "drops below", l.variable, op, l.value, where);
+        fmt::format("the chips that hold the model go from {} to {} at {} {} {}{}",
+                    count(x.from.count), count(x.to.count), l.variable, op, l.value, where);
+  } else if (x.signal.kind == SignalKind::kCommWall) {
+    l.sentence = fmt::format("{}: {} time {} compute time at {} {} {}{}", NameOf(x.signal.phase),
+                             CommNoun(r), x.to.yes ? "exceeds" : "drops below", l.variable, op,
+                             l.value, where);
   } else {
     l.sentence =
         fmt::format("{} {} {} at {} {} {}{} ({} before)", l.what, Verb(l.what, "becomes"),
@@ -153,11 +295,10 @@ SweepLine Describe(const NeverFlips& n, const SweepResult& r) {
     return l;
   }
   if (n.signal.kind == SignalKind::kChips) {
-    l.sentence = n.value.count < 0
-                     ? fmt::format("no chip count holds the model at any swept {}{}", l.variable,
-                                   at_text)
-                     : fmt::format("{} chips hold the model at every swept {}{}", n.value.count,
-                                   l.variable, at_text);
+    l.sentence = n.value.count < 0 ? fmt::format("no chip count holds the model at any swept {}{}",
+                                                 l.variable, at_text)
+                                   : fmt::format("{} chips hold the model at every swept {}{}",
+                                                 n.value.count, l.variable, at_text);
     return l;
   }
   const bool wall = n.signal.kind == SignalKind::kCommWall;
@@ -176,8 +317,9 @@ SweepLine Describe(const NeverFlips& n, const SweepResult& r) {
       break;
     case NeverFlips::Reach::kAnyValue: {
       if (wall) {
-        l.sentence = fmt::format("{}: {} time stays {} compute time at any {}{}",
-                                 NameOf(n.signal.phase), CommNoun(r), wall_side, l.variable, at_text);
+        l.sentence =
+            fmt::format("{}: {} time stays {} compute time at any {}{}", NameOf(n.signal.phase),
+                        CommNoun(r), wall_side, l.variable, at_text);
         break;
       }
       std::string why;
@@ -324,49 +466,6 @@ std::string RenderSweepJson(const SweepResult& r, const std::string& model,
     axes.push_back(ax);
   }
   j["axes"] = axes;
-  json points = json::array();
-  for (const SweepPoint& p : r.points) {
-    json jp;
-    for (size_t a = 0; a < r.axes.size(); ++a) {
-      const SweepAxis& ax = r.axes[a];
-      if (IsInteger(ax.variable)) {
-        jp[std::string(NameOf(ax.variable))] = ax.values[p.index[a]];
-      } else {
-        jp[std::string(NameOf(ax.variable))] = std::string(NameOf(ax.dtypes[p.index[a]]));
-      }
-    }
-    json phases = json::array();
-    for (const PhasePoint& ph : p.phases) {
-      json q;
-      q["phase"] = std::string(NameOf(ph.phase));
-      q["time_s"] = ph.time_s;
-      q["bound"] = r.names.Name(ph.bound);
-      q["tokens_per_s"] = ph.tokens_per_s;
-      q["compute_bound_time_s"] = ph.compute_bound_s;
-      q["memory_bound_time_s"] = ph.memory_bound_s;
-      q["comm_bound_time_s"] = ph.comm_bound_s;
-      if (ph.has_expected) {
-        q["expected_time_s"] = ph.expected_time_s;
-        q["expected_tokens_per_s"] = ph.expected_tokens_per_s;
-      }
-      json classes = json::object();
-      for (int c = 0; c < kNumClasses; ++c) {
-        if (ph.class_bound[c].has_value()) {
-          classes[std::string(NameOf(static_cast<KernelClass>(c)))] =
-              r.names.Name(*ph.class_bound[c]);
-        }
-      }
-      q["class_bounds"] = classes;
-      phases.push_back(q);
-    }
-    jp["phases"] = phases;
-    jp["footprint_bytes"] = p.footprint_bytes;
-    jp["capacity_bytes"] = p.capacity_bytes;
-    jp["fits"] = p.fits;
-    if (r.chips_tracked) jp["chips"] = p.chips;
-    points.push_back(jp);
-  }
-  j["points"] = points;
   json crossovers = json::array();
   for (const Crossover& x : r.crossovers) {
     const SweepLine l = Describe(x, r);
@@ -400,7 +499,14 @@ std::string RenderSweepJson(const SweepResult& r, const std::string& model,
   }
   j["never_flips"] = never;
   j["evaluations"] = r.evaluations;
-  return j.dump(2) + "\n";
+  // "points" sorts last among the keys: the document without it, then the points written
+  // directly (a sweep's points are most of its JSON; a tree of them costs ~10x the text).
+  std::string out = j.dump(2);
+  out.resize(out.size() - 2);  // the closing "\n}"
+  out += ",\n  \"points\": ";
+  AppendPointsJson(r, out);
+  out += "\n}\n";
+  return out;
 }
 
 std::string RenderSweepCsv(const SweepResult& r) {
