@@ -133,6 +133,11 @@ TEST(Sweep, CrossoversAreExact) {
         for (const PhasePoint& ph : pt.phases) {
           const std::string phase(NameOf(ph.phase));
           if (l.what == phase + " step") return p->names.Name(ph.bound);
+          if (l.what == phase + " largest share") {
+            const int share = ph.LargestShare();
+            return share == kOverheadShare ? std::string("launch overhead")
+                                           : std::string(NameOf(static_cast<KernelClass>(share)));
+          }
           for (int k = 0; k < kNumClasses; ++k) {
             if (l.what == phase + " " + std::string(NameOf(static_cast<KernelClass>(k)))) {
               return ph.class_bound[k].has_value() ? p->names.Name(*ph.class_bound[k]) : "";
@@ -660,6 +665,84 @@ TEST(SweepJson, PointsWrittenDirectlyEqualTheDocumentDump) {
   SweepResult empty;
   const std::string text = RenderSweepJson(empty, "m", "d");
   EXPECT_EQ(nlohmann::json::parse(text).dump(2) + "\n", text);
+}
+
+/// Where the time goes along a context sweep (issue: "sweeps split time only by verdict"): at
+/// batch 16, llama-3-8b's decode step is mostly weight matmuls at 1k keys and mostly attention
+/// (KV-cache reads) at 128k; the context where attention overtakes the matmuls is bisected
+/// exactly, and the figures on either side of it agree.
+TEST(SweepShares, AttentionOvertakesTheMatmulsAtAnExactContext) {
+  const TransformerConfig c = Preset("llama-3-8b");
+  const CostModel model(Dev("h100-sxm"));
+  Workload w;
+  w.batch = 16;
+  Result<SweepResult> r =
+      testing::SweepOne(c, w, model, PhaseSelection::kDecode, "context=1024:131072:x2");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const PhasePoint& first = r->points.front().phases.front();
+  const PhasePoint& last = r->points.back().phases.front();
+  EXPECT_EQ(first.LargestShare(), static_cast<int>(KernelClass::kMatmul));
+  EXPECT_EQ(last.LargestShare(), static_cast<int>(KernelClass::kAttention));
+  // More than half of the step at 128k keys, while the weight matmuls stay flat.
+  const size_t mm = static_cast<size_t>(KernelClass::kMatmul);
+  const size_t att = static_cast<size_t>(KernelClass::kAttention);
+  EXPECT_GT(last.class_time_s[att], 0.5 * last.time_s);
+  EXPECT_NEAR(first.class_time_s[mm], last.class_time_s[mm], 1e-3 * first.class_time_s[mm]);
+  // The classes and the launch overhead add up to the step.
+  for (const SweepPoint& p : r->points) {
+    const PhasePoint& ph = p.phases.front();
+    double sum = ph.overhead_s;
+    for (double t : ph.class_time_s) sum += t;
+    EXPECT_NEAR(sum, ph.time_s, 1e-12 * ph.time_s);
+  }
+  const Crossover* x = nullptr;
+  for (const Crossover& y : r->crossovers) {
+    if (y.signal.kind == SignalKind::kLargestShare) x = &y;
+  }
+  ASSERT_NE(x, nullptr);
+  EXPECT_TRUE(x->exact);
+  EXPECT_EQ(x->from.count, static_cast<int>(KernelClass::kMatmul));
+  EXPECT_EQ(x->to.count, static_cast<int>(KernelClass::kAttention));
+  auto at = [&](int64_t context) {
+    Workload wc = w;
+    wc.context = context;
+    return EvaluatePhases(c, wc, model, PhaseSelection::kDecode).value().front();
+  };
+  const PhasePoint before = at(x->int_value - 1), after = at(x->int_value);
+  EXPECT_LE(before.class_time_s[att], before.class_time_s[mm]);
+  EXPECT_GT(after.class_time_s[att], after.class_time_s[mm]);
+  const std::string text = RenderSweepTable(*r, "t");
+  EXPECT_NE(text.find("decode: attention overtakes matmuls as the largest share of the step's "
+                      "time at context >= " +
+                      std::to_string(x->int_value)),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("attention 5"), std::string::npos);  // the last row's share column
+  const Chart chart = SweepChart(*r, "sweep");
+  EXPECT_NE(chart.svg.find("by kernel class"), std::string::npos);
+  EXPECT_NE(chart.svg.find("largest share: attention at " + std::to_string(x->int_value)),
+            std::string::npos);
+}
+
+/// A launch overhead per kernel is its own share, and takes the largest one when it outweighs
+/// every class (a tiny model at batch 1); the CSV names it.
+TEST(SweepShares, LaunchOverheadIsItsOwnShare) {
+  CostOptions o;
+  o.launch_overhead_s = 50e-6;
+  const CostModel model(Dev("h100-sxm"), o);
+  Workload w;
+  Result<SweepResult> r =
+      testing::SweepOne(Preset("gpt2"), w, model, PhaseSelection::kDecode, "batch=1:4:x2");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const PhasePoint& p = r->points.front().phases.front();
+  EXPECT_GT(p.overhead_s, 0);
+  EXPECT_EQ(p.LargestShare(), kOverheadShare);
+  const std::string csv = RenderSweepCsv(*r);
+  EXPECT_NE(csv.find(",largest_share,matmuls_time_s,attention_time_s,norms_elementwise_time_s,"
+                     "communication_time_s,overhead_time_s\n"),
+            std::string::npos)
+      << csv;
+  EXPECT_NE(csv.find(",launch overhead,"), std::string::npos) << csv;
 }
 
 }  // namespace

@@ -61,6 +61,10 @@ struct GraphCosts {
   std::array<bool, kNumClasses> class_present{};
   std::array<double, kNumClasses> class_flops{};
   std::array<double, kNumClasses> class_bytes{};
+  /// Per kernel class, repeats included: the kernels' time bounds without their launch
+  /// overhead, which is summed apart in `overhead_s` (so the classes and it add up to the step).
+  std::array<double, kNumClasses> class_time_s{};
+  double overhead_s = 0;
 };
 
 /// Fuses `graph` under `fusion`, classifies each kernel and costs it on the model's device.

@@ -59,7 +59,18 @@ struct PhasePoint {
   bool has_expected = false;
   double expected_time_s = 0;
   double expected_tokens_per_s = 0;
+  /// Where the step's time bound goes: per kernel class (0 where absent) and launch overhead
+  /// (--launch-overhead-us per kernel); together they are `time_s`.
+  std::array<double, kNumClasses> class_time_s{};
+  double overhead_s = 0;
+
+  /// The kernel class with the largest share of the step's time, or kOverheadShare when the
+  /// launch overhead is larger than every class; ties go to the first class.
+  int LargestShare() const;
 };
+
+/// LargestShare() when launch overhead takes the largest share.
+inline constexpr int kOverheadShare = kNumClasses;
 
 /// One point: the values of the axes and what they give.
 struct SweepPoint {
@@ -82,6 +93,7 @@ enum class SignalKind {
   kNetwork,        ///< a network's verdict (network sweeps)
   kMatrixKernels,  ///< the verdict of a network's matrix kernels
   kOtherKernels,   ///< ... of its other kernels
+  kLargestShare,   ///< the kernel class taking most of a phase's time (LLM sweeps; `count`)
 };
 
 /// One watched signal.
@@ -98,7 +110,7 @@ struct SignalId {
 struct SignalValue {
   Verdict verdict;
   bool yes = false;
-  int64_t count = 0;  ///< kChips
+  int64_t count = 0;  ///< kChips; kLargestShare: the class (KernelClass or kOverheadShare)
 
   friend bool operator==(const SignalValue&, const SignalValue&) = default;
 };

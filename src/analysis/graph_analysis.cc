@@ -29,6 +29,8 @@ void CostKernels(const Graph& graph, const CostModel& model, GraphCosts& g, bool
   g.class_present = {};
   g.class_flops = {};
   g.class_bytes = {};
+  g.class_time_s = {};
+  g.overhead_s = 0;
   g.totals = Totals{};
   ResourceTimes all;  // the step's time per resource, for its verdict
   for (size_t i = 0; i < n; ++i) {
@@ -73,6 +75,8 @@ void CostKernels(const Graph& graph, const CostModel& model, GraphCosts& g, bool
     g.class_times[cls].Add(c, r);
     g.class_flops[cls] += c.flops * r;
     g.class_bytes[cls] += c.bytes[0] * r;
+    g.class_time_s[cls] += (c.time_s - c.overhead_s) * r;
+    g.overhead_s += c.overhead_s * r;
   }
   g.totals.compute_time_s = all.compute_s;
   g.totals.memory_time_s = all.memory_s;

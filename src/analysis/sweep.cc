@@ -135,6 +135,7 @@ std::vector<SignalId> SignalsOf(const SweepPoint& p, bool comm, bool chips) {
       s.push_back({SignalKind::kClass, ph.phase, static_cast<KernelClass>(c)});
     }
     if (comm) s.push_back({SignalKind::kCommWall, ph.phase});
+    s.push_back({SignalKind::kLargestShare, ph.phase});
   }
   s.push_back({SignalKind::kCapacity});
   if (chips) s.push_back({SignalKind::kChips});
@@ -156,6 +157,8 @@ std::optional<SignalValue> ValueOf(const SweepPoint& p, const SignalId& id) {
         return SignalValue{*ph.class_bound[static_cast<int>(id.cls)], false};
       case SignalKind::kCommWall:
         return SignalValue{{}, ph.comm_s > ph.compute_s};
+      case SignalKind::kLargestShare:
+        return SignalValue{{}, false, ph.LargestShare()};
       default:
         return std::nullopt;
     }
@@ -164,6 +167,19 @@ std::optional<SignalValue> ValueOf(const SweepPoint& p, const SignalId& id) {
 }
 
 }  // namespace
+
+int PhasePoint::LargestShare() const {
+  int best = -1;
+  for (int c = 0; c < kNumClasses; ++c) {
+    if (!class_bound[static_cast<size_t>(c)].has_value()) continue;
+    if (best < 0 ||
+        class_time_s[static_cast<size_t>(c)] > class_time_s[static_cast<size_t>(best)]) {
+      best = c;
+    }
+  }
+  if (best < 0 || overhead_s > class_time_s[static_cast<size_t>(best)]) return kOverheadShare;
+  return best;
+}
 
 std::string_view NameOf(SweepVariable v) { return Info(v).name; }
 
@@ -451,6 +467,8 @@ Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const
     pp.comm_s = a.totals.comm_time_s;
     pp.class_flops = a.class_flops;
     pp.class_bytes = a.class_bytes;
+    pp.class_time_s = a.class_time_s;
+    pp.overhead_s = a.overhead_s;
     const double tokens = p == Phase::kPrefill
                               ? static_cast<double>(w.batch) * static_cast<double>(w.prompt)
                               : static_cast<double>(w.batch);

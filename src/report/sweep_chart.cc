@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
 
 #include "roofline/plot.h"
 #include "roofline/report.h"
@@ -20,8 +23,11 @@ const char* kLineColors[] = {"#1f5fbf", "#e8710a", "#2a9d3a", "#b22222", "#7b3fb
 Chart SweepChart(const SweepResult& r, const std::string& title) {
   const SweepAxis& ax = r.axes.front();
   const size_t nphase = r.points.empty() ? 0 : r.points.front().phases.size();
+  // One axis: each phase has a panel of time by verdict and one of time by kernel class.
+  const size_t per_phase = r.axes.size() == 1 ? 2 : 1;
+  const size_t panels = nphase * per_phase;
   const double W = 1000, panel = 300, L = 90, R = W - 240;
-  const double H = 90 + panel * static_cast<double>(std::max<size_t>(nphase, 1)) + 30;
+  const double H = 90 + panel * static_cast<double>(std::max<size_t>(panels, 1)) + 30;
   SvgWriter svg(W, H);
   svg.Text(L, 30, title, 16, "start", "#111", 0, "bold");
   std::vector<LabelBox> all_labels;
@@ -36,8 +42,10 @@ Chart SweepChart(const SweepResult& r, const std::string& title) {
     if (logx) return L + (std::log(v) - std::log(xa)) / (std::log(xb) - std::log(xa)) * (R - L);
     return L + (v - xa) / (xb - xa) * (R - L);
   };
-  for (size_t ph = 0; ph < nphase; ++ph) {
-    const double T = 60 + panel * static_cast<double>(ph), B = T + panel - 60;
+  for (size_t pi = 0; pi < panels; ++pi) {
+    const size_t ph = pi / per_phase;
+    const bool by_class = per_phase == 2 && pi % 2 == 1;
+    const double T = 60 + panel * static_cast<double>(pi), B = T + panel - 60;
     const std::string phase(NameOf(r.points.front().phases[ph].phase));
     LabelPlacer placer(L + 2, T + 2, R - 2, B - 2);
     double ymax = 0;
@@ -48,7 +56,8 @@ Chart SweepChart(const SweepResult& r, const std::string& title) {
     TimeGrid(svg, L, R, T, B, ymax, Y);
     svg.Text(L, T - 8,
              phase + ": time per step (" +
-                 (phase == "prefill" ? std::string("whole prompt") : "one token") + ")",
+                 (phase == "prefill" ? std::string("whole prompt") : "one token") + ")" +
+                 (per_phase == 2 ? (by_class ? ", by kernel class" : ", by verdict") : ""),
              13, "start", "#111", 0, "bold");
     svg.Text(24, (T + B) / 2, "time per step", 12, "middle", "#222", -90);
     // X ticks: at most ~10 labels.
@@ -62,19 +71,42 @@ Chart SweepChart(const SweepResult& r, const std::string& title) {
              12, "middle");
     if (r.axes.size() == 1) {
       // Stacked bands: compute-, memory-, comm-bound kernel time.
+      // The class panel: time per kernel class (the classes present) and launch overhead.
       struct Band {
-        const char* name;
+        std::string name;
         const char* color;
-        double PhasePoint::*field;
+        std::function<double(const PhasePoint&)> time;
       };
-      const Band bands[] = {{"compute-bound kernels", "#d9534f", &PhasePoint::compute_bound_s},
-                            {"memory-bound kernels", "#428bca", &PhasePoint::memory_bound_s},
-                            {"comm-bound kernels", "#5cb85c", &PhasePoint::comm_bound_s}};
+      std::vector<Band> bands;
+      if (by_class) {
+        const char* colors[] = {"#8e44ad", "#e67e22", "#16a085", "#5cb85c"};
+        for (int c = 0; c < kNumClasses; ++c) {
+          const bool present = std::any_of(r.points.begin(), r.points.end(), [&](const auto& p) {
+            return p.phases[ph].class_bound[static_cast<size_t>(c)].has_value();
+          });
+          if (!present) continue;
+          bands.push_back(
+              {std::string(NameOf(static_cast<KernelClass>(c))), colors[c % 4],
+               [c](const PhasePoint& q) { return q.class_time_s[static_cast<size_t>(c)]; }});
+        }
+        if (std::any_of(r.points.begin(), r.points.end(),
+                        [&](const auto& p) { return p.phases[ph].overhead_s > 0; })) {
+          bands.push_back(
+              {"launch overhead", "#7f8c8d", [](const PhasePoint& q) { return q.overhead_s; }});
+        }
+      } else {
+        bands = {
+            {"compute-bound kernels", "#d9534f",
+             [](const PhasePoint& q) { return q.compute_bound_s; }},
+            {"memory-bound kernels", "#428bca",
+             [](const PhasePoint& q) { return q.memory_bound_s; }},
+            {"comm-bound kernels", "#5cb85c", [](const PhasePoint& q) { return q.comm_bound_s; }}};
+      }
       std::vector<double> base(n0, 0);
       for (const Band& band : bands) {
         std::vector<std::pair<double, double>> poly;
         std::vector<double> next = base;
-        for (size_t i = 0; i < n0; ++i) next[i] += r.points[i].phases[ph].*(band.field);
+        for (size_t i = 0; i < n0; ++i) next[i] += band.time(r.points[i].phases[ph]);
         if (!numeric) {
           const double bw = (R - L) / static_cast<double>(n0) * 0.6;
           for (size_t i = 0; i < n0; ++i) {
@@ -105,11 +137,12 @@ Chart SweepChart(const SweepResult& r, const std::string& title) {
           svg.Text(box.x + 1, box.y + box.height - 3, label, 11, "start", "#b22222");
         }
       }
-      // Crossovers of this phase.
+      // Crossovers of this phase: the largest share on the class panel, the rest on the other.
       int k = 0;
       for (const Crossover& x : r.crossovers) {
         const SweepLine l = Describe(x, r);
         if (l.what.rfind(phase, 0) != 0 || !numeric) continue;
+        if ((x.signal.kind == SignalKind::kLargestShare) != by_class) continue;
         const double xv = X(static_cast<double>(x.int_value));
         svg.Line(xv, T, xv, B, "#333", 1.2, "5,4");
         const std::string what = l.what.substr(phase.size() + 1);

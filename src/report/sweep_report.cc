@@ -27,6 +27,13 @@ std::string AxisValue(const SweepAxis& a, size_t i) {
   return IsInteger(a.variable) ? std::to_string(a.values[i]) : std::string(NameOf(a.dtypes[i]));
 }
 
+/// The class a kLargestShare value names ("attention", "launch overhead").
+std::string ShareName(int64_t share) {
+  if (share >= 0 && share < kNumClasses)
+    return std::string(NameOf(static_cast<KernelClass>(share)));
+  return "launch overhead";
+}
+
 /// "stays"/"stay", "becomes"/"become" for a signal name.
 std::string Verb(const std::string& what, const std::string& singular) {
   const bool plural = what.size() >= 7 && (what.compare(what.size() - 7, 7, "matmuls") == 0 ||
@@ -116,6 +123,8 @@ void AppendPointsJson(const SweepResult& r, std::string& out) {
   for (int c = 0; c < kNumClasses; ++c) {
     class_keys[static_cast<size_t>(c)] = quoted(NameOf(static_cast<KernelClass>(c))) + ": ";
   }
+  std::vector<std::string> share_names;
+  for (int c = 0; c <= kOverheadShare; ++c) share_names.push_back(quoted(ShareName(c)));
   const std::string prefill = quoted(NameOf(Phase::kPrefill));
   const std::string decode = quoted(NameOf(Phase::kDecode));
   auto number = [&](const char* key, double x) {
@@ -166,13 +175,26 @@ void AppendPointsJson(const SweepResult& r, std::string& out) {
               any = true;
             }
             out += any ? "\n          }" : "{}";
+            out += ",\n          \"class_times_s\": ";
+            any = false;
+            for (int c : classes) {
+              if (!ph.class_bound[static_cast<size_t>(c)].has_value()) continue;
+              out += any ? ",\n            " : "{\n            ";
+              out += class_keys[static_cast<size_t>(c)];
+              AppendNumber(out, ph.class_time_s[static_cast<size_t>(c)]);
+              any = true;
+            }
+            out += any ? "\n          }" : "{}";
             number(",\n          \"comm_bound_time_s\": ", ph.comm_bound_s);
             number(",\n          \"compute_bound_time_s\": ", ph.compute_bound_s);
             if (ph.has_expected) {
               number(",\n          \"expected_time_s\": ", ph.expected_time_s);
               number(",\n          \"expected_tokens_per_s\": ", ph.expected_tokens_per_s);
             }
+            out += ",\n          \"largest_share\": ";
+            out += share_names[static_cast<size_t>(ph.LargestShare())];
             number(",\n          \"memory_bound_time_s\": ", ph.memory_bound_s);
+            number(",\n          \"overhead_time_s\": ", ph.overhead_s);
             out += ",\n          \"phase\": ";
             out += ph.phase == Phase::kPrefill ? prefill : decode;
             number(",\n          \"time_s\": ", ph.time_s);
@@ -210,6 +232,8 @@ std::string SignalName(const SignalId& s) {
       return "matrix kernels";
     case SignalKind::kOtherKernels:
       return "other kernels";
+    case SignalKind::kLargestShare:
+      return phase + " largest share";
   }
   return "?";
 }
@@ -222,6 +246,8 @@ std::string ValueName(const SignalId& s, const SignalValue& v, const ResourceNam
       return v.yes ? "fits" : "exceeds";
     case SignalKind::kChips:
       return v.count < 0 ? std::string("no chip count") : fmt::format("{} chips", v.count);
+    case SignalKind::kLargestShare:
+      return ShareName(v.count);
     default:
       return names.Name(v.verdict);
   }
@@ -264,6 +290,10 @@ SweepLine Describe(const Crossover& x, const SweepResult& r) {
     l.sentence =
         fmt::format("the chips that hold the model go from {} to {} at {} {} {}{}",
                     count(x.from.count), count(x.to.count), l.variable, op, l.value, where);
+  } else if (x.signal.kind == SignalKind::kLargestShare) {
+    l.sentence = fmt::format("{}: {} {} {} as the largest share of the step's time at {} {} {}{}",
+                             NameOf(x.signal.phase), l.to, Verb(l.to, "overtakes"), l.from,
+                             l.variable, op, l.value, where);
   } else if (x.signal.kind == SignalKind::kCommWall) {
     l.sentence = fmt::format("{}: {} time {} compute time at {} {} {}{}", NameOf(x.signal.phase),
                              CommNoun(r), x.to.yes ? "exceeds" : "drops below", l.variable, op,
@@ -299,6 +329,20 @@ SweepLine Describe(const NeverFlips& n, const SweepResult& r) {
                                                  l.variable, at_text)
                                    : fmt::format("{} chips hold the model at every swept {}{}",
                                                  n.value.count, l.variable, at_text);
+    return l;
+  }
+  if (n.signal.kind == SignalKind::kLargestShare) {
+    const std::string takes = Verb(l.from, "takes");
+    const std::string range = n.reach == NeverFlips::Reach::kAnyValue
+                                  ? "at any " + l.variable
+                                  : "over the swept " + l.variable;
+    l.sentence = fmt::format("{}: {} {} the largest share of the step's time {}{}",
+                             NameOf(n.signal.phase), l.from, takes, range, at_text);
+    if (n.reach == NeverFlips::Reach::kBeyond) {
+      const std::string other = ShareName(n.beyond_to.count);
+      l.sentence += fmt::format("; beyond it, {} {} at {} >= {}", other, Verb(other, "overtakes"),
+                                l.variable, n.beyond_value);
+    }
     return l;
   }
   const bool wall = n.signal.kind == SignalKind::kCommWall;
@@ -372,6 +416,8 @@ std::string RenderSweepTable(const SweepResult& r, const std::string& title) {
         header.push_back(ph + " expected");
         right.push_back(true);
       }
+      header.push_back(ph + " largest share");
+      right.push_back(false);
     }
   }
   header.emplace_back("footprint");
@@ -391,6 +437,11 @@ std::string RenderSweepTable(const SweepResult& r, const std::string& title) {
       row.push_back(r.names.Name(ph.bound));
       row.push_back(Num(std::round(ph.tokens_per_s)));
       if (ph.has_expected) row.push_back(Seconds(ph.expected_time_s));
+      const int share = ph.LargestShare();
+      const double t =
+          share == kOverheadShare ? ph.overhead_s : ph.class_time_s[static_cast<size_t>(share)];
+      row.push_back(
+          fmt::format("{} {:.0f}%", ShareName(share), ph.time_s > 0 ? 100 * t / ph.time_s : 0.0));
     }
     row.push_back(Si(p.footprint_bytes, "B"));
     row.push_back(p.fits ? "yes" : "NO");
@@ -518,7 +569,15 @@ std::string RenderSweepCsv(const SweepResult& r) {
       "phase,time_s,bound,tokens_per_s,compute_bound_time_s,memory_bound_time_s,"
       "comm_bound_time_s,footprint_bytes,fits";
   out += expected ? ",expected_time_s" : "";
-  out += r.chips_tracked ? ",chips\n" : "\n";
+  out += r.chips_tracked ? ",chips" : "";
+  // Where the time goes: the largest share, then every class and the launch overhead.
+  out += ",largest_share";
+  for (int c = 0; c < kNumClasses; ++c) {
+    std::string name(NameOf(static_cast<KernelClass>(c)));
+    std::replace(name.begin(), name.end(), '/', '_');
+    out += "," + name + "_time_s";
+  }
+  out += ",overhead_time_s\n";
   for (const SweepPoint& p : r.points) {
     std::string prefix;
     for (size_t a = 0; a < r.axes.size(); ++a) prefix += AxisValue(r.axes[a], p.index[a]) + ",";
@@ -528,7 +587,13 @@ std::string RenderSweepCsv(const SweepResult& r) {
                          ph.compute_bound_s, ph.memory_bound_s, ph.comm_bound_s, p.footprint_bytes,
                          p.fits ? "true" : "false");
       if (expected) out += fmt::format(",{:.17g}", ph.expected_time_s);
-      out += r.chips_tracked ? fmt::format(",{}\n", p.chips) : "\n";
+      if (r.chips_tracked) out += fmt::format(",{}", p.chips);
+      out += ",";
+      out += ShareName(ph.LargestShare());
+      for (int c = 0; c < kNumClasses; ++c) {
+        out += fmt::format(",{:.17g}", ph.class_time_s[static_cast<size_t>(c)]);
+      }
+      out += fmt::format(",{:.17g}\n", ph.overhead_s);
     }
   }
   return out;
