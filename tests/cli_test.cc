@@ -220,15 +220,27 @@ TEST(Cli, ModelsListShowsPresetsWithCounts) {
 
 INSTANTIATE_TEST_SUITE_P(
     ModelContract, CliBadInput,
-    ::testing::Values(BadArgs{{"model", "llama-3-8b", "--batch", "0"}, "--batch"},
-                      BadArgs{{"model", "llama-3-8b", "--prompt", "-5"}, "--prompt"},
-                      BadArgs{{"model", "llama-3-8b", "--tp", "3"}, "--tp"},
-                      BadArgs{{"model", "llama-3-8b", "--kv-dtype", "fp9"}, "did you mean"},
-                      BadArgs{{"model", "lama-3-8b"}, "did you mean 'llama-3-8b'"},
-                      BadArgs{{"model", "/nonexistent/config.json"}, "cannot open"},
-                      BadArgs{{"model", "llama-3-8b", "--hw", "cpu-generic", "--tp", "2"},
-                              "interconnect"},
-                      BadArgs{{"models", "lst"}, "lst"}),
+    ::testing::Values(
+        BadArgs{{"model", "llama-3-8b", "--batch", "0"}, "--batch"},
+        BadArgs{{"model", "llama-3-8b", "--prompt", "-5"}, "--prompt"},
+        BadArgs{{"model", "llama-3-8b", "--tp", "3"}, "--tp"},
+        BadArgs{{"model", "llama-3-8b", "--kv-dtype", "fp9"}, "did you mean"},
+        BadArgs{{"model", "lama-3-8b"}, "did you mean 'llama-3-8b'"},
+        BadArgs{{"model", "/nonexistent/config.json"}, "cannot open"},
+        BadArgs{{"model", "llama-3-8b", "--hw", "cpu-generic", "--tp", "2"}, "interconnect"},
+        BadArgs{{"models", "lst"}, "lst"},
+        // Zero keys is no default: an error, as a swept context=0 is.
+        BadArgs{{"model", "llama-3-8b", "--context", "0"}, "--context: must be at"},
+        // A 4-bit KV cache is refused everywhere (its scales are not modelled).
+        BadArgs{{"model", "llama-3-8b", "--kv-dtype", "int4"}, "--kv-dtype"},
+        BadArgs{{"sweep", "llama-3-8b", "--vary", "kv-dtype=bf16,int4"}, "--kv-dtype"},
+        BadArgs{{"plan", "llama-3-8b", "--kv-dtype", "fp4"}, "--kv-dtype"},
+        // Every device the id starts, the default first.
+        BadArgs{{"model", "llama-3-8b", "--hw", "h100"},
+                "did you mean 'h100-sxm' (the default) or 'h100-pcie'?"},
+        // The main job takes the workload options and refuses others.
+        BadArgs{{"--hw", "h200", "--bogus", "1"}, "unknown option '--bogus'"},
+        BadArgs{{"--batch", "0"}, "--batch"}),
     ArgsName);
 
 TEST(Cli, BrokenConfigFilesExitTwo) {
@@ -341,6 +353,24 @@ TEST(Cli, HelpExitsZero) {
   const Output o = RunCli({"op", "matmul", "--help"});
   EXPECT_EQ(o.status, 0);
   EXPECT_NE(o.out.find("--weight-dtype"), std::string::npos);
+}
+
+/// `roofline --hw h200 --batch 4` is the main job with those options; `--why` is not taken for
+/// a typo of `--hw`.
+TEST(Cli, MainJobTakesTheWorkloadOptions) {
+  const Output o = RunCli({"--hw", "h200", "--batch", "4", "--model", "llama-3.2-1b"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("roofline: llama-3.2-1b on NVIDIA H200"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find(", batch 4, prompt 2048"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("== why =="), std::string::npos) << o.out;
+  // The same numbers as `roofline model` for that workload.
+  const Output m = RunCli({"model", "llama-3.2-1b", "--hw", "h200", "--batch", "4"});
+  ASSERT_EQ(m.status, 0) << m.err;
+  const std::string total = m.out.substr(m.out.find("total: "), 40);
+  EXPECT_NE(o.out.find(total), std::string::npos) << total;
+  const Output why = RunCli({"model", "llama-3-8b", "--why"});
+  EXPECT_EQ(why.status, 2);
+  EXPECT_EQ(why.err.find("did you mean '--hw'"), std::string::npos) << why.err;
 }
 
 }  // namespace

@@ -64,6 +64,18 @@ TEST(GpuRunFixtures, TorchDecodeStepJoinsOneStepOfTheModel) {
   }
 }
 
+/// The H100 SXM5 reports itself as "NVIDIA H100 80GB HBM3", which names the PCIe card as much
+/// as the SXM5 part: the trace's numSms (132) picks the SXM5, and the output says why.
+TEST(GpuRunFixtures, TorchTraceOfTheSxmPartMatchesTheSxmDevice) {
+  Result<TorchTrace> t = LoadTorchTrace(Fixture("torch_h100_llama3_8b_decode.json.gz"));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->num_sms, 132);
+  const auto o = RunCli({"profile", "torch", Fixture("torch_h100_llama3_8b_decode.json.gz")});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("to h100-sxm, told apart by its 132 SMs"), std::string::npos)
+      << o.out.substr(0, 600);
+}
+
 TEST(GpuRunFixtures, TorchTraceKeepsEveryKernelInTheClassTotals) {
   Result<TorchTrace> t = LoadTorchTrace(Fixture("torch_h100_llama3_8b_decode.json.gz"));
   ASSERT_TRUE(t.ok()) << t.status().ToString();

@@ -183,6 +183,32 @@ TEST(ProfileMatch, ByNameThenComputeCapability) {
   EXPECT_NE(none.status().ToString().find("--hw"), std::string::npos);
 }
 
+/// "NVIDIA H100 80GB HBM3" (what the SXM5 part reports; the PCIe card says "H100 PCIe") names
+/// both H100s equally: a PyTorch trace's numSms (132 on the SXM5, 114 on the PCIe card, NVIDIA
+/// H100 datasheet) or its memory size picks the variant, and the match says so.
+TEST(ProfileMatch, VariantsOfOneNameAreToldApartBySmsAndMemory) {
+  Result<DeviceDatabase> db = DeviceDatabase::LoadEmbedded();
+  ASSERT_TRUE(db.ok());
+  std::string how;
+  const char* name = "NVIDIA H100 80GB HBM3";
+  Result<const Device*> sxm = MatchDevice(db->devices(), name, "9.0", &how, DeviceHints{132, 0});
+  ASSERT_TRUE(sxm.ok());
+  EXPECT_EQ((*sxm)->id, "h100-sxm");
+  EXPECT_NE(how.find("told apart by its 132 SMs"), std::string::npos) << how;
+  Result<const Device*> pcie = MatchDevice(db->devices(), name, "9.0", &how, DeviceHints{114, 0});
+  ASSERT_TRUE(pcie.ok());
+  EXPECT_EQ((*pcie)->id, "h100-pcie");
+  // No hints: both remain, and the message names the other and asks for --hw.
+  Result<const Device*> either = MatchDevice(db->devices(), name, "9.0", &how);
+  ASSERT_TRUE(either.ok());
+  EXPECT_NE(how.find("pass --hw to choose"), std::string::npos) << how;
+  // A100 40 GB vs 80 GB by memory alone (the name says neither): 85.1e9 B of totalGlobalMem.
+  Result<const Device*> a100 =
+      MatchDevice(db->devices(), "NVIDIA A100 SXM4", "8.0", &how, DeviceHints{0, 85.1e9});
+  ASSERT_TRUE(a100.ok());
+  EXPECT_EQ((*a100)->id, "a100-sxm-80gb") << how;
+}
+
 TEST(ProfileJoin, OrderedMappingWithinEachClass) {
   // Two layers of (gemm a, norm, gemm b) and a final gemm c.
   std::vector<PredictedKernel> predicted = {

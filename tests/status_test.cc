@@ -43,6 +43,11 @@ TEST(Suggest, EditDistanceAndDidYouMean) {
   EXPECT_EQ(EditDistance("", "abc"), 3);
   EXPECT_EQ(DidYouMean("h100", {"h100-sxm", "a100-sxm-80gb"}), "; did you mean 'h100-sxm'?");
   EXPECT_EQ(DidYouMean("zzzzzzzz", {"h100-sxm", "a100-sxm-80gb"}), "");
+  // A swap of neighbours is one typo; two edits in a three-letter word are not a typo.
+  EXPECT_EQ(DidYouMean("bf61", {"bf16", "fp16"}), "; did you mean 'bf16'?");
+  EXPECT_EQ(DidYouMean("bacth", {"batch", "prompt"}), "; did you mean 'batch'?");
+  EXPECT_EQ(DidYouMean("--why", {"--hw", "--batch", "--tp"}), "");
+  EXPECT_EQ(DidYouMean("hw", {"batch", "tp", "context"}), "");
 }
 
 TEST(Units, DecimalPrefixes) {

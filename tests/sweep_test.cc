@@ -745,5 +745,39 @@ TEST(SweepShares, LaunchOverheadIsItsOwnShare) {
   EXPECT_NE(csv.find(",launch overhead,"), std::string::npos) << csv;
 }
 
+/// Token counts are quoted as 1k, 128k: --vary takes k (x1024) and M (x1024^2); a swept
+/// context past the model's max_position_embeddings (8192 for llama-3-8b's config) is noted.
+TEST(SweepSpec, SuffixesAndContextsPastTheModelsPositions) {
+  Result<SweepAxis> a = ParseSweepAxis("context=1k:128k");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->values.front(), 1024);
+  EXPECT_EQ(a->values.back(), 131072);
+  EXPECT_EQ(a->values.size(), 8u);
+  Result<SweepAxis> m = ParseSweepAxis("prompt=1,1M");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->values.back(), 1048576);
+  for (const char* bad : {"context=1kk:2k", "context=k:2k", "batch=1:2G"}) {
+    Result<SweepAxis> b = ParseSweepAxis(bad);
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_NE(b.status().ToString().find("not an integer"), std::string::npos)
+        << b.status().ToString();
+  }
+  const TransformerConfig c = Preset("llama-3-8b");
+  ASSERT_EQ(c.max_positions, 8192);
+  const CostModel model(Dev("h100-sxm"));
+  Result<SweepResult> past =
+      testing::SweepOne(c, Workload{}, model, PhaseSelection::kDecode, "context=4k:16k");
+  ASSERT_TRUE(past.ok());
+  ASSERT_EQ(past->notes.size(), 1u);
+  EXPECT_NE(past->notes[0].find("context up to 16384 exceeds the model's "
+                                "max_position_embeddings 8192 (from context >= 8193"),
+            std::string::npos)
+      << past->notes[0];
+  Result<SweepResult> within =
+      testing::SweepOne(c, Workload{}, model, PhaseSelection::kDecode, "context=1k:8k");
+  ASSERT_TRUE(within.ok());
+  EXPECT_TRUE(within->notes.empty());
+}
+
 }  // namespace
 }  // namespace roofline

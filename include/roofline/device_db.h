@@ -10,6 +10,9 @@
 
 namespace roofline {
 
+/// The device every command costs on when no --hw is given.
+inline constexpr const char* kDefaultDeviceId = "h100-sxm";
+
 /// A set of devices with unique ids, sorted by id.
 class DeviceDatabase {
  public:

@@ -371,10 +371,20 @@ struct TorchSummary {
 /// input's dtype (fp32 as tf32), the rest against the vector engine.
 TorchSummary SummarizeTorch(const TorchTrace& trace, const Device* device);
 
+/// What a profile says about its GPU besides the name (0: not said). PyTorch traces carry both
+/// (deviceProperties numSms, totalGlobalMem).
+struct DeviceHints {
+  int64_t sms = 0;
+  double memory_bytes = 0;
+};
+
 /// Finds the device of a profile in the database from its name and/or compute capability.
-/// `how` says which rule matched (and the alternatives when several devices share the CC).
+/// Variants the name does not tell apart ("NVIDIA H100 80GB HBM3": the SXM5 or the PCIe card)
+/// are told apart by the SM count, then by the memory size, when `hints` give them.
+/// `how` says which rule matched (and the alternatives when several devices remain).
 Result<const Device*> MatchDevice(const std::vector<Device>& devices, std::string_view name,
-                                  std::string_view cc, std::string* how);
+                                  std::string_view cc, std::string* how,
+                                  const DeviceHints& hints = {});
 
 }  // namespace roofline
 

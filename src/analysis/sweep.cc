@@ -54,14 +54,27 @@ int64_t FarValue(SweepVariable v) {
   }
 }
 
+/// An integer, with an optional k (x 1024) or M (x 1024^2) suffix: token counts are quoted
+/// that way ("128k context" is 131,072 keys).
 Result<int64_t> ParseInt(const std::string& text, const std::string& spec) {
+  int64_t scale = 1;
+  std::string digits = text;
+  if (!digits.empty() && (digits.back() == 'k' || digits.back() == 'K')) {
+    scale = int64_t{1} << 10;
+    digits.pop_back();
+  } else if (!digits.empty() && digits.back() == 'M') {
+    scale = int64_t{1} << 20;
+    digits.pop_back();
+  }
   try {
     size_t used = 0;
-    const long long v = std::stoll(text, &used);
-    if (used != text.size()) throw std::invalid_argument(text);
-    return static_cast<int64_t>(v);
+    const long long v = std::stoll(digits, &used);
+    if (used != digits.size() || digits.empty()) throw std::invalid_argument(text);
+    if (v > (int64_t{1} << 40) || v < -(int64_t{1} << 40)) throw std::out_of_range(text);
+    return static_cast<int64_t>(v) * scale;
   } catch (const std::exception&) {
-    return Status::Invalid("--vary " + spec, "'" + text + "' is not an integer");
+    return Status::Invalid("--vary " + spec,
+                           "'" + text + "' is not an integer (k and M suffixes: x1024, x1024^2)");
   }
 }
 
@@ -497,6 +510,17 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
   }
   SweepResult r;
   r.axes = axes;
+  // A swept prompt or context past the model's positions is costed, and said.
+  for (const SweepAxis& a : axes) {
+    if (a.variable != SweepVariable::kPrompt && a.variable != SweepVariable::kContext) continue;
+    if (c.max_positions > 0 && !a.values.empty() && a.values.back() > c.max_positions) {
+      r.notes.push_back(fmt::format(
+          "{} up to {} exceeds the model's max_position_embeddings {} (from {} >= {} on, the "
+          "model was not trained for that length; the figures are costed all the same)",
+          NameOf(a.variable), a.values.back(), c.max_positions, NameOf(a.variable),
+          c.max_positions + 1));
+    }
+  }
   r.names = ResourceNames::Of(model.device());
   r.tp = base.tp;
   r.has_expected = model.has_expected();

@@ -67,7 +67,23 @@ Result<const Device*> DeviceDatabase::Find(const std::string& id) const {
   for (const auto& d : devices_) {
     if (d.id == id) return &d;
   }
-  return Status::NotFound("--hw", "unknown device '" + id + "'" + DidYouMean(id, ids()) +
+  // Every device whose id starts with the one given ("h100": both H100s), the default first.
+  std::vector<std::string> matches;
+  for (const auto& d : devices_) {
+    if (!id.empty() && d.id.rfind(id, 0) == 0) matches.push_back(d.id);
+  }
+  std::stable_partition(matches.begin(), matches.end(),
+                        [](const std::string& m) { return m == kDefaultDeviceId; });
+  std::string hint = DidYouMean(id, ids());
+  if (matches.size() > 1) {
+    hint = "; did you mean ";
+    for (size_t i = 0; i < matches.size(); ++i) {
+      hint += (i == 0 ? "'" : (i + 1 == matches.size() ? " or '" : ", '")) + matches[i] + "'" +
+              (matches[i] == kDefaultDeviceId ? " (the default)" : "");
+    }
+    hint += "?";
+  }
+  return Status::NotFound("--hw", "unknown device '" + id + "'" + hint +
                                       " (see `roofline hw list`, or pass a path to a device JSON)");
 }
 

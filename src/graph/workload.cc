@@ -22,6 +22,14 @@ Status Validate(const Workload& w) {
   if (s.ok() && (w.group_size < 1 || w.group_size > (int64_t{1} << 20))) {
     s = Status::Invalid("--group-size", fmt::format("must be positive, got {}", w.group_size));
   }
+  // The KV-cache dtypes the cost model and the footprint are written for: a 4-bit cache would
+  // need its scales and dequantization modelled, which they are not.
+  if (s.ok() && w.kv_dtype.has_value() &&
+      (*w.kv_dtype == DType::kInt4 || *w.kv_dtype == DType::kFp4)) {
+    s = Status::Invalid("--kv-dtype", fmt::format("a {} KV cache is not modelled; use bf16, fp16, "
+                                                  "fp8 or int8",
+                                                  NameOf(*w.kv_dtype)));
+  }
   return s;
 }
 

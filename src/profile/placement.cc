@@ -159,7 +159,7 @@ double CcOf(const Device& d) {
 }  // namespace
 
 Result<const Device*> MatchDevice(const std::vector<Device>& devices, std::string_view name,
-                                  std::string_view cc, std::string* how) {
+                                  std::string_view cc, std::string* how, const DeviceHints& hints) {
   // By name: the device's model token (its first token with a digit: "a100", "h100", "4090")
   // must appear in the profile's name; more shared tokens rank higher; the database order breaks
   // ties (and the alternatives are named).
@@ -188,8 +188,42 @@ Result<const Device*> MatchDevice(const std::vector<Device>& devices, std::strin
       }
       if (score == best_score) best.push_back(&d);
     }
+    // Variants of one name: the SM count, then the memory size (within 10%: totalGlobalMem
+    // counts GiB of the marketed GB, less what the driver reserves).
+    std::string told;
+    auto narrow = [&](auto&& keep, const std::string& why) {
+      std::vector<const Device*> kept;
+      for (const Device* d : best) {
+        if (keep(*d)) kept.push_back(d);
+      }
+      if (!kept.empty() && kept.size() < best.size()) {
+        best = kept;
+        told = why;
+      }
+    };
+    if (best.size() > 1 && hints.sms > 0) {
+      narrow(
+          [&](const Device& d) {
+            for (const auto& [key, q] : d.info) {
+              if ((key == "sm_count" || key == "cu_count") &&
+                  static_cast<int64_t>(q.value) == hints.sms) {
+                return true;
+              }
+            }
+            return false;
+          },
+          fmt::format(", told apart by its {} SMs", hints.sms));
+    }
+    if (best.size() > 1 && hints.memory_bytes > 0) {
+      narrow(
+          [&](const Device& d) {
+            const double cap = d.memory.empty() ? 0 : d.device_memory().total_capacity_bytes();
+            return cap > 0 && std::fabs(hints.memory_bytes - cap) <= 0.1 * cap;
+          },
+          fmt::format(", told apart by its {} of memory", Si(hints.memory_bytes, "B")));
+    }
     if (!best.empty()) {
-      *how = fmt::format("matched by name '{}' to {}", name, best.front()->id);
+      *how = fmt::format("matched by name '{}' to {}{}", name, best.front()->id, told);
       if (best.size() > 1) {
         *how += " (equally close:";
         for (size_t i = 1; i < best.size(); ++i) *how += " " + best[i]->id;

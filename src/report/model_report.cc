@@ -120,7 +120,7 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model) {
         Percent(s.time_s > 0 ? p.memory_bound_s / s.time_s : 0),
         p.comm_bound_s > 0 ? fmt::format(", comm-bound {}", Percent(p.comm_bound_s / s.time_s))
                            : "");
-    out += fmt::format("MFU at the bound {} (of {}), MBU {}{}\n", Percent(p.mfu), p.mfu_engine,
+    out += fmt::format("at the bound: MFU {} (of {}), MBU {}{}\n", Percent(p.mfu), p.mfu_engine,
                        Percent(p.mbu),
                        a.workload.Stages() > 1
                            ? "; both of one chip's peaks, as the stages run one at a time"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <vector>
 
 namespace roofline {
 namespace {
@@ -10,6 +11,25 @@ std::string Lower(const std::string& s) {
   std::string out = s;
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
+}
+
+/// Edits between two words where swapping two neighbouring letters is one edit (a typist's
+/// distance: "bf61" is one edit from "bf16").
+int TypoDistance(const std::string& a, const std::string& b) {
+  const size_t n = a.size(), m = b.size();
+  std::vector<std::vector<int>> d(n + 1, std::vector<int>(m + 1));
+  for (size_t i = 0; i <= n; ++i) d[i][0] = static_cast<int>(i);
+  for (size_t j = 0; j <= m; ++j) d[0][j] = static_cast<int>(j);
+  for (size_t i = 1; i <= n; ++i) {
+    for (size_t j = 1; j <= m; ++j) {
+      const int cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[n][m];
 }
 
 }  // namespace
@@ -37,7 +57,7 @@ std::string DidYouMean(const std::string& word, const std::vector<std::string>& 
   std::string best;
   int best_distance = 1 << 30;
   for (const auto& c : candidates) {
-    int d = 2 * EditDistance(word, c);
+    int d = 2 * TypoDistance(lw, Lower(c));
     // A candidate that contains the word (or is contained by it) is a strong hint: "h100" ->
     // "h100-sxm".
     const std::string lc = Lower(c);
@@ -49,7 +69,10 @@ std::string DidYouMean(const std::string& word, const std::vector<std::string>& 
       best = c;
     }
   }
-  const int limit = 2 * std::max<int>(2, static_cast<int>(word.size()) / 3);
+  // Up to one edit per three letters (leading dashes of an option not counted), at least one:
+  // "--why" is two edits from "--hw" but not a typo of it.
+  const size_t letters = word.size() - std::min(word.find_first_not_of('-'), word.size());
+  const int limit = 2 * std::max<int>(1, static_cast<int>(letters) / 3);
   if (best_distance > limit) return "";
   return "; did you mean '" + best + "'?";
 }

@@ -2,45 +2,59 @@
 // and where decode stops being memory-bound.
 #include <ostream>
 
+#include "roofline/device_db.h"
 #include "roofline/model_analysis.h"
 #include "roofline/model_registry.h"
 #include "roofline/report.h"
+#include "tools/roofline/cli_util.h"
 #include "tools/roofline/commands.h"
+#include "tools/roofline/network_input.h"
 #include "tools/roofline/workload_options.h"
 
 namespace roofline::cli {
 
-/// The defaults of the main job.
-struct DefaultJob {
-  std::string model = "llama-3-8b";
-  std::string device = "h100-sxm";
-  int64_t batch = 1;
-  int64_t prompt = 2048;
-};
+/// The main job's model when none is given.
+constexpr const char* kDefaultModel = "llama-3-8b";
 
 int RunDefault(Context& ctx) {
-  const DefaultJob job;
-  std::ostream& out = *ctx.out;
-  Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
-  if (!registry.ok()) return Fail(ctx, registry.status());
-  Result<TransformerConfig> config = ResolveModel(job.model, *registry);
-  if (!config.ok()) return Fail(ctx, config.status());
-  Result<Device> device = ctx.ResolveHw(job.device);
-  if (!device.ok()) return Fail(ctx, device.status());
-  CostOptions options;  // expected times on their defaults (achievable ceilings, eager)
-  if (Status s = ApplyExpectedFlags(ExpectedFlags{}, *device, options); !s.ok()) return Fail(ctx, s);
-  const CostModel model(*device, options);
-  Workload w;
-  w.batch = job.batch;
-  w.prompt = job.prompt;
-  Result<ModelAnalysis> a = AnalyzeModel(*config, w, model, PhaseSelection::kBoth);
+  // The main job takes the model and workload options of `roofline model` (`roofline --hw
+  // h200 --batch 8`); every default is `model`'s, and the model is llama-3-8b.
+  CLI::App app{
+      "The main job: an LLM on a device, both phases, and why each is bound where it is.\n"
+      "example: roofline --model llama-3-70b --hw h200 --batch 8 --tp 2",
+      "roofline"};
+  ModelOptions o;
+  o.model = kDefaultModel;
+  app.add_option("--model", o.model,
+                 "preset id (`roofline models list`), config.json, or a directory holding one")
+      ->capture_default_str();
+  AddWorkloadOptions(app, o);
+  if (auto done = ParseArgs(app, ctx)) return *done;
+  if (IsNetworkInput(o.model)) {
+    return Fail(ctx, Status::Invalid("--model",
+                                     "the main job takes LLM configs; for a graph file "
+                                     "or ONNX model use `roofline model " +
+                                         o.model + "`"));
+  }
+  Result<Setup> setup = Prepare(ctx, o);
+  if (!setup.ok()) return Fail(ctx, setup.status());
+  const CostModel model(setup->device, setup->cost);
+  const Workload& w = setup->workload;
+  Result<ModelAnalysis> a = AnalyzeModel(setup->config, w, model, PhaseSelection::kBoth);
   if (!a.ok()) return Fail(ctx, a.status());
-  out << "roofline: " << job.model << " on " << device->name << ", batch " << job.batch
-      << ", prompt " << job.prompt << " (defaults; `roofline model --help` to change them)\n\n";
+  std::ostream& out = *ctx.out;
+  out << "roofline: " << o.model << " on " << setup->device.name << ", batch " << w.batch
+      << ", prompt " << w.prompt
+      << (ctx.args.empty() ? " (defaults; `roofline model --help` to change them)"
+                           : " (the options are `roofline model`'s)")
+      << "\n\n";
   out << RenderModelTable(*a, model);
 
   // The flips are of the bound: search them without computing expected times at every probe.
-  out << RenderMainJobWhy(*a, FindDecodeFlips(*config, w, CostModel(*device)), *device);
+  CostOptions bound_only;
+  bound_only.launch_overhead_s = setup->cost.launch_overhead_s;
+  out << RenderMainJobWhy(
+      *a, FindDecodeFlips(setup->config, w, CostModel(setup->device, bound_only)), setup->device);
   return kExitOk;
 }
 

@@ -104,8 +104,9 @@ int RunModel(Context& ctx) {
   app.add_option("--report", report, "write a self-contained HTML report (tables and roofline)");
   if (auto done = ParseArgs(app, ctx)) return *done;
   if (!explain.empty() && IsNetworkInput(o.model)) {
-    return Fail(ctx, Status::Invalid("--explain", "applies to LLM configs (graph files and ONNX "
-                                                  "models: not yet)"));
+    return Fail(ctx, Status::Invalid("--explain",
+                                     "applies to LLM configs (graph files and ONNX "
+                                     "models: not yet)"));
   }
   if (!explain.empty() && o.format != OutputFormat::kTable) {
     return Fail(ctx, Status::Invalid("--explain", "prints with --format table"));
@@ -126,9 +127,8 @@ int RunModel(Context& ctx) {
   if (!plot.empty() || !report.empty()) {
     std::vector<std::string> engines;
     const std::vector<RooflinePoint> points = RooflinePoints(*a, model, &engines);
-    const std::string title = o.model + " on " + setup->device.id + " (batch " +
-                              std::to_string(setup->workload.batch) + ", prompt " +
-                              std::to_string(setup->workload.prompt) + ")";
+    const std::string title = o.model + " on " + setup->device.id + " (" +
+                              DescribeWorkload(setup->workload, setup->config) + ")";
     const Chart chart = RooflineChart(setup->device, engines, points, title);
     if (!plot.empty()) {
       Status s = WriteFileAtomically(plot, chart.svg);

@@ -18,7 +18,8 @@ int RunProfileTorch(Context& ctx, const ProfileOptions& o) {
   if (!trace.ok()) return Fail(ctx, trace.status());
   std::string how;
   Result<Device> device =
-      ResolveProfileDevice(ctx, o.model.hw, trace->device_name, trace->cc, &how);
+      ResolveProfileDevice(ctx, o.model.hw, trace->device_name, trace->cc, &how,
+                           DeviceHints{trace->num_sms, trace->device_memory_bytes});
   const bool need_device = !o.model.model.empty() || !o.plot.empty() || trace->has_shapes;
   if (!device.ok() && (need_device || !o.model.hw.empty())) return Fail(ctx, device.status());
   const Device* dev = device.ok() ? &*device : nullptr;

@@ -1,5 +1,10 @@
 // `roofline sweep MODEL --vary NAME=FROM:TO[:xF|+S] [--vary ...]`.
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "roofline/network_analysis.h"
 #include "roofline/network_report.h"
@@ -94,7 +99,8 @@ int RunSweepCommand(Context& ctx) {
       ->required();
   app.add_option("--vary", so.vary,
                  "NAME=FROM:TO (doubling), NAME=FROM:TO:xF, NAME=FROM:TO:+S or NAME=A,B,C; NAME "
-                 "is batch, prompt, context, tp, dtype, weight-dtype or kv-dtype; once or twice")
+                 "is batch, prompt, context, tp, dtype, weight-dtype or kv-dtype; once or twice; "
+                 "integers take k and M (x1024, x1024^2): context=1k:128k")
       ->required();
   app.add_option("--phase", o.phase, "prefill, decode or both")
       ->check(CLI::IsMember({"prefill", "decode", "both"}))
@@ -125,6 +131,9 @@ int RunSweepCommand(Context& ctx) {
   if (!r.ok()) return Fail(ctx, r.status());
   std::string title = o.model + " on " + setup->device.id + ": sweep";
   for (const SweepAxis& a : axes) title += " " + std::string(NameOf(a.variable));
+  std::vector<SweepVariable> swept;
+  for (const SweepAxis& a : axes) swept.push_back(a.variable);
+  title += " (" + DescribeWorkload(setup->workload, setup->config, swept) + ")";
   if (!so.plot.empty()) {
     Status s = WriteFileAtomically(so.plot, RenderSweepSvg(*r, title, setup->device));
     if (!s.ok()) return Fail(ctx, s);

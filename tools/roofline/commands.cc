@@ -39,6 +39,7 @@ int RunHelp(Context& ctx) {
   out << "roofline: is an inference workload limited by arithmetic, memory bandwidth, memory\n"
          "capacity or the interconnect - per kernel, with every number traced to its source.\n\n"
          "usage: roofline                      the main job on embedded defaults\n"
+         "       roofline [--model M] [options] the main job with `roofline model`'s options\n"
          "       roofline <command> [options]  (roofline <command> --help for its options)\n\n"
          "commands:\n";
   for (const Command& c : Commands()) out << fmt::format("  {:<11} {}\n", c.name, c.help);
@@ -87,6 +88,11 @@ int Run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
   if (name == "--version") {
     out << "roofline 0.1.0\n";
     return kExitOk;
+  }
+  if (name.size() > 1 && name[0] == '-') {
+    // Options without a command: the main job with them.
+    ctx.args.assign(argv.begin(), argv.end());
+    return RunDefault(ctx);
   }
   ctx.args.assign(argv.begin() + 1, argv.end());
   for (const Command& c : Commands()) {

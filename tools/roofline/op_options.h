@@ -16,7 +16,7 @@ namespace roofline::cli {
 
 /// Options every `op` subcommand shares.
 struct CommonOptions {
-  std::string hw = "h100-sxm";  ///< device id or device JSON path
+  std::string hw = kDefaultDeviceId;  ///< device id or device JSON path
   OutputFormat format = OutputFormat::kTable;
   bool explain = false;        ///< print the derivation and the flip point
   std::string dtype = "bf16";  ///< activation dtype

@@ -19,14 +19,15 @@ namespace roofline::cli {
 
 /// The device: --hw, else matched from what the profile says. `how` is printed.
 Result<Device> ResolveProfileDevice(Context& ctx, const std::string& hw, std::string_view name,
-                                    std::string_view cc, std::string* how) {
+                                    std::string_view cc, std::string* how,
+                                    const DeviceHints& hints) {
   if (!hw.empty()) {
     *how = "from --hw";
     return ctx.ResolveHw(hw);
   }
   Result<const DeviceDatabase*> db = ctx.Database();
   if (!db.ok()) return db.status();
-  Result<const Device*> d = MatchDevice((*db)->devices(), name, cc, how);
+  Result<const Device*> d = MatchDevice((*db)->devices(), name, cc, how, hints);
   if (!d.ok()) return d.status();
   return **d;
 }

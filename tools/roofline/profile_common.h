@@ -28,10 +28,11 @@ struct ProfileOptions {
   ModelOptions model;  ///< --model and the workload flags; model.hw is --hw
 };
 
-/// The device: --hw, else matched from what the profile says (name, compute capability); `how`
-/// says which, for printing.
+/// The device: --hw, else matched from what the profile says (name, compute capability, and
+/// the SM count and memory size when it gives them); `how` says which, for printing.
 Result<Device> ResolveProfileDevice(Context& ctx, const std::string& hw, std::string_view name,
-                                    std::string_view cc, std::string* how);
+                                    std::string_view cc, std::string* how,
+                                    const DeviceHints& hints = {});
 
 /// The --model part shared by the subcommands: predicts, joins `measured` (in launch order when
 /// `ordered`), prints or adds to `json`, writes --plot; then prints `json` if set.

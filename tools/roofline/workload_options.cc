@@ -1,7 +1,12 @@
 #include "tools/roofline/workload_options.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "roofline/model_registry.h"
 
@@ -38,10 +43,10 @@ void AddExpectedOptions(CLI::App& app, ExpectedFlags& f) {
 Status ApplyExpectedFlags(const ExpectedFlags& f, const Device& d, CostOptions& c) {
   if (!CostModel::ExpectsTimesOn(d)) {
     const ExpectedFlags defaults;
-    const char* given = !f.efficiency.empty()                ? "--efficiency"
-                        : f.runtime != defaults.runtime      ? "--runtime"
-                        : f.ceilings != defaults.ceilings    ? "--ceilings"
-                                                             : nullptr;
+    const char* given = !f.efficiency.empty()             ? "--efficiency"
+                        : f.runtime != defaults.runtime   ? "--runtime"
+                        : f.ceilings != defaults.ceilings ? "--ceilings"
+                                                          : nullptr;
     if (given != nullptr) {
       return Status::Invalid(
           given, "device '" + d.id +
@@ -107,7 +112,12 @@ Result<Workload> MakeWorkload(const ModelOptions& o) {
   Workload w;
   w.batch = o.batch;
   w.prompt = o.prompt;
-  w.context = o.context;
+  if (o.context != kNotGiven && o.context < 1) {
+    return Status::Invalid("--context", fmt::format("must be at least 1, got {} (leave it out to "
+                                                    "attend to the whole prompt)",
+                                                    o.context));
+  }
+  w.context = o.context == kNotGiven ? 0 : o.context;
   w.group_size = o.group_size;
   w.tp = o.tp;
   if (o.pp < 0) return Status::Invalid("--pp", "must be positive");
@@ -126,7 +136,6 @@ Result<Workload> MakeWorkload(const ModelOptions& o) {
   w.dtype = *d;
   w.weight_dtype = *wd;
   w.kv_dtype = *kv;
-  if (o.context < 0) return Status::Invalid("--context", "must be positive");
   Status s = Validate(w);
   if (!s.ok()) return s;
   return w;
@@ -153,6 +162,31 @@ Result<CostOptions> MakeCostOptions(const ModelOptions& o, const Device& d) {
   if (Status s = Validate(c); !s.ok()) return s;
   if (Status s = ApplyExpectedFlags(o.expected, d, c); !s.ok()) return s;
   return c;
+}
+
+std::string DescribeWorkload(const Workload& w, const TransformerConfig& c,
+                             const std::vector<SweepVariable>& varied) {
+  auto swept = [&](SweepVariable v) {
+    return std::find(varied.begin(), varied.end(), v) != varied.end();
+  };
+  std::vector<std::string> parts;
+  if (!swept(SweepVariable::kBatch)) parts.push_back(fmt::format("batch {}", w.batch));
+  if (!swept(SweepVariable::kPrompt)) parts.push_back(fmt::format("prompt {}", w.prompt));
+  if (!swept(SweepVariable::kContext) && w.context > 0) {
+    parts.push_back(fmt::format("context {}", w.context));
+  }
+  if (!swept(SweepVariable::kTp)) parts.push_back(fmt::format("tp {}", w.tp));
+  const DType act = w.dtype.value_or(c.torch_dtype);
+  if (!swept(SweepVariable::kDtype)) parts.emplace_back(NameOf(act));
+  if (!swept(SweepVariable::kWeightDtype) && w.weight_dtype.value_or(act) != act) {
+    parts.push_back(fmt::format("weights {}", NameOf(*w.weight_dtype)));
+  }
+  if (!swept(SweepVariable::kKvDtype) && w.kv_dtype.value_or(act) != act) {
+    parts.push_back(fmt::format("kv {}", NameOf(*w.kv_dtype)));
+  }
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
 }
 
 PhaseSelection Phases(const std::string& phase) {

@@ -3,11 +3,14 @@
 #define ROOFLINE_TOOLS_ROOFLINE_WORKLOAD_OPTIONS_H_
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "roofline/device_db.h"
 #include "roofline/model_analysis.h"
 #include "roofline/output_format.h"
+#include "roofline/sweep.h"
 #include "roofline/workload.h"
 #include "tools/roofline/commands.h"
 
@@ -25,15 +28,18 @@ void AddExpectedOptions(CLI::App& app, ExpectedFlags& f);
 /// A flag other than its default is refused on a device with no expected times.
 Status ApplyExpectedFlags(const ExpectedFlags& f, const Device& d, CostOptions& c);
 
+/// An integer option left out (its default then follows from other options).
+inline constexpr int64_t kNotGiven = INT64_MIN;
+
 /// Options of `roofline model` (and the workload part of `sweep` and `plan`); defaults are the
 /// tool's defaults.
 struct ModelOptions {
   std::string model;            ///< preset id, config.json path or directory
-  std::string hw = "h100-sxm";  ///< device id or device JSON path
+  std::string hw = kDefaultDeviceId;  ///< device id or device JSON path
   std::string phase = "both";   ///< prefill | decode | both
   int64_t batch = 1;
   int64_t prompt = 2048;
-  int64_t context = 0;       ///< 0: = prompt
+  int64_t context = kNotGiven;  ///< not given: = prompt
   std::string dtype;         ///< default: the config's torch_dtype
   std::string weight_dtype;  ///< default: --dtype
   std::string kv_dtype;      ///< default: --dtype
@@ -69,6 +75,10 @@ struct Setup {
 Result<Setup> Prepare(Context& ctx, const ModelOptions& o);
 /// `--phase` as a selection.
 PhaseSelection Phases(const std::string& phase);
+/// The workload for a chart title, leaving out the `varied` variables: "batch 16, prompt 2048,
+/// tp 1, bf16" (context when set; weight and KV dtypes when they differ from the activations').
+std::string DescribeWorkload(const Workload& w, const TransformerConfig& c,
+                             const std::vector<SweepVariable>& varied = {});
 
 }  // namespace roofline::cli
 
