@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <vector>
@@ -578,22 +579,33 @@ std::string RenderSweepCsv(const SweepResult& r) {
     out += "," + name + "_time_s";
   }
   out += ",overhead_time_s\n";
+  // Verdict names once each; numbers formatted in place (no temporaries: 100k-point sweeps).
+  std::vector<std::pair<Verdict, std::string>> names;
+  auto name = [&](const Verdict& v) -> const std::string& {
+    for (const auto& [k, text] : names) {
+      if (k == v) return text;
+    }
+    names.emplace_back(v, r.names.Name(v));
+    return names.back().second;
+  };
+  auto it = std::back_inserter(out);
+  std::string prefix;
   for (const SweepPoint& p : r.points) {
-    std::string prefix;
+    prefix.clear();
     for (size_t a = 0; a < r.axes.size(); ++a) prefix += AxisValue(r.axes[a], p.index[a]) + ",";
     for (const PhasePoint& ph : p.phases) {
-      out += fmt::format("{}{},{:.17g},{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{}", prefix,
-                         NameOf(ph.phase), ph.time_s, r.names.Name(ph.bound), ph.tokens_per_s,
-                         ph.compute_bound_s, ph.memory_bound_s, ph.comm_bound_s, p.footprint_bytes,
-                         p.fits ? "true" : "false");
-      if (expected) out += fmt::format(",{:.17g}", ph.expected_time_s);
-      if (r.chips_tracked) out += fmt::format(",{}", p.chips);
+      fmt::format_to(it, "{}{},{:.17g},{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{}", prefix,
+                     NameOf(ph.phase), ph.time_s, name(ph.bound), ph.tokens_per_s,
+                     ph.compute_bound_s, ph.memory_bound_s, ph.comm_bound_s, p.footprint_bytes,
+                     p.fits ? "true" : "false");
+      if (expected) fmt::format_to(it, ",{:.17g}", ph.expected_time_s);
+      if (r.chips_tracked) fmt::format_to(it, ",{}", p.chips);
       out += ",";
       out += ShareName(ph.LargestShare());
       for (int c = 0; c < kNumClasses; ++c) {
-        out += fmt::format(",{:.17g}", ph.class_time_s[static_cast<size_t>(c)]);
+        fmt::format_to(it, ",{:.17g}", ph.class_time_s[static_cast<size_t>(c)]);
       }
-      out += fmt::format(",{:.17g}\n", ph.overhead_s);
+      fmt::format_to(it, ",{:.17g}\n", ph.overhead_s);
     }
   }
   return out;
