@@ -231,11 +231,16 @@ INSTANTIATE_TEST_SUITE_P(
         BadArgs{{"models", "lst"}, "lst"},
         // Zero keys is no default: an error, as a swept context=0 is.
         BadArgs{{"model", "llama-3-8b", "--context", "0"}, "--context: must be at"},
-        // A 4-bit KV cache is refused everywhere (its scales are not modelled).
+        // A 4-bit KV cache is refused everywhere (its scales are not modelled), also when it
+        // would follow from --dtype.
         BadArgs{{"model", "llama-3-8b", "--kv-dtype", "int4"}, "--kv-dtype"},
+        BadArgs{{"model", "llama-3-8b", "--dtype", "fp4"}, "--dtype: a KV cache"},
+        BadArgs{{"op", "attention", "--heads", "32", "--head-dim", "128", "--q-len", "1",
+                 "--kv-len", "4096", "--kv-dtype", "int4"},
+                "--kv-dtype"},
         BadArgs{{"sweep", "llama-3-8b", "--vary", "kv-dtype=bf16,int4"}, "--kv-dtype"},
         BadArgs{{"plan", "llama-3-8b", "--kv-dtype", "fp4"}, "--kv-dtype"},
-        // Every device the id starts, the default first.
+        // Every device whose id starts with the one given, the default first.
         BadArgs{{"model", "llama-3-8b", "--hw", "h100"},
                 "did you mean 'h100-sxm' (the default) or 'h100-pcie'?"},
         // The main job takes the workload options and refuses others.

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -384,6 +385,8 @@ void ExpectSamePhases(const std::vector<PhasePoint>& a, const std::vector<PhaseP
     EXPECT_EQ(a[i].class_bound, b[i].class_bound) << where;
     EXPECT_EQ(a[i].class_flops, b[i].class_flops) << where;
     EXPECT_EQ(a[i].class_bytes, b[i].class_bytes) << where;
+    EXPECT_EQ(a[i].class_time_s, b[i].class_time_s) << where;
+    EXPECT_EQ(a[i].overhead_s, b[i].overhead_s) << where;
   }
 }
 
@@ -568,10 +571,18 @@ TEST(GraphCache, AffineLinesGiveWhatFreshGraphsGive) {
           EXPECT_EQ(kept_fp.total_bytes(), fresh_fp.total_bytes()) << where;
           EXPECT_EQ(kept_fp.workspace_bytes, fresh_fp.workspace_bytes) << where;
         }
-        // Batch lines are affine for every family: both phase graphs of every point but the
-        // fits' own are sized by their forms.
+        // Batch lines are affine for every family, and prompt and context lines too where no
+        // sliding window bends the cache length: both phase graphs of every point are sized by
+        // their forms. Eager attention's prefill scores are prompt x prompt (quadratic): on a
+        // prompt line only its decode graph is.
+        const bool windows = std::any_of(c.layer_kinds.begin(), c.layer_kinds.end(),
+                                         [](const LayerKind& k) { return k.window > 0; });
+        const bool quadratic = line.var == SweepVariable::kPrompt && variant == 1;
+        if (line.var == SweepVariable::kBatch || !windows) {
+          EXPECT_EQ(cache.affine(), static_cast<int64_t>((quadratic ? 1 : 2) * v.size()))
+              << id << " line " << static_cast<int>(line.var) << " variant " << variant;
+        }
         if (line.var == SweepVariable::kBatch) {
-          EXPECT_EQ(cache.affine(), static_cast<int64_t>(2 * v.size())) << id;
           EXPECT_EQ(cache.replays(), 0) << id;
         }
       }

@@ -7,7 +7,8 @@
 
 namespace roofline {
 
-/// Levenshtein edit distance, case-insensitive.
+/// Edit distance, case-insensitive: insertions, deletions, substitutions and swaps of two
+/// neighbouring letters count one each (optimal string alignment).
 int EditDistance(const std::string& a, const std::string& b);
 /// "; did you mean 'x'?" naming the closest candidate (or the candidate that contains `word`),
 /// or "" when nothing is close enough.

@@ -212,6 +212,8 @@ class GraphCache {
  private:
   /// Fits entry `e` on the line through `w`; false when it does not hold.
   bool FitLine(const TransformerConfig& config, const Workload& w, Phase phase, Entry& e);
+  /// Fuses and classifies the entry's graph (just built) under `fusion`.
+  static void FuseEntry(Entry& e, FusionMode fusion);
 
   std::array<Entry, 4> entries_;  ///< [slot * 2 + phase]
   int64_t builds_ = 0, replays_ = 0, affine_ = 0;

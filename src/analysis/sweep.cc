@@ -331,6 +331,16 @@ void GraphCache::PlanLine(SweepVariable variable, int64_t lo, int64_t hi,
   }
 }
 
+void GraphCache::FuseEntry(Entry& e, FusionMode fusion) {
+  e.fusion = fusion;
+  e.analysis = GraphCosts{};
+  e.analysis.kernels = Fuse(e.graph.graph, fusion);
+  for (const Kernel& k : e.analysis.kernels) {
+    e.analysis.classes.push_back(ClassOf(e.graph.graph, k));
+  }
+  e.built = true;
+}
+
 bool GraphCache::FitLine(const TransformerConfig& c, const Workload& w, Phase phase, Entry& e) {
   e.line_tried = true;
   e.line_base = w;
@@ -362,13 +372,7 @@ bool GraphCache::FitLine(const TransformerConfig& c, const Workload& w, Phase ph
     }
   }
   e.graph = std::move(lo).value();
-  e.fusion = w.fusion;
-  e.analysis = GraphCosts{};
-  e.analysis.kernels = Fuse(e.graph.graph, w.fusion);
-  for (const Kernel& k : e.analysis.kernels) {
-    e.analysis.classes.push_back(ClassOf(e.graph.graph, k));
-  }
-  e.built = true;
+  FuseEntry(e, w.fusion);
   e.affine = std::move(fit).value();
   e.tokens_at_lo = e.graph.tokens;
   e.tokens_slope = tokens_slope;
@@ -378,24 +382,32 @@ bool GraphCache::FitLine(const TransformerConfig& c, const Workload& w, Phase ph
 Result<GraphCache::Entry*> GraphCache::Get(const TransformerConfig& c, const Workload& w,
                                            Phase phase, int slot) {
   Entry& e = entries_[static_cast<size_t>(slot * 2 + (phase == Phase::kDecode ? 1 : 0))];
-  if (line_) {
-    const int64_t v = IntOf(w, line_variable_);
-    if (v >= line_lo_ && v <= line_hi_) {
-      // The same line: every workload field but the variable agrees with the fitted one.
-      bool same_line = e.line_tried;
-      if (same_line) {
-        Workload x = w;
-        ApplyInt(x, line_variable_, IntOf(e.line_base, line_variable_));
-        same_line = x == e.line_base;
-      }
-      if (!same_line) FitLine(c, w, phase, e);
-      if (e.affine.has_value() && (same_line || e.line_base == w)) {
-        e.affine->Apply(v, e.graph.graph);
-        e.graph.tokens = e.tokens_at_lo + e.tokens_slope * (v - line_lo_);
-        ++affine_;
-        return &e;
-      }
+  // Only the phase graphs follow a line: the footprint's graph (slot 1) is built at
+  // max(prompt, context), which bends along a prompt row.
+  const int64_t v = line_ && slot == 0 ? IntOf(w, line_variable_) : 0;
+  const bool on_line = line_ && slot == 0 && v >= line_lo_ && v <= line_hi_;
+  if (on_line) {
+    // The same line: every workload field but the variable agrees with the fitted one.
+    bool same_line = e.line_tried;
+    if (same_line) {
+      Workload x = w;
+      ApplyInt(x, line_variable_, IntOf(e.line_base, line_variable_));
+      same_line = x == e.line_base;
     }
+    if (!same_line) FitLine(c, w, phase, e);
+    if (e.affine.has_value() && (same_line || e.line_base == w)) {
+      e.affine->Apply(v, e.graph.graph);
+      e.graph.tokens = e.tokens_at_lo + e.tokens_slope * (v - line_lo_);
+      ++affine_;
+      return &e;
+    }
+  }
+  if (!on_line) {
+    // Re-sized for a workload off the line: the forms no longer describe the graph (a size they
+    // hold constant may differ out there), so the next point of the line fits anew. On the line
+    // the forms are absent here (the fit failed), and the line stays tried: replayed.
+    e.affine.reset();
+    e.line_tried = false;
   }
   if (e.built && e.fusion == w.fusion && ReplayLlmGraph(c, w, e.graph).ok()) {
     ++replays_;
@@ -406,13 +418,7 @@ Result<GraphCache::Entry*> GraphCache::Get(const TransformerConfig& c, const Wor
   if (!g.ok()) return g.status();
   ++builds_;
   e.graph = std::move(g).value();
-  e.fusion = w.fusion;
-  e.analysis = GraphCosts{};
-  e.analysis.kernels = Fuse(e.graph.graph, w.fusion);
-  for (const Kernel& k : e.analysis.kernels) {
-    e.analysis.classes.push_back(ClassOf(e.graph.graph, k));
-  }
-  e.built = true;
+  FuseEntry(e, w.fusion);
   return &e;
 }
 
@@ -599,7 +605,7 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
   // that chooses its stages per point changes the graph's structure along a row: replayed.
   const SweepAxis& inner = axes.back();
   const bool lines = IsInteger(inner.variable) && inner.variable != SweepVariable::kTp &&
-                     inner.size() >= 16 && !(d.model_split.has_value() && base.pp == 0);
+                     inner.size() >= 16 * threads && !(d.model_split.has_value() && base.pp == 0);
   if (lines) {
     const std::vector<int64_t> checks = {inner.values[1], inner.values[inner.size() / 4],
                                          inner.values[inner.size() / 2],
@@ -755,7 +761,8 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
             const DType act = base.dtype.value_or(c.torch_dtype);
             const bool vector = id.kind == SignalKind::kClass && id.cls == KernelClass::kVector;
             const int ceiling = model.ResolveEngine({!vector, vector ? DType::kFp32 : act});
-            if (ceiling >= 0) {
+            const bool verdict = id.kind == SignalKind::kStep || id.kind == SignalKind::kClass;
+            if (ceiling >= 0 && verdict) {
               nf.ridge = d.compute[ceiling].peak.value / d.device_memory().bandwidth_bytes_per_s();
               nf.ridge_ceiling = ceiling;
             }

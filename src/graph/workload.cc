@@ -24,11 +24,13 @@ Status Validate(const Workload& w) {
   }
   // The KV-cache dtypes the cost model and the footprint are written for: a 4-bit cache would
   // need its scales and dequantization modelled, which they are not.
-  if (s.ok() && w.kv_dtype.has_value() &&
-      (*w.kv_dtype == DType::kInt4 || *w.kv_dtype == DType::kFp4)) {
-    s = Status::Invalid("--kv-dtype", fmt::format("a {} KV cache is not modelled; use bf16, fp16, "
-                                                  "fp8 or int8",
-                                                  NameOf(*w.kv_dtype)));
+  // Without --kv-dtype the cache takes the activations' dtype.
+  const std::optional<DType> kv = w.kv_dtype.has_value() ? w.kv_dtype : w.dtype;
+  if (s.ok() && kv.has_value() && (*kv == DType::kInt4 || *kv == DType::kFp4)) {
+    s = Status::Invalid(w.kv_dtype.has_value() ? "--kv-dtype" : "--dtype",
+                        fmt::format("a KV cache in {} is not modelled (its scales and "
+                                    "dequantization are not); use bf16, fp16, fp8 or int8{}",
+                                    NameOf(*kv), w.kv_dtype.has_value() ? "" : " with --kv-dtype"));
   }
   return s;
 }

@@ -61,6 +61,24 @@ const SweepPoint* PointAt(const SweepResult& r, size_t axis, const std::optional
   return idx < r.points.size() ? &r.points[idx] : nullptr;
 }
 
+/// Verdict names as the device names them, each made once (a sweep prints 100k of them).
+class VerdictNames {
+ public:
+  explicit VerdictNames(const ResourceNames& names, bool quoted) : names_(names), quoted_(quoted) {}
+  const std::string& operator()(const Verdict& v) {
+    for (const auto& [k, text] : cache_) {
+      if (k == v) return text;
+    }
+    cache_.emplace_back(v, quoted_ ? json(names_.Name(v)).dump() : names_.Name(v));
+    return cache_.back().second;
+  }
+
+ private:
+  const ResourceNames& names_;
+  bool quoted_;
+  std::vector<std::pair<Verdict, std::string>> cache_;
+};
+
 /// A number as nlohmann::json's dump(2) writes it: the shortest text that reads back to the
 /// same double, "null" when not finite.
 void AppendNumber(std::string& out, double x) {
@@ -81,15 +99,7 @@ void AppendPointsJson(const SweepResult& r, std::string& out) {
     return;
   }
   auto quoted = [](std::string_view text) { return json(std::string(text)).dump(); };
-  // Verdict names, quoted once each.
-  std::vector<std::pair<Verdict, std::string>> names;
-  auto name = [&](const Verdict& v) -> const std::string& {
-    for (const auto& [k, text] : names) {
-      if (k == v) return text;
-    }
-    names.emplace_back(v, quoted(r.names.Name(v)));
-    return names.back().second;
-  };
+  VerdictNames name(r.names, /*quoted=*/true);
   // A point's keys in sorted order: the axes' variables and the fixed ones.
   enum class Field { kAxis, kCapacity, kChips, kFits, kFootprint, kPhases };
   struct Key {
@@ -550,6 +560,7 @@ std::string RenderSweepJson(const SweepResult& r, const std::string& model,
     never.push_back(jn);
   }
   j["never_flips"] = never;
+  j["notes"] = r.notes;
   j["evaluations"] = r.evaluations;
   // "points" sorts last among the keys: the document without it, then the points written
   // directly (a sweep's points are most of its JSON; a tree of them costs ~10x the text).
@@ -579,15 +590,8 @@ std::string RenderSweepCsv(const SweepResult& r) {
     out += "," + name + "_time_s";
   }
   out += ",overhead_time_s\n";
-  // Verdict names once each; numbers formatted in place (no temporaries: 100k-point sweeps).
-  std::vector<std::pair<Verdict, std::string>> names;
-  auto name = [&](const Verdict& v) -> const std::string& {
-    for (const auto& [k, text] : names) {
-      if (k == v) return text;
-    }
-    names.emplace_back(v, r.names.Name(v));
-    return names.back().second;
-  };
+  // Numbers formatted in place (no temporaries: 100k-point sweeps).
+  VerdictNames name(r.names, /*quoted=*/false);
   auto it = std::back_inserter(out);
   std::string prefix;
   for (const SweepPoint& p : r.points) {

@@ -13,9 +13,11 @@ std::string Lower(const std::string& s) {
   return out;
 }
 
-/// Edits between two words where swapping two neighbouring letters is one edit (a typist's
-/// distance: "bf61" is one edit from "bf16").
-int TypoDistance(const std::string& a, const std::string& b) {
+}  // namespace
+
+int EditDistance(const std::string& a_in, const std::string& b_in) {
+  const std::string a = Lower(a_in);
+  const std::string b = Lower(b_in);
   const size_t n = a.size(), m = b.size();
   std::vector<std::vector<int>> d(n + 1, std::vector<int>(m + 1));
   for (size_t i = 0; i <= n; ++i) d[i][0] = static_cast<int>(i);
@@ -24,6 +26,7 @@ int TypoDistance(const std::string& a, const std::string& b) {
     for (size_t j = 1; j <= m; ++j) {
       const int cost = a[i - 1] == b[j - 1] ? 0 : 1;
       d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      // A swap of neighbouring letters is one typo ("bf61" for "bf16").
       if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
         d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
       }
@@ -32,32 +35,13 @@ int TypoDistance(const std::string& a, const std::string& b) {
   return d[n][m];
 }
 
-}  // namespace
-
-int EditDistance(const std::string& a_in, const std::string& b_in) {
-  const std::string a = Lower(a_in);
-  const std::string b = Lower(b_in);
-  std::vector<int> prev(b.size() + 1);
-  std::vector<int> cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int>(j);
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = static_cast<int>(i);
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const int subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
 std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates) {
   if (word.empty() || candidates.empty()) return "";
   const std::string lw = Lower(word);
   std::string best;
   int best_distance = 1 << 30;
   for (const auto& c : candidates) {
-    int d = 2 * TypoDistance(lw, Lower(c));
+    int d = 2 * EditDistance(word, c);
     // A candidate that contains the word (or is contained by it) is a strong hint: "h100" ->
     // "h100-sxm".
     const std::string lc = Lower(c);

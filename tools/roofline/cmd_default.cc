@@ -43,11 +43,15 @@ int RunDefault(Context& ctx) {
   Result<ModelAnalysis> a = AnalyzeModel(setup->config, w, model, PhaseSelection::kBoth);
   if (!a.ok()) return Fail(ctx, a.status());
   std::ostream& out = *ctx.out;
-  out << "roofline: " << o.model << " on " << setup->device.name << ", batch " << w.batch
-      << ", prompt " << w.prompt
-      << (ctx.args.empty() ? " (defaults; `roofline model --help` to change them)"
-                           : " (the options are `roofline model`'s)")
-      << "\n\n";
+  if (ctx.args.empty()) {
+    out << "roofline: " << o.model << " on " << setup->device.name << ", batch " << w.batch
+        << ", prompt " << w.prompt << " (defaults; `roofline model --help` to change them)\n\n";
+  } else {
+    out << "roofline: " << o.model << " on " << setup->device.name << ", "
+        << DescribeWorkload(w, setup->config)
+        << " (workload options as in `roofline model`; tables, plots and formats: `roofline "
+           "model`)\n\n";
+  }
   out << RenderModelTable(*a, model);
 
   // The flips are of the bound: search them without computing expected times at every probe.

@@ -111,6 +111,10 @@ Result<OpRequest> BuildAttention(const CommonOptions& c, const AttentionOptions&
   if (!d.ok()) return d.status();
   auto kv = Dt(o.kv_dtype.empty() ? c.dtype : o.kv_dtype, "--kv-dtype");
   if (!kv.ok()) return kv.status();
+  // The KV-cache dtypes that are modelled are the workload's (Validate): one rule for all.
+  Workload cache;
+  cache.kv_dtype = *kv;
+  if (Status s = Validate(cache); !s.ok()) return s;
   s.dtype = *d;
   s.kv_dtype = *kv;
   OpRequest r{s};
