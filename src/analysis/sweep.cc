@@ -90,20 +90,28 @@ std::vector<std::string> Split(const std::string& s, char sep) {
   return out;
 }
 
-void Apply(Workload& w, const SweepAxis& axis, size_t i) {
-  switch (axis.variable) {
+/// Sets an integer variable (batch, prompt, context, tp); others are left alone.
+void ApplyInt(Workload& w, SweepVariable v, int64_t value) {
+  switch (v) {
     case SweepVariable::kBatch:
-      w.batch = axis.values[i];
+      w.batch = value;
       break;
     case SweepVariable::kPrompt:
-      w.prompt = axis.values[i];
+      w.prompt = value;
       break;
     case SweepVariable::kContext:
-      w.context = axis.values[i];
+      w.context = value;
       break;
     case SweepVariable::kTp:
-      w.tp = axis.values[i];
+      w.tp = value;
       break;
+    default:
+      break;
+  }
+}
+
+void Apply(Workload& w, const SweepAxis& axis, size_t i) {
+  switch (axis.variable) {
     case SweepVariable::kDtype:
       w.dtype = axis.dtypes[i];
       break;
@@ -112,6 +120,9 @@ void Apply(Workload& w, const SweepAxis& axis, size_t i) {
       break;
     case SweepVariable::kKvDtype:
       w.kv_dtype = axis.dtypes[i];
+      break;
+    default:
+      ApplyInt(w, axis.variable, axis.values[i]);
       break;
   }
 }
@@ -129,13 +140,6 @@ int64_t IntOf(const Workload& w, SweepVariable v) {
     default:
       return 0;
   }
-}
-
-void ApplyInt(Workload& w, SweepVariable v, int64_t value) {
-  SweepAxis a;
-  a.variable = v;
-  a.values = {value};
-  Apply(w, a, 0);
 }
 
 /// The signals a point carries, in the order they are reported.
