@@ -398,49 +398,5 @@ TEST(GraphAnalysis, SumsAccountForEveryKernelAndRecostingEqualsAFreshAnalysis) {
   }
 }
 
-// The main job's flip search: each flip is exact (the batch before it has the starting verdict,
-// the flip batch the new one), and a weight matmul in bf16 decode flips near the device's ridge
-// (about one FLOP per byte per token: the H100 SXM datasheet's 989.4 TFLOP/s / 3.35 TB/s = 295).
-TEST(DecodeFlips, TheMatmulFlipIsExactAndNearTheRidge) {
-  const TransformerConfig c = Preset("llama-3-8b");
-  Workload w;
-  w.prompt = 2048;
-  const CostModel model(Dev("h100-sxm"));
-  const DecodeFlips f = FindDecodeFlips(c, w, model, 4096);
-  ASSERT_TRUE(f.matmul.found);
-  EXPECT_EQ(f.matmul.from, "memory:hbm");
-  EXPECT_EQ(f.matmul.to, "compute:tensor.bf16");
-  EXPECT_GT(f.matmul.value, 200);
-  EXPECT_LT(f.matmul.value, 400);
-  auto gate = [&](int64_t b) {
-    Workload wb = w;
-    wb.batch = b;
-    Result<PhaseResult> r = AnalyzePhase(c, wb, model, Phase::kDecode);
-    if (!r.ok()) {
-      ADD_FAILURE() << r.status().ToString();
-      return std::string("error");
-    }
-    for (const KernelCost& k : r->costs) {
-      if (k.name == "gate_proj") return model.BoundName(k);
-    }
-    return std::string("none");
-  };
-  EXPECT_EQ(gate(f.matmul.value - 1), f.matmul.from);
-  EXPECT_EQ(gate(f.matmul.value), f.matmul.to);
-  // Attention reads each sequence's own KV cache: its intensity does not grow with the batch.
-  EXPECT_FALSE(f.attention.found);
-  EXPECT_EQ(f.attention.from, "memory:hbm");
-  EXPECT_EQ(f.top, 4096);
-  // tp 2 on a device without an interconnect is refused at every batch, as AnalyzeModel refuses
-  // it.
-  Device lonely = Dev("h100-sxm");
-  lonely.links.clear();
-  Workload tp2 = w;
-  tp2.tp = 2;
-  const DecodeFlips refused = FindDecodeFlips(c, tp2, CostModel(lonely), 64);
-  EXPECT_EQ(refused.step.from, "error");
-  EXPECT_FALSE(refused.step.found);
-}
-
 }  // namespace
 }  // namespace roofline

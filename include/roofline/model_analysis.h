@@ -63,16 +63,6 @@ Result<ModelAnalysis> AnalyzeModel(const TransformerConfig& config, const Worklo
 Result<PhaseResult> AnalyzePhase(const TransformerConfig& config, const Workload& workload,
                                  const CostModel& model, Phase phase);
 
-/// Where decode's verdict flips as the batch grows from 1 to `top` (the other workload fields
-/// fixed): of one weight matmul (gate_proj), of attention, and of the step as a whole. Each
-/// point is exact (FindFlipUp); a batch the model refuses counts as the verdict "error".
-struct DecodeFlips {
-  int64_t top = 0;
-  FlipPoint matmul, attention, step;
-};
-DecodeFlips FindDecodeFlips(const TransformerConfig& config, const Workload& workload,
-                            const CostModel& model, int64_t top = int64_t{1} << 16);
-
 /// Activations of the largest op when the whole batch is prefilled in one step.
 double PrefillWorkspace(const TransformerConfig& config, const Workload& workload);
 

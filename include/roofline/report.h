@@ -20,6 +20,7 @@
 #include "roofline/sweep.h"
 #include "roofline/published.h"
 #include "roofline/validate.h"
+#include "roofline/why.h"
 
 namespace roofline {
 
@@ -117,11 +118,10 @@ std::string RenderNcuProfileTable(const NcuSummary& summary, const std::string& 
                                   const std::string& layout, const Device* device,
                                   const std::string& device_note);
 
-/// The `== why ==` section of the bare main job: why prefill and decode sit where they do
-/// against the device's bf16 ridge, where decode's verdicts flip with the batch, and whether the
-/// KV cache caps the batch first.
-std::string RenderMainJobWhy(const ModelAnalysis& analysis, const DecodeFlips& flips,
-                             const Device& device);
+/// The `== why ==` section of `roofline model` and the main job: each step's intensity against
+/// the device's ridge, its largest kernel per class with where its verdict flips, and whether
+/// the KV cache caps the batch first.
+std::string RenderWhy(const Why& why);
 
 /// `roofline profile nsys`: the file, time per op class and the `top` kernels by time (all
 /// when `top` is 0).

@@ -137,31 +137,4 @@ Result<ModelAnalysis> AnalyzeModel(const TransformerConfig& c, const Workload& w
   return a;
 }
 
-DecodeFlips FindDecodeFlips(const TransformerConfig& c, const Workload& w, const CostModel& model,
-                            int64_t top) {
-  auto decode_bound = [&](int64_t b, const std::string& kernel) -> std::string {
-    Workload wb = w;
-    wb.batch = b;
-    // The stages as AnalyzeModel resolves them: the fewest chips that hold this batch.
-    Result<Workload> staged = ResolveStages(c, wb, model.device());
-    if (!staged.ok()) return "error";
-    wb = *staged;
-    // AnalyzeModel's refusal of tensor parallelism without an interconnect, kept.
-    if (wb.tp > 1 && model.device().links.empty()) return "error";
-    Result<PhaseResult> r = AnalyzePhase(c, wb, model, Phase::kDecode);
-    if (!r.ok()) return "error";
-    if (kernel.empty()) return NameOf(r->totals.verdict, model.device());
-    for (const KernelCost& k : r->costs) {
-      if (k.name == kernel) return model.BoundName(k);
-    }
-    return "none";
-  };
-  DecodeFlips f;
-  f.top = top;
-  f.matmul = FindFlipUp([&](int64_t b) { return decode_bound(b, "gate_proj"); }, 1, top);
-  f.attention = FindFlipUp([&](int64_t b) { return decode_bound(b, "attention"); }, 1, top);
-  f.step = FindFlipUp([&](int64_t b) { return decode_bound(b, ""); }, 1, top);
-  return f;
-}
-
 }  // namespace roofline

@@ -57,8 +57,7 @@ int RunDefault(Context& ctx) {
   // The flips are of the bound: search them without computing expected times at every probe.
   CostOptions bound_only;
   bound_only.launch_overhead_s = setup->cost.launch_overhead_s;
-  out << RenderMainJobWhy(
-      *a, FindDecodeFlips(setup->config, w, CostModel(setup->device, bound_only)), setup->device);
+  out << RenderWhy(ExplainModel(*a, CostModel(setup->device, bound_only)));
   return kExitOk;
 }
 

@@ -68,7 +68,25 @@ int RunNetworkModel(Context& ctx, const CLI::App& app, const ModelOptions& o,
       if (!w.ok()) return Fail(ctx, w);
     }
   }
-  *ctx.out << (o.format == OutputFormat::kJson ? RenderNetworkJson(*a, model) : table);
+  if (o.format == OutputFormat::kJson) {
+    *ctx.out << RenderNetworkJson(*a, model);
+    return kExitOk;
+  }
+  // The why's flips are of the bound; an ONNX model is loaded again at each value searched.
+  CostOptions bound_only;
+  bound_only.launch_overhead_s = options->launch_overhead_s;
+  const Why why = ExplainNetwork(
+      *a, CostModel(*device, bound_only),
+      [&](int64_t v) -> Result<NetworkGraph> {
+        if (!IsOnnxFile(o.model)) return graph;
+        Result<DimBindings> dims = ParseDims(dim_args);
+        if (!dims.ok()) return dims.status();
+        (*dims)["batch"] = v;
+        DimBindings unused;
+        return LoadNetwork(o.model, *dims, &unused);
+      },
+      bound);
+  *ctx.out << table << RenderWhy(why);
   return kExitOk;
 }
 
@@ -151,7 +169,11 @@ int RunModel(Context& ctx) {
   } else if (o.format == OutputFormat::kCsv) {
     *ctx.out << RenderModelCsv(*a, model);
   } else {
-    *ctx.out << RenderModelTable(*a, model) << explanation;
+    // The why's flips are of the bound: searched without expected times at every probe.
+    CostOptions bound_only;
+    bound_only.launch_overhead_s = setup->cost.launch_overhead_s;
+    *ctx.out << RenderModelTable(*a, model) << explanation
+             << RenderWhy(ExplainModel(*a, CostModel(setup->device, bound_only)));
   }
   return kExitOk;
 }
