@@ -20,6 +20,26 @@ std::string Fixture(const std::string& name) {
   return std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/profiles/" + name;
 }
 
+// The same trace joined with another model (Llama-3.2-1B, whose projections are 4-8x smaller)
+// reads as kernels running far faster than their bound; the join says so at the top.
+TEST(GpuRunFixtures, TheTraceJoinedWithAnotherModelIsFlagged) {
+  const auto o = RunCli({"profile", "torch", Fixture("torch_h100_llama3_8b_decode.json.gz"),
+                         "--model", "llama-3.2-1b", "--phase", "decode", "--context", "4096",
+                         "--hw", "h100-sxm"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(o.out.rfind("warning: this profile does not look like a run of llama-3.2-1b", 0), 0u)
+      << o.out.substr(0, 400);
+  EXPECT_NE(o.out.find("measured faster than their ideal bound"), std::string::npos);
+  const auto j = RunCli({"profile", "torch", Fixture("torch_h100_llama3_8b_decode.json.gz"),
+                         "--model", "llama-3.2-1b", "--phase", "decode", "--context", "4096",
+                         "--hw", "h100-sxm", "--format", "json"});
+  ASSERT_EQ(j.status, 0) << j.err;
+  const nlohmann::json m = nlohmann::json::parse(j.out).at("prediction").at("mismatch");
+  EXPECT_TRUE(m.at("suspect").get<bool>());
+  EXPECT_GT(m.at("max_efficiency").get<double>(), 1.05);
+  EXPECT_GT(m.at("shapes_off").get<int64_t>() * 4, m.at("shapes_checked").get<int64_t>());
+}
+
 // The trace: transformers 5.17 LlamaForCausalLM at Llama-3-8B's shapes, bf16, SDPA, one decode
 // step at batch 1 against a static cache of 4097 positions (scripts/gpu-e2e.py --trace).
 TEST(GpuRunFixtures, TorchDecodeStepJoinsOneStepOfTheModel) {
@@ -57,6 +77,8 @@ TEST(GpuRunFixtures, TorchDecodeStepJoinsOneStepOfTheModel) {
     EXPECT_GT(k.at("efficiency").get<double>(), 0.1) << k.at("name");
   }
   EXPECT_EQ(gemm_rows, 8);  // q, k, v, o, gate, up, down, lm_head
+  // The right model and workload: no sign of a mismatched join.
+  EXPECT_FALSE(p.at("mismatch").at("suspect").get<bool>()) << p.at("mismatch").dump();
   for (const auto& k : p.at("kernels")) {
     if (k.at("name") != "q_proj") continue;
     EXPECT_EQ(k.at("measured_kernel").get<std::string>().rfind("nvjet", 0), 0u)

@@ -270,6 +270,87 @@ TEST(ProfileJoin, MeasuredAgainstBothTheBoundAndTheExpectedTime) {
   EXPECT_EQ(JoinWithPrediction(predicted, measured, true).rows[0].of_expected, 0);
 }
 
+// Issue "answers at a glance": a profile joined with another model or workload says so. Each
+// sign on its own: a kernel faster than its ideal bound, GEMM FLOPs off by more than 2x, and
+// structural classes holding different step counts.
+TEST(ProfileJoin, AMismatchedJoinIsFlagged) {
+  const std::vector<PredictedKernel> predicted = {
+      {"a", "", OpClass::kGemm, 1, 10e-6, "hbm", 1e9, 1e7},
+      {"n", "", OpClass::kNorm, 1, 1e-6, "hbm", 1e6, 1e6},
+  };
+  auto join = [&](double gemm_s, double gemm_flops, int norms) {
+    std::vector<MeasuredKernel> measured = {{"gemm", OpClass::kGemm, gemm_s, 1, gemm_flops}};
+    for (int i = 0; i < norms; ++i) measured.push_back({"norm", OpClass::kNorm, 2e-6, 1});
+    return JoinWithPrediction(predicted, measured, true).mismatch;
+  };
+  // One step of the predicted model: 20 us for a 10 us bound, the same FLOPs.
+  const JoinMismatch fine = join(20e-6, 1e9, 1);
+  EXPECT_FALSE(fine.any());
+  EXPECT_EQ(fine.shapes_checked, 1);
+  EXPECT_EQ(fine.shapes_off, 0);
+  EXPECT_DOUBLE_EQ(fine.fewest_steps, 1.0);
+  EXPECT_DOUBLE_EQ(fine.most_steps, 1.0);
+  // 5 us for a 10 us bound: 200% of the ideal, impossible for the kernel predicted.
+  const JoinMismatch faster = join(5e-6, 1e9, 1);
+  EXPECT_TRUE(faster.any());
+  EXPECT_EQ(faster.faster_than_bound, 1);
+  EXPECT_DOUBLE_EQ(faster.max_efficiency, 2.0);
+  // 2.5x the FLOPs (another shape), and exactly 2x (still within the tolerance).
+  EXPECT_TRUE(join(20e-6, 2.5e9, 1).shapes_disagree());
+  EXPECT_FALSE(join(20e-6, 2e9, 1).shapes_disagree());
+  EXPECT_FALSE(join(20e-6, -1, 1).shapes_disagree());  // FLOPs unknown: nothing checked
+  // One GEMM step but two norm steps.
+  const JoinMismatch steps = join(20e-6, 1e9, 2);
+  EXPECT_TRUE(steps.steps_disagree());
+  EXPECT_EQ(steps.fewest_class, OpClass::kGemm);
+  EXPECT_EQ(steps.most_class, OpClass::kNorm);
+}
+
+// The launch check of an Nsight Systems trace, by hand from the fixture's rows: kernels at
+// 10-30, 31-34, 35-57 and 58-60 us (the 1-6 us row is a memcpy): a 50 us span with 3 us idle,
+// two of four kernels under 5 us (3 and 2 us), a mean of 47 / 4 = 11.75 us: not launch-bound.
+TEST(NsysLaunchCheck, TraceGapsAndShortKernels) {
+  Result<NsysReport> r = LoadNsysCsv(kFixtures + "nsys_gpu_trace.csv");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const LaunchCheck lc = SummarizeNsys(*r).launch;
+  EXPECT_TRUE(lc.traced);
+  EXPECT_EQ(lc.kernels, 4);
+  EXPECT_NEAR(lc.span_s, 50e-6, 1e-15);
+  EXPECT_NEAR(lc.idle_s, 3e-6, 1e-15);
+  EXPECT_EQ(lc.short_launches, 2);
+  EXPECT_NEAR(lc.short_s, 5e-6, 1e-15);
+  EXPECT_NEAR(lc.mean_s(), 11.75e-6, 1e-15);
+  EXPECT_FALSE(lc.launch_bound());
+  // The same kernels with the GPU idle for most of the span and most launches short.
+  LaunchCheck starved = lc;
+  starved.idle_s = 30e-6;
+  starved.short_launches = 3;
+  EXPECT_TRUE(starved.launch_bound());
+}
+
+// Issue "answers at a glance": the real RTX 5090 run (../shared/samples/profiles, SOURCES.md) of
+// 1.7 M launches of mostly 1-4 us kernels is launch-bound: its mean kernel (4.95 s over 1.70 M
+// launches, 2.9 us) is shorter than the ~5 us eager PyTorch needs to issue one.
+TEST(NsysLaunchCheck, TheRealRunOfShortKernelsIsLaunchBound) {
+  const std::string path = testing::SharedSample("nsys_kern_sum_rtx5090.csv");
+  ROOFLINE_REQUIRE_SHARED_SAMPLE(path);
+  Result<NsysReport> r = LoadNsysCsv(path);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const LaunchCheck lc = SummarizeNsys(*r).launch;
+  int64_t instances = 0;
+  for (const NsysKernel& k : r->kernels) instances += k.instances;
+  EXPECT_EQ(lc.kernels, instances);
+  EXPECT_GT(lc.kernels, 1600000);
+  EXPECT_FALSE(lc.traced);
+  EXPECT_LT(lc.mean_s(), 3e-6);
+  EXPECT_GT(lc.short_launches, lc.kernels / 2);
+  EXPECT_TRUE(lc.launch_bound());
+  // The fixture summary's mean kernel is 10.0 ms / 971 = 10.3 us: not launch-bound.
+  Result<NsysReport> fixture = LoadNsysCsv(kFixtures + "nsys_kern_sum.csv");
+  ASSERT_TRUE(fixture.ok());
+  EXPECT_FALSE(SummarizeNsys(*fixture).launch.launch_bound());
+}
+
 TEST(ProfileJoin, PredictedKernelsOfAModelCarryClasses) {
   const ModelRegistry reg = ModelRegistry::LoadEmbedded();
   Result<TransformerConfig> cfg = ResolveModel("llama-3.2-1b", reg);

@@ -240,7 +240,29 @@ struct ClassJoin {
   double steps = 0;                ///< measured / predicted_per_step (0 when none predicted)
 };
 
+/// Signs that a profile is not a run of the model and workload it was joined with.
+struct JoinMismatch {
+  /// Kernels measured faster than their ideal bound (efficiency above 105%): a bound is never
+  /// above a real kernel's time, so the mapped kernel is another one.
+  int64_t faster_than_bound = 0;
+  double max_efficiency = 0;
+  /// Measured GEMM launches whose FLOPs are known from their shapes (torch traces), and of those
+  /// the ones whose FLOPs differ from their predicted kernel's by more than 2x either way.
+  int64_t shapes_checked = 0;
+  int64_t shapes_off = 0;
+  /// The structural classes (gemm, attention, norm) with kernels on both sides hold different
+  /// step counts: the fewest and the most (their ratio above 1.5 is a disagreement).
+  OpClass fewest_class = OpClass::kOther, most_class = OpClass::kOther;
+  double fewest_steps = 0, most_steps = 0;
+
+  bool steps_disagree() const { return fewest_steps > 0 && most_steps > 1.5 * fewest_steps; }
+  /// More than a quarter of the checked launches are off.
+  bool shapes_disagree() const { return shapes_off > 0 && 4 * shapes_off > shapes_checked; }
+  bool any() const { return faster_than_bound > 0 || shapes_disagree() || steps_disagree(); }
+};
+
 struct ProfileJoin {
+  JoinMismatch mismatch;           ///< checked on every join
   std::vector<JoinRow> rows;       ///< one per predicted kernel (ordered input only)
   std::vector<ClassJoin> classes;  ///< every class predicted or measured
   double steps = 0;                ///< steps found (from the gemm class, else the largest)
@@ -332,9 +354,36 @@ struct ClassTotal {
 };
 using ClassTotals = std::map<OpClass, ClassTotal>;
 
+/// Host time eager PyTorch spends to issue one op, at the low end: 5-7 us per op measured
+/// (data/efficiency.json's sources: FlagGems issue 4812, pytorch/pytorch issue 41383). A stream of
+/// kernels shorter than this on average finishes faster than the host can issue it.
+inline constexpr double kEagerLaunchS = 5e-6;
+
+/// Whether a run is launch-bound: its kernels against the host's cost of issuing them, and (a
+/// trace) the time the GPU sat idle between kernels.
+struct LaunchCheck {
+  int64_t kernels = 0;         ///< kernel launches (memory operations apart)
+  double kernel_s = 0;         ///< their GPU time
+  int64_t short_launches = 0;  ///< launches under kEagerLaunchS (a summary: by each name's mean)
+  double short_s = 0;          ///< their GPU time
+  bool traced = false;         ///< start times known: `span_s` and `idle_s` are measured
+  double span_s = 0;           ///< first kernel start to last kernel end
+  double idle_s = 0;           ///< time in the span with no kernel running
+
+  double mean_s() const { return kernels > 0 ? kernel_s / static_cast<double>(kernels) : 0; }
+  /// The mean kernel is shorter than kEagerLaunchS, or (a trace) the GPU idles half the span or
+  /// more while half the launches or more are short.
+  bool launch_bound() const {
+    if (kernels == 0) return false;
+    if (mean_s() < kEagerLaunchS) return true;
+    return traced && 2 * idle_s >= span_s && 2 * short_launches >= kernels;
+  }
+};
+
 /// An Nsight Systems report summarized: time per op class, and the kernels for the join with a
 /// prediction (each launch in start order from a trace report, else one entry per kernel name).
 struct NsysSummary {
+  LaunchCheck launch;
   double gpu_time_s = 0;
   int64_t launches = 0;
   ClassTotals classes;

@@ -138,6 +138,9 @@ std::string RenderTorchProfileTable(const TorchTrace& trace, const TorchSummary&
 /// `roofline profile ... --model M`: measured time per op class against the predicted step,
 /// and (launch order known) per predicted kernel. `title` names the prediction.
 std::string RenderProfileJoinTable(const ProfileJoin& join, const std::string& title);
+/// One "warning:" line when the profile does not look like a run of the prediction `title`
+/// (JoinMismatch::any), else empty.
+std::string RenderJoinMismatch(const JoinMismatch& mismatch, const std::string& title);
 
 }  // namespace roofline
 

@@ -174,6 +174,13 @@ ProfileJoin JoinWithPrediction(const std::vector<PredictedKernel>& predicted,
     ++seen[c];
     join.rows[index].matched += m.count;
     sum[index] += m.time_s;
+    const double want = predicted[index].flops;
+    // GEMMs only: their FLOPs follow from the shapes alone, while an eager run's pointwise ops
+    // map onto a prediction's fused ones loosely.
+    if (m.op_class == OpClass::kGemm && m.flops >= 0 && want > 0) {
+      join.mismatch.shapes_checked += m.count;
+      if (m.flops > 2 * want || 2 * m.flops < want) join.mismatch.shapes_off += m.count;
+    }
     ++names[index][m.name];
   }
   for (size_t i = 0; i < predicted.size(); ++i) {
@@ -190,6 +197,8 @@ ProfileJoin JoinWithPrediction(const std::vector<PredictedKernel>& predicted,
       }
     }
     if (r.efficiency > 1.05) {
+      ++join.mismatch.faster_than_bound;
+      join.mismatch.max_efficiency = std::max(join.mismatch.max_efficiency, r.efficiency);
       join.notes.push_back(fmt::format(
           "{}: measured {:.3g} us is below the predicted bound {:.3g} us: the kernel mapped onto "
           "it is not the one predicted, or the workload flags differ from the profiled run",
@@ -203,6 +212,20 @@ ProfileJoin JoinWithPrediction(const std::vector<PredictedKernel>& predicted,
     }
     if (cj.predicted_per_step == 0 && cj.measured == 0) continue;
     join.classes.push_back(cj);
+  }
+  for (const ClassJoin& cj : join.classes) {
+    const bool structural = cj.op_class == OpClass::kGemm || cj.op_class == OpClass::kAttention ||
+                            cj.op_class == OpClass::kNorm;
+    if (!structural || cj.predicted_per_step == 0 || cj.measured == 0) continue;
+    JoinMismatch& mm = join.mismatch;
+    if (mm.fewest_steps == 0 || cj.steps < mm.fewest_steps) {
+      mm.fewest_steps = cj.steps;
+      mm.fewest_class = cj.op_class;
+    }
+    if (cj.steps > mm.most_steps) {
+      mm.most_steps = cj.steps;
+      mm.most_class = cj.op_class;
+    }
   }
   const ClassJoin* gemm = nullptr;
   for (const ClassJoin& cj : join.classes) {

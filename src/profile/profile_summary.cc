@@ -46,6 +46,45 @@ NsysSummary SummarizeNsys(const NsysReport& report) {
     s.classes[k.op_class].time_s += k.total_s;
   }
   s.ordered = !report.launches.empty();
+  LaunchCheck& lc = s.launch;
+  if (s.ordered) {
+    // Kernels in start order: the union of their intervals is the GPU's busy time.
+    double busy = 0, first = 0, end = 0;
+    for (const NsysLaunch& l : report.launches) {
+      if (l.memory_op) continue;
+      ++lc.kernels;
+      lc.kernel_s += l.duration_s;
+      if (l.duration_s < kEagerLaunchS) {
+        ++lc.short_launches;
+        lc.short_s += l.duration_s;
+      }
+      const double stop = l.start_s + l.duration_s;
+      if (lc.kernels == 1) {
+        first = l.start_s;
+        busy = l.duration_s;
+        end = stop;
+        continue;
+      }
+      if (l.start_s >= end) {
+        busy += l.duration_s;
+      } else if (stop > end) {
+        busy += stop - end;  // overlaps the kernel before (another stream)
+      }
+      end = std::max(end, stop);
+    }
+    lc.traced = lc.kernels > 0;
+    lc.span_s = end - first;
+    lc.idle_s = std::max(0.0, lc.span_s - busy);
+  } else {
+    for (const NsysKernel& k : report.kernels) {
+      lc.kernels += k.instances;
+      lc.kernel_s += k.total_s;
+      if (k.avg_s < kEagerLaunchS) {
+        lc.short_launches += k.instances;
+        lc.short_s += k.total_s;
+      }
+    }
+  }
   if (s.ordered) {
     for (const NsysLaunch& l : report.launches) {
       s.measured.push_back({l.name, l.op_class, l.duration_s, 1});

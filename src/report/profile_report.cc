@@ -42,12 +42,38 @@ size_t Shown(int top, size_t n) { return top > 0 ? std::min<size_t>(top, n) : n;
 
 }  // namespace
 
+std::string RenderLaunchCheck(const LaunchCheck& lc) {
+  if (lc.kernels == 0) return "";
+  std::string out;
+  const std::string shorter = fmt::format(
+      "{} of {} launches ({}) are kernels under {}, {} of the GPU time", lc.short_launches,
+      lc.kernels,
+      Pct(static_cast<double>(lc.short_launches) / static_cast<double>(lc.kernels)),
+      Seconds(kEagerLaunchS), lc.kernel_s > 0 ? Pct(lc.short_s / lc.kernel_s) : "-");
+  if (lc.launch_bound()) {
+    out += fmt::format(
+        "launch-bound: the mean kernel runs {}, under the ~{} of host time eager PyTorch spends "
+        "issuing one op (docs/profiles.md): the GPU waits for the host; {}.\n  Capture the "
+        "step in a CUDA graph (torch.compile mode=\"reduce-overhead\") or fuse kernels.\n",
+        Seconds(lc.mean_s()), Seconds(kEagerLaunchS), shorter);
+  } else {
+    out += fmt::format("launches: the mean kernel runs {}; {}\n", Seconds(lc.mean_s()), shorter);
+  }
+  if (lc.traced && lc.span_s > 0) {
+    out += fmt::format("  from the first kernel's start to the last one's end ({}), the GPU ran no "
+                       "kernel for {} ({})\n",
+                       Seconds(lc.span_s), Seconds(lc.idle_s), Pct(lc.idle_s / lc.span_s));
+  }
+  return out;
+}
+
 std::string RenderNsysProfileTable(const NsysReport& report, const NsysSummary& summary,
                                    const std::string& file, int top) {
   std::ostringstream out;
   out << fmt::format("profile: {}: Nsight Systems {}; {} kernels, {} launches, {} of GPU time\n",
                      file, report.report, report.kernels.size(), summary.launches,
                      Seconds(summary.gpu_time_s));
+  out << RenderLaunchCheck(summary.launch);
   out << "\nby op class (name patterns: docs/profiles.md):\n";
   out << ClassTable(summary.classes, summary.gpu_time_s);
   const size_t shown = Shown(top, report.kernels.size());
@@ -71,6 +97,17 @@ nlohmann::json NsysProfileJson(const NsysReport& report, const NsysSummary& summ
   j["file"] = file;
   j["format"] = "nsys " + report.report;
   j["gpu_time_s"] = summary.gpu_time_s;
+  const LaunchCheck& lc = summary.launch;
+  j["launch"] = {{"launch_bound", lc.launch_bound()},
+                 {"kernels", lc.kernels},
+                 {"mean_kernel_s", lc.mean_s()},
+                 {"short_threshold_s", kEagerLaunchS},
+                 {"short_launches", lc.short_launches},
+                 {"short_s", lc.short_s}};
+  if (lc.traced) {
+    j["launch"]["span_s"] = lc.span_s;
+    j["launch"]["idle_s"] = lc.idle_s;
+  }
   j["classes"] = ClassJson(summary.classes, summary.gpu_time_s);
   for (const NsysKernel& k : report.kernels) {
     j["kernels"].push_back({{"name", k.name},
@@ -252,8 +289,43 @@ std::string RenderProfileJoinTable(const ProfileJoin& join, const std::string& t
   return out.str();
 }
 
+std::string RenderJoinMismatch(const JoinMismatch& m, const std::string& title) {
+  if (!m.any()) return "";
+  std::vector<std::string> signs;
+  if (m.faster_than_bound > 0) {
+    signs.push_back(fmt::format("{} kernel(s) measured faster than their ideal bound (up to {})",
+                                m.faster_than_bound, Pct(m.max_efficiency)));
+  }
+  if (m.shapes_disagree()) {
+    signs.push_back(fmt::format("{} of {} GEMM launches' FLOPs (from their recorded shapes) are over "
+                                "2x off their predicted kernel's",
+                                m.shapes_off, m.shapes_checked));
+  }
+  if (m.steps_disagree()) {
+    signs.push_back(fmt::format("the op classes hold different step counts ({} {:.2f}, {} {:.2f})",
+                                NameOf(m.fewest_class), m.fewest_steps, NameOf(m.most_class),
+                                m.most_steps));
+  }
+  std::string all;
+  for (const std::string& s : signs) all += (all.empty() ? "" : "; ") + s;
+  return fmt::format(
+      "warning: this profile does not look like a run of {}: {}; check --model, --phase and the "
+      "workload flags (--batch, --prompt, --context, --tp)\n",
+      title, all);
+}
+
 nlohmann::json ProfileJoinJson(const ProfileJoin& join, const std::string& title) {
   nlohmann::json j;
+  const JoinMismatch& m = join.mismatch;
+  j["mismatch"] = {{"suspect", m.any()},
+                   {"faster_than_bound", m.faster_than_bound},
+                   {"max_efficiency", m.max_efficiency},
+                   {"shapes_checked", m.shapes_checked},
+                   {"shapes_off", m.shapes_off},
+                   {"fewest_steps", m.fewest_steps},
+                   {"fewest_steps_class", NameOf(m.fewest_class)},
+                   {"most_steps", m.most_steps},
+                   {"most_steps_class", NameOf(m.most_class)}};
   j["steps"] = join.steps;
   j["ordered"] = join.ordered;
   for (const ClassJoin& cj : join.classes) {

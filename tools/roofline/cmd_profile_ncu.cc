@@ -48,20 +48,21 @@ int RunProfileNcu(Context& ctx, const ProfileOptions& o) {
 
   const bool json = o.model.format == OutputFormat::kJson;
   nlohmann::json out_json;
+  std::string text;
   if (json) {
     out_json = NcuProfileJson(summary, o.file, report->layout, dev, note);
   } else {
-    *ctx.out << RenderNcuProfileTable(summary, o.file, report->layout, dev, note);
+    text = RenderNcuProfileTable(summary, o.file, report->layout, dev, note);
   }
   if (!dev) {
-    if (json) *ctx.out << out_json.dump(2) << "\n";
+    *ctx.out << (json ? out_json.dump(2) + "\n" : text);
     return kExitOk;
   }
   // The timed kernels with FLOPs and device-memory bytes, on the roofline plot.
   std::vector<std::string> engines;
   std::vector<RooflinePoint> points = NcuRooflinePoints(summary, *dev, &engines);
   return FinishWithModel(ctx, o, *dev, summary.measured, true, points, engines,
-                         json ? &out_json : nullptr,
+                         json ? &out_json : nullptr, text,
                          fmt::format("{} on {} (Nsight Compute)", o.file, dev->id));
 }
 

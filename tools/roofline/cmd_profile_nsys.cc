@@ -18,13 +18,14 @@ int RunProfileNsys(Context& ctx, const ProfileOptions& o) {
   const NsysSummary summary = SummarizeNsys(*report);
   const bool json = o.model.format == OutputFormat::kJson;
   nlohmann::json out_json;
+  std::string text;
   if (json) {
     out_json = NsysProfileJson(*report, summary, o.file);
   } else {
-    *ctx.out << RenderNsysProfileTable(*report, summary, o.file, o.top);
+    text = RenderNsysProfileTable(*report, summary, o.file, o.top);
   }
   if (o.model.model.empty() && o.plot.empty()) {
-    if (json) *ctx.out << out_json.dump(2) << "\n";
+    *ctx.out << (json ? out_json.dump(2) + "\n" : text);
     return kExitOk;
   }
   if (o.model.hw.empty()) {
@@ -35,7 +36,7 @@ int RunProfileNsys(Context& ctx, const ProfileOptions& o) {
   Result<Device> device = ctx.ResolveHw(o.model.hw);
   if (!device.ok()) return Fail(ctx, device.status());
   return FinishWithModel(ctx, o, *device, summary.measured, summary.ordered, {}, {},
-                         json ? &out_json : nullptr,
+                         json ? &out_json : nullptr, text,
                          fmt::format("{} on {} (Nsight Systems)", o.file, device->id));
 }
 

@@ -26,19 +26,20 @@ int RunProfileTorch(Context& ctx, const ProfileOptions& o) {
   const TorchSummary summary = SummarizeTorch(*trace, dev);
   const bool json = o.model.format == OutputFormat::kJson;
   nlohmann::json out_json;
+  std::string text;
   if (json) {
     out_json = TorchProfileJson(*trace, summary, o.file, dev);
   } else {
-    *ctx.out << RenderTorchProfileTable(*trace, summary, o.file, dev, how, o.top);
+    text = RenderTorchProfileTable(*trace, summary, o.file, dev, how, o.top);
   }
   if (!dev) {
-    if (json) *ctx.out << out_json.dump(2) << "\n";
+    *ctx.out << (json ? out_json.dump(2) + "\n" : text);
     return kExitOk;
   }
   std::vector<std::string> engines;
   std::vector<RooflinePoint> points = TorchRooflinePoints(summary, &engines);
   return FinishWithModel(ctx, o, *dev, summary.measured, true, points, engines,
-                         json ? &out_json : nullptr,
+                         json ? &out_json : nullptr, text,
                          fmt::format("{} on {} (PyTorch profiler)", o.file, dev->id));
 }
 

@@ -81,8 +81,10 @@ Status WritePlot(const std::string& path, const Device& device, std::vector<std:
 int FinishWithModel(Context& ctx, const ProfileOptions& o, const Device& device,
                     const std::vector<MeasuredKernel>& measured, bool ordered,
                     std::vector<RooflinePoint> points, std::vector<std::string> engines,
-                    nlohmann::json* json, const std::string& title) {
-  if (!o.model.model.empty()) {
+                    nlohmann::json* json, const std::string& text, const std::string& title) {
+  if (o.model.model.empty()) {
+    *ctx.out << text;
+  } else {
     Result<std::unique_ptr<Prediction>> predicted = Predict(ctx, o.model, device);
     if (!predicted.ok()) return Fail(ctx, predicted.status());
     const std::unique_ptr<Prediction>& p = *predicted;
@@ -90,7 +92,9 @@ int FinishWithModel(Context& ctx, const ProfileOptions& o, const Device& device,
     if (json) {
       (*json)["prediction"] = ProfileJoinJson(join, p->title);
     } else {
-      *ctx.out << RenderProfileJoinTable(join, p->title);
+      // A join that does not match says so before anything else.
+      *ctx.out << RenderJoinMismatch(join.mismatch, p->title) << text
+               << RenderProfileJoinTable(join, p->title);
     }
     std::vector<std::string> predicted_engines;
     for (RooflinePoint& pt : RooflinePoints(p->analysis, *p->model, &predicted_engines)) {

@@ -35,11 +35,12 @@ Result<Device> ResolveProfileDevice(Context& ctx, const std::string& hw, std::st
                                     const DeviceHints& hints = {});
 
 /// The --model part shared by the subcommands: predicts, joins `measured` (in launch order when
-/// `ordered`), prints or adds to `json`, writes --plot; then prints `json` if set.
+/// `ordered`), prints `text` (the profile's own table; a warning first when the join does not
+/// match) and the join, or adds the join to `json`; writes --plot; then prints `json` if set.
 int FinishWithModel(Context& ctx, const ProfileOptions& o, const Device& device,
                     const std::vector<MeasuredKernel>& measured, bool ordered,
                     std::vector<RooflinePoint> points, std::vector<std::string> engines,
-                    nlohmann::json* json, const std::string& title);
+                    nlohmann::json* json, const std::string& text, const std::string& title);
 
 int RunProfileNcu(Context& ctx, const ProfileOptions& o);
 int RunProfileNsys(Context& ctx, const ProfileOptions& o);
