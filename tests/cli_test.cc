@@ -2,6 +2,8 @@
 // (one line on stderr starting with "error: ", exit status 2, nothing on stdout).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -358,6 +360,25 @@ TEST(Cli, HelpExitsZero) {
   const Output o = RunCli({"op", "matmul", "--help"});
   EXPECT_EQ(o.status, 0);
   EXPECT_NE(o.out.find("--weight-dtype"), std::string::npos);
+}
+
+/// `model --top N` keeps the N kernels of each phase with the most time and says so; it is a
+/// table option (an error with --format json); every `model` table ends with its why.
+TEST(Cli, ModelTopAndWhy) {
+  const Output o = RunCli({"model", "deepseek-v3", "--hw", "h200", "--tp", "8", "--batch", "8",
+                           "--phase", "decode", "--top", "6"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("(top 6 of "), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("by class: matmuls"), std::string::npos) << o.out;
+  const std::string table = o.out.substr(0, o.out.find("(top 6 of "));
+  const size_t dash = table.rfind("-----\n");
+  ASSERT_NE(dash, std::string::npos);
+  EXPECT_EQ(std::count(table.begin() + static_cast<std::ptrdiff_t>(dash), table.end(), '\n'), 7);
+  EXPECT_NE(o.out.find("\n== why ==\n"), std::string::npos);
+  const Output j = RunCli({"model", "llama-3-8b", "--top", "3", "--format", "json"});
+  EXPECT_EQ(j.status, 2);
+  EXPECT_NE(j.err.find("--top"), std::string::npos) << j.err;
+  EXPECT_TRUE(j.out.empty());
 }
 
 /// `roofline --hw h200 --batch 4` is the main job with those options; `--why` is not taken for

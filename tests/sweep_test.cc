@@ -16,6 +16,7 @@
 #include "roofline/plan.h"
 #include "roofline/plot.h"
 #include "roofline/report.h"
+#include "roofline/units.h"
 #include "tests/test_util.h"
 
 namespace roofline {
@@ -733,6 +734,46 @@ TEST(SweepShares, AttentionOvertakesTheMatmulsAtAnExactContext) {
   EXPECT_NE(chart.svg.find("by kernel class"), std::string::npos);
   EXPECT_NE(chart.svg.find("largest share: attention at " + std::to_string(x->int_value)),
             std::string::npos);
+}
+
+// Issue "answers at a glance": a two-axis sweep's never-flip lines that say the same at several
+// values of the other axis are one line, naming the values (or "every swept context") and the
+// range of the intensity limits; the JSON keeps every entry.
+TEST(SweepText, RepeatedNeverFlipLinesAreGrouped) {
+  Result<SweepAxis> batch = ParseSweepAxis("batch=1:64:x4");
+  Result<SweepAxis> context = ParseSweepAxis("context=1024:8192:x2");
+  ASSERT_TRUE(batch.ok() && context.ok());
+  const CostModel model(Dev("h100-sxm"));
+  Result<SweepResult> r =
+      RunSweep(Preset("llama-3-8b"), Workload{}, model, PhaseSelection::kBoth, {*batch, *context});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const std::string text = RenderSweepTable(*r, "t");
+  const std::string never = text.substr(text.find("Never flips:"));
+  size_t lines = 0;
+  for (size_t at = never.find("\n  - "); at != std::string::npos;
+       at = never.find("\n  - ", at + 1)) {
+    ++lines;
+  }
+  EXPECT_LT(2 * lines, r->never.size()) << never;  // 4 contexts say the same: far fewer lines
+  // Decode attention along batch never flips at any of the 4 contexts; its limits differ a little.
+  double lo = 1e300, hi = 0;
+  int members = 0;
+  for (const NeverFlips& n : r->never) {
+    const SweepLine l = Describe(n, *r);
+    if (l.what != "decode attention" || l.variable != "batch") continue;
+    ++members;
+    lo = std::min(lo, n.limit_intensity);
+    hi = std::max(hi, n.limit_intensity);
+  }
+  EXPECT_EQ(members, 4);
+  ASSERT_LT(lo, hi);
+  EXPECT_NE(never.find("decode attention stays memory-bound (hbm) at any batch (every swept "
+                       "context): its intensity tends to " +
+                       Num(lo) + "-" + Num(hi) + " FLOP/B"),
+            std::string::npos)
+      << never;
+  const nlohmann::json j = nlohmann::json::parse(RenderSweepJson(*r, "m", "d"));
+  EXPECT_EQ(j.at("never_flips").size(), r->never.size());
 }
 
 /// A launch overhead per kernel is its own share, and takes the largest one when it outweighs

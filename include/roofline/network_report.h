@@ -11,7 +11,10 @@
 namespace roofline {
 
 /// `roofline model GRAPH.json`: kernel table, totals, parameters, uncosted nodes.
-std::string RenderNetworkTable(const NetworkAnalysis& analysis, const CostModel& model);
+/// Long node and module names are abbreviated (unique tails of their paths); `top` > 0 shows
+/// only the `top` kernels with the most time (execution order).
+std::string RenderNetworkTable(const NetworkAnalysis& analysis, const CostModel& model,
+                               int top = 0);
 /// `roofline model GRAPH.json --format json` (fields in docs/graph-format.md).
 std::string RenderNetworkJson(const NetworkAnalysis& analysis, const CostModel& model);
 

@@ -54,7 +54,8 @@ Result<std::string> RenderModelKernelExplain(const ModelAnalysis& a, const CostM
 /// `roofline models list`: presets with architecture, shape and parameter counts.
 std::string RenderModelsList(const ModelRegistry& registry);
 /// `roofline model`: per phase the kernel table, totals, latency, then the memory footprint.
-std::string RenderModelTable(const ModelAnalysis& analysis, const CostModel& model);
+/// `top` > 0 shows only the `top` kernels of each phase with the most time (execution order).
+std::string RenderModelTable(const ModelAnalysis& analysis, const CostModel& model, int top = 0);
 /// `roofline model --format json`: one document (see README for the fields).
 std::string RenderModelJson(const ModelAnalysis& analysis, const CostModel& model);
 /// `roofline model --format csv`: one row per kernel and phase.

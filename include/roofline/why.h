@@ -88,7 +88,7 @@ void SearchFlips(StepWhy& step, const std::string& axis, int64_t from, int64_t t
 Why ExplainModel(const ModelAnalysis& analysis, const CostModel& model);
 
 /// The why of a network's one pass, with flips along its dimension `batch` when it has one
-/// (from 1 to kWhyTopBatch): `graph_at` gives the graph at a value of it, bound further with
+/// (from 1 to kWhyTopNetworkBatch): `graph_at` gives the graph at a value of it, bound further with
 /// `bindings` and the value.
 Why ExplainNetwork(const NetworkAnalysis& analysis, const CostModel& model,
                    const NetworkAtValue& graph_at, const DimBindings& bindings);
@@ -96,6 +96,8 @@ Why ExplainNetwork(const NetworkAnalysis& analysis, const CostModel& model,
 /// The largest batch and prompt the LLM flip searches go to.
 inline constexpr int64_t kWhyTopBatch = int64_t{1} << 16;
 inline constexpr int64_t kWhyTopPrompt = int64_t{1} << 17;
+/// The largest batch a network's flip searches go to (an ONNX model is loaded again per value).
+inline constexpr int64_t kWhyTopNetworkBatch = 4096;
 
 }  // namespace roofline
 

@@ -185,7 +185,7 @@ Why ExplainNetwork(const NetworkAnalysis& a, const CostModel& model,
   why.device = model.device().id;
   StepWhy s = ExplainStep(a, model, "");
   if (a.dims.count("batch") > 0) {
-    SearchFlips(s, "batch", 1, kWhyTopBatch, [&](int64_t v) -> StepVerdicts {
+    SearchFlips(s, "batch", 1, kWhyTopNetworkBatch, [&](int64_t v) -> StepVerdicts {
       Result<NetworkGraph> g = graph_at(v);
       if (!g.ok()) return {};
       DimBindings b = bindings;

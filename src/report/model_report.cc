@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/report/phrases.h"
 #include "roofline/report.h"
 #include "roofline/units.h"
 #include "src/report/expected_report.h"
@@ -64,7 +65,7 @@ std::string RenderModelsList(const ModelRegistry& registry) {
              registry.presets().size());
 }
 
-std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model) {
+std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model, int top) {
   const Device& d = model.device();
   std::string out;
   out += fmt::format("{} ({}, {} layers) on {} ({}){}\n", a.config.origin, a.config.architecture,
@@ -96,7 +97,8 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model) {
       right.insert(right.end(), {true, false});
     }
     TextTable t(header, right);
-    for (size_t i = 0; i < p.costs.size(); ++i) {
+    const std::vector<size_t> shown = TopKernels(p, top);
+    for (size_t i : shown) {
       const KernelCost& c = p.costs[i];
       const double share =
           p.totals.time_s > 0 ? c.time_s * static_cast<double>(c.repeat) / p.totals.time_s : 0;
@@ -112,6 +114,7 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model) {
     }
     (void)grouped;
     out += t.Render();
+    out += TopNote(p, shown);
     const Totals& s = p.totals;
     out += fmt::format(
         "total: {} ({}), {} FLOP, {} moved through {}; time compute-bound {}, memory-bound {}{}\n",
@@ -120,6 +123,7 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model) {
         Percent(s.time_s > 0 ? p.memory_bound_s / s.time_s : 0),
         p.comm_bound_s > 0 ? fmt::format(", comm-bound {}", Percent(p.comm_bound_s / s.time_s))
                            : "");
+    out += ClassSummaryLine(p, d);
     out += fmt::format("at the bound: MFU {} (of {}), MBU {}{}\n", Percent(p.mfu), p.mfu_engine,
                        Percent(p.mbu),
                        a.workload.Stages() > 1

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "roofline/units.h"
@@ -11,6 +12,11 @@
 #include "src/report/table.h"
 
 namespace roofline {
+
+/// Widest node and module names in the network table before they are abbreviated.
+constexpr size_t kNameWidth = 40;
+constexpr size_t kModuleWidth = 28;
+
 namespace {
 
 std::string Percent(double share) { return fmt::format("{:.1f}%", 100 * share); }
@@ -24,7 +30,7 @@ std::string DimsText(const DimBindings& dims) {
 
 }  // namespace
 
-std::string RenderNetworkTable(const NetworkAnalysis& a, const CostModel& model) {
+std::string RenderNetworkTable(const NetworkAnalysis& a, const CostModel& model, int top) {
   const Device& d = model.device();
   const std::string mem = d.device_memory().name;
   std::string out = fmt::format("{} on {} ({})\n", a.name, d.name, d.id);
@@ -38,14 +44,34 @@ std::string RenderNetworkTable(const NetworkAnalysis& a, const CostModel& model)
   TextTable table(
       {"kernel", "module", "op", "FLOP", mem + " bytes", "FLOP/B", "time", "bound", "share"},
       {false, false, false, true, true, true, true, false, true});
+  // Node names of exported models repeat their module path ("/down_blocks.0/resnets.1/conv1/
+  // Conv"): long ones are cut to the tail that keeps them unique, modules likewise among the
+  // distinct modules.
+  std::vector<std::string> names, modules;
   for (size_t i = 0; i < a.kernels.size(); ++i) {
+    names.push_back(a.costs[i].name);
+    if (std::find(modules.begin(), modules.end(), a.info[i].module) == modules.end()) {
+      modules.push_back(a.info[i].module);
+    }
+  }
+  names = AbbreviatePaths(names, kNameWidth);
+  const std::vector<std::string> short_modules = AbbreviatePaths(modules, kModuleWidth);
+  auto module_of = [&](const std::string& m) {
+    const size_t at = static_cast<size_t>(std::find(modules.begin(), modules.end(), m) -
+                                          modules.begin());
+    return short_modules[at];
+  };
+  const std::vector<size_t> shown = TopKernels(a, top);
+  for (size_t i : shown) {
     const KernelCost& c = a.costs[i];
     const NetKernelInfo& info = a.info[i];
-    table.AddRow({c.name, info.module, info.op, Si(c.flops, ""), Si(c.bytes[0], "B"),
-                  Num(c.Intensity(0)), Seconds(c.time_s), model.BoundName(c),
+    table.AddRow({names[i], module_of(info.module), info.op, Si(c.flops, ""),
+                  Si(c.bytes[0], "B"), Num(c.Intensity(0)), Seconds(c.time_s),
+                  model.BoundName(c),
                   Percent(a.totals.time_s > 0 ? c.time_s / a.totals.time_s : 0)});
   }
   out += table.Render();
+  out += TopNote(a, shown);
   const double t = a.totals.time_s;
   out += fmt::format(
       "total: {} ({}), {} FLOP ({} FLOP in matmuls, convolutions and attention), {} moved "
@@ -53,6 +79,7 @@ std::string RenderNetworkTable(const NetworkAnalysis& a, const CostModel& model)
       Seconds(t), NameOf(a.totals.verdict, model.device()), Si(a.totals.flops, ""),
       Si(a.matrix_flops, ""), Si(a.totals.bytes[0], "B"), mem,
       Percent(t > 0 ? a.compute_bound_s / t : 0), Percent(t > 0 ? a.memory_bound_s / t : 0));
+  out += ClassSummaryLine(a, d);
   if (a.uncosted.count > 0) {
     std::string ops;
     for (const auto& [op, count] : a.uncosted.by_op) {

@@ -408,6 +408,85 @@ SweepLine Describe(const NeverFlips& n, const SweepResult& r) {
   return l;
 }
 
+namespace {
+
+/// The never-flip sentences of a sweep, those of a two-axis sweep that say the same at several
+/// values of the other axis joined into one: "(context=1024, 2048, 4096)", or "(every swept
+/// context)", with the intensity limits they tend to given as a range.
+std::vector<std::string> GroupedNeverFlips(const SweepResult& r) {
+  struct Group {
+    std::string key;         // the sentence without its "at" label, the limit as "#"
+    std::string base;        // the first member's sentence without its "at" label
+    size_t at_pos = 0;       // where that label stood
+    std::string other;       // the other axis's variable
+    std::vector<std::string> at_values;
+    double lo = 0, hi = 0;   // the intensity limits
+    std::string whole;       // a group of one: its sentence as it was
+  };
+  std::vector<Group> groups;
+  const std::string tends = "tends to ";
+  for (const NeverFlips& n : r.never) {
+    const SweepLine l = Describe(n, r);
+    Group g;
+    g.whole = l.sentence;
+    g.base = l.sentence;
+    const std::string at_text = l.at.empty() ? "" : " (" + l.at + ")";
+    const size_t at = l.at.empty() ? std::string::npos : g.base.find(at_text);
+    if (at != std::string::npos) {
+      g.base.erase(at, at_text.size());
+      g.at_pos = at;
+      const size_t eq = l.at.find('=');
+      g.other = l.at.substr(0, eq);
+      g.at_values.push_back(eq == std::string::npos ? l.at : l.at.substr(eq + 1));
+    }
+    g.key = g.base;
+    g.lo = g.hi = n.limit_intensity;
+    const size_t t = g.key.find(tends);
+    if (t != std::string::npos && n.limit_intensity > 0) {
+      const size_t end = g.key.find(' ', t + tends.size());
+      g.key.replace(t + tends.size(), end - t - tends.size(), "#");
+    }
+    auto same = std::find_if(groups.begin(), groups.end(), [&](const Group& o) {
+      return !o.at_values.empty() && !g.at_values.empty() && o.key == g.key && o.other == g.other;
+    });
+    if (same == groups.end()) {
+      groups.push_back(std::move(g));
+      continue;
+    }
+    same->at_values.push_back(g.at_values.front());
+    same->lo = std::min(same->lo, g.lo);
+    same->hi = std::max(same->hi, g.hi);
+  }
+  std::vector<std::string> out;
+  for (Group& g : groups) {
+    if (g.at_values.size() <= 1) {
+      out.push_back(g.whole);
+      continue;
+    }
+    std::string text = g.base;
+    const size_t t = text.find(tends);
+    if (t != std::string::npos && g.lo > 0 && t > g.at_pos) {
+      const size_t end = text.find(' ', t + tends.size());
+      const std::string range = Num(g.lo) == Num(g.hi) ? Num(g.lo) : Num(g.lo) + "-" + Num(g.hi);
+      text.replace(t + tends.size(), end - t - tends.size(), range);
+    }
+    size_t other_size = 0;
+    for (const SweepAxis& a : r.axes) {
+      if (NameOf(a.variable) == g.other) other_size = a.size();
+    }
+    std::string values;
+    for (const std::string& v : g.at_values) values += (values.empty() ? "" : ", ") + v;
+    const std::string label = g.at_values.size() == other_size && other_size > 2
+                                  ? " (every swept " + g.other + ")"
+                                  : " (" + g.other + "=" + values + ")";
+    text.insert(g.at_pos, label);
+    out.push_back(text);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string RenderSweepTable(const SweepResult& r, const std::string& title) {
   std::string out = title + "\n\n";
   std::vector<std::string> header;
@@ -495,7 +574,7 @@ std::string RenderSweepTable(const SweepResult& r, const std::string& title) {
   }
   out += "\nNever flips:\n";
   if (r.never.empty()) out += "  nothing: every verdict changes somewhere in the range\n";
-  for (const NeverFlips& n : r.never) out += "  - " + Describe(n, r).sentence + "\n";
+  for (const std::string& line : GroupedNeverFlips(r)) out += "  - " + line + "\n";
   for (const auto& n : r.notes) out += "note: " + n + "\n";
   if (r.has_expected) {
     out += fmt::format(

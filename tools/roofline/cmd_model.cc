@@ -18,7 +18,7 @@ namespace {
 /// `roofline model GRAPH.json|model.onnx`: every node costed on the device.
 int RunNetworkModel(Context& ctx, const CLI::App& app, const ModelOptions& o,
                     const std::vector<std::string>& dim_args, const std::string& plot,
-                    const std::string& report) {
+                    const std::string& report, int top) {
   Status s = RejectLlmFlags(app);
   if (!s.ok()) return Fail(ctx, s);
   if (o.format == OutputFormat::kCsv) {
@@ -36,7 +36,7 @@ int RunNetworkModel(Context& ctx, const CLI::App& app, const ModelOptions& o,
   const CostModel model(*device, *options);
   Result<NetworkAnalysis> a = AnalyzeNetwork(graph, bound, model);
   if (!a.ok()) return Fail(ctx, a.status());
-  const std::string table = RenderNetworkTable(*a, model);
+  const std::string table = RenderNetworkTable(*a, model, top);
   if (!plot.empty() || !report.empty()) {
     std::vector<std::string> engines;
     std::vector<RooflinePoint> points;
@@ -115,6 +115,10 @@ int RunModel(Context& ctx) {
   AddWorkloadOptions(app, o);
   AddFormatOption(app, o.format, {"table", "json", "csv"});
   std::string plot, report, explain;
+  int top = 0;
+  app.add_option("--top", top,
+                 "table: show only the N kernels of each phase with the most time (0: all)")
+      ->check(CLI::Range(0, 1000000));
   app.add_option("--explain", explain,
                  "derive every figure of the kernel named KERNEL (bound and expected time, each "
                  "ceiling with its source)");
@@ -126,10 +130,13 @@ int RunModel(Context& ctx) {
                                      "applies to LLM configs (graph files and ONNX "
                                      "models: not yet)"));
   }
+  if (top > 0 && o.format != OutputFormat::kTable) {
+    return Fail(ctx, Status::Invalid("--top", "applies to --format table"));
+  }
   if (!explain.empty() && o.format != OutputFormat::kTable) {
     return Fail(ctx, Status::Invalid("--explain", "prints with --format table"));
   }
-  if (IsNetworkInput(o.model)) return RunNetworkModel(ctx, app, o, dims, plot, report);
+  if (IsNetworkInput(o.model)) return RunNetworkModel(ctx, app, o, dims, plot, report, top);
   if (!dims.empty()) {
     return Fail(ctx, Status::Invalid("--dim",
                                      "applies to graph files and ONNX models, not to "
@@ -172,7 +179,7 @@ int RunModel(Context& ctx) {
     // The why's flips are of the bound: searched without expected times at every probe.
     CostOptions bound_only;
     bound_only.launch_overhead_s = setup->cost.launch_overhead_s;
-    *ctx.out << RenderModelTable(*a, model) << explanation
+    *ctx.out << RenderModelTable(*a, model, top) << explanation
              << RenderWhy(ExplainModel(*a, CostModel(setup->device, bound_only)));
   }
   return kExitOk;
