@@ -3,13 +3,19 @@
 // naming the file, exit status 2, nothing on stdout, no output file left behind).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <map>
+#include <set>
 #include <sstream>
 
+#include "roofline/plot.h"
+#include "roofline/profile.h"
 #include "tests/cli_runner.h"
 #include "tests/shared_samples.h"
+#include "tests/test_util.h"
 
 namespace roofline {
 namespace {
@@ -68,6 +74,83 @@ TEST(ProfileCli, NcuSgemmSampleGivesTheFilesFigures) {
   // The tensor-pipe instruction count cannot be turned into FLOP on CC 8.0: it is said.
   ASSERT_EQ(j["missing_metrics"].size(), 1u);
   EXPECT_EQ(j["missing_metrics"][0], "sm__ops_path_tensor_src_*.sum");
+}
+
+// Issue "answers at a glance": the A100 sample ran at a 765 MHz SM clock (the file's
+// smsp__cycles_elapsed.avg.per_second, 764,999,991.90 to 764,999,999.31 Hz), 54% of the A100's
+// 1410 MHz boost clock (NVIDIA A100 whitepaper): the profile says so. The H100 decode fixture
+// ran at 1.95 GHz, 98% of the H100 SXM's 1.98 GHz: no warning, the clock stated.
+TEST(ProfileCli, NcuLowClockIsWarned) {
+  const std::string path = Sample("ncu_metrics_sgemm_a100.csv");
+  ROOFLINE_REQUIRE_SHARED_SAMPLE(path);
+  const Output o = RunCli({"profile", "ncu", path, "--hw", "a100-sxm-80gb"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("warning: the kernels ran at a 765 MHz SM clock, 54% of the "
+                       "a100-sxm-80gb's 1.41 GHz boost clock"),
+            std::string::npos)
+      << o.out.substr(0, 600);
+  const Output j = RunCli({"profile", "ncu", path, "--hw", "a100-sxm-80gb", "--format", "json"});
+  ASSERT_EQ(j.status, 0) << j.err;
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  EXPECT_NEAR(doc.at("sm_clock_hz").get<double>(), 765e6, 1e3);
+  EXPECT_DOUBLE_EQ(doc.at("boost_clock_hz").get<double>(), 1.41e9);
+  EXPECT_TRUE(doc.at("low_clock").get<bool>());
+  const Output h = RunCli({"profile", "ncu", Fixture("ncu_h100_llama3_8b_decode.csv"), "--hw",
+                           "h100-sxm"});
+  ASSERT_EQ(h.status, 0) << h.err;
+  EXPECT_EQ(h.out.find("warning: the kernels ran at"), std::string::npos);
+  EXPECT_NE(h.out.find("SM clock 1.95 GHz (98% of the h100-sxm's 1.98 GHz boost clock)"),
+            std::string::npos)
+      << h.out.substr(0, 600);
+}
+
+// Issue "answers at a glance": the ncu plot is the hierarchical roofline Nsight Compute users
+// know: each kernel at its DRAM, L2 and L1 intensities, joined, labelled "#i" as in the table,
+// titled with the file's name (not its path), with a legend of its own.
+TEST(ProfileCli, NcuPlotIsHierarchical) {
+  const std::string svg = ::testing::TempDir() + "/ncu_hier.svg";
+  const Output o = RunCli({"profile", "ncu", Fixture("ncu_h100_llama3_8b_decode.csv"), "--hw",
+                           "h100-sxm", "--plot", svg});
+  ASSERT_EQ(o.status, 0) << o.err;
+  std::ifstream in(svg);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("ncu_h100_llama3_8b_decode.csv on h100-sxm (Nsight Compute)"),
+            std::string::npos);
+  EXPECT_EQ(text.find("tests/fixtures"), std::string::npos);
+  EXPECT_NE(text.find("Arithmetic intensity at each memory level"), std::string::npos);
+  for (const char* level : {"hbm", "l2", "smem"}) {
+    EXPECT_NE(text.find(std::string("kernel at ") + level + " intensity"), std::string::npos)
+        << level;
+  }
+  EXPECT_NE(text.find("points: achieved FLOP/s"), std::string::npos);
+  EXPECT_EQ(text.find("at the time bound"), std::string::npos);
+  EXPECT_NE(text.find("#45 nvjet"), std::string::npos);
+  std::remove(svg.c_str());
+  // The points: one group per kernel, at distinct levels, one achieved FLOP/s per group, labels
+  // unique across groups.
+  Result<NcuReport> r = LoadNcuCsv(Fixture("ncu_h100_llama3_8b_decode.csv"));
+  ASSERT_TRUE(r.ok());
+  const Device d = testing::Dev("h100-sxm");
+  std::vector<std::string> engines;
+  const std::vector<RooflinePoint> pts = NcuRooflinePoints(SummarizeNcu(*r, &d), d, &engines);
+  std::map<int, std::vector<const RooflinePoint*>> groups;
+  for (const RooflinePoint& p : pts) groups[p.group].push_back(&p);
+  std::set<std::string> labels;
+  int multi = 0;
+  for (const auto& [g, members] : groups) {
+    ASSERT_GE(g, 0);
+    std::set<int> levels;
+    for (const RooflinePoint* p : members) {
+      levels.insert(p->level);
+      EXPECT_EQ(p->flops_per_s, members.front()->flops_per_s);
+      EXPECT_EQ(p->label, members.front()->label);
+    }
+    EXPECT_EQ(levels.size(), members.size());
+    multi += members.size() > 1;
+    EXPECT_TRUE(labels.insert(members.front()->label).second) << members.front()->label;
+    EXPECT_EQ(members.front()->label.rfind("#" + std::to_string(g + 1) + " ", 0), 0u);
+  }
+  EXPECT_GT(multi, 10);
 }
 
 TEST(ProfileCli, NcuTableSaysWhatIsMissingAndHowToCollectIt) {

@@ -19,6 +19,12 @@ struct RooflinePoint {
   double intensity = 0;    ///< FLOP/B at device memory
   double flops_per_s = 0;  ///< attainable (or achieved) FLOP/s
   double share = 0;        ///< share of its phase's time, 0..1 (sets the marker size)
+  /// The memory level (index into Device::memory) `intensity` is at. A chart with points at
+  /// levels other than 0 is hierarchical: each point takes its level's marker and colour.
+  int level = 0;
+  /// Points of one kernel at several levels share a group (>= 0): joined by a line, labelled
+  /// once (at the lowest level given).
+  int group = -1;
 };
 
 /// A text box placed on a chart (for overlap checks).
@@ -48,6 +54,8 @@ std::vector<RooflinePoint> RooflinePoints(const ModelAnalysis& analysis, const C
 /// achieved FLOP/s, with the engines whose ceilings they compare against (appended to
 /// `engines`): Nsight Compute kernels with FLOPs and device-memory bytes; PyTorch op groups
 /// placed from their shapes; predicted kernels matched in a join, at the predicted intensity.
+/// Nsight Compute kernels are hierarchical: each timed kernel with FLOPs at its DRAM, L2 and L1
+/// intensities (the levels the file has bytes for), labelled "#i name" as in the table.
 std::vector<RooflinePoint> NcuRooflinePoints(const NcuSummary& summary, const Device& device,
                                              std::vector<std::string>* engines);
 std::vector<RooflinePoint> TorchRooflinePoints(const TorchSummary& summary,

@@ -93,6 +93,9 @@ struct NcuFigures {
   std::optional<double> tensor_flops;  ///< tensor-pipe work converted to FLOP
   std::string tensor_dtype;            ///< "fp16", "bf16", "tf32", "fp8", "int8", "fp64" or ""
   std::optional<double> dram_bytes, l2_bytes, l1_bytes;
+  /// The SM clock while the kernel ran (sm__ or smsp__cycles_elapsed.avg.per_second, or the
+  /// details page's "SM Frequency"), Hz.
+  std::optional<double> sm_clock_hz;
   /// Device peaks measured with the kernel (`.peak_sustained` per cycle x cycles per second), in
   /// the same FLOP conventions as the counts above; absent when the file lacks them.
   std::optional<double> peak_fp64_flops_per_s, peak_fp32_flops_per_s, peak_fp16_flops_per_s;
@@ -336,6 +339,14 @@ struct NcuSummary {
   std::vector<MeasuredKernel> measured;   ///< every timed launch, for the join with a prediction
   std::set<std::string> missing;          ///< metrics some figure needed
   std::set<std::string> warnings;         ///< "#i kernel: why its placement is implausible"
+  /// The SM clock the kernels ran at: their clocks weighted by duration (plain mean when some
+  /// launch has no duration); absent when the file has no clock.
+  std::optional<double> sm_clock_hz;
+  /// The device's boost clock (its info `boost_clock`), 0 when unknown or no device.
+  double boost_clock_hz = 0;
+  /// Below 90% of boost: a locked (Nsight Compute's default `--clock-control base`) or
+  /// throttled clock, under which compute-bound kernels run slower than the boost-clock peaks.
+  bool low_clock() const { return sm_clock_hz && boost_clock_hz > 0 && *sm_clock_hz < 0.9 * boost_clock_hz; }
   std::vector<std::pair<std::string, std::string>> notes;  ///< note, the kernels it applies to
 };
 

@@ -34,6 +34,13 @@ class Deriver {
 
   void Run() {
     f_->duration_s = Duration();
+    for (std::string_view clock : {"sm__cycles_elapsed.avg.per_second",
+                                   "smsp__cycles_elapsed.avg.per_second", "SM Frequency"}) {
+      if (const double* v = Get(clock); v != nullptr && *v > 0) {
+        f_->sm_clock_hz = *v;
+        break;
+      }
+    }
     f_->fp64_flops = VectorFlops('d', 1);
     f_->fp32_flops = VectorFlops('f', 1);
     f_->fp16_flops = VectorFlops('h', 2);

@@ -92,8 +92,22 @@ NcuSummary SummarizeNcu(const NcuReport& report, const Device* dev) {
   NcuSummary s;
   s.launches = report.kernels.size();
   std::map<std::string, size_t> index;
+  // The clock: duration-weighted over launches with both figures, else their plain mean.
+  double weighted = 0, weight = 0, plain = 0;
+  int clocked = 0;
+  bool all_timed = true;
   for (const NcuKernel& k : report.kernels) {
     const NcuFigures f = DeriveNcuFigures(k);
+    if (f.sm_clock_hz) {
+      ++clocked;
+      plain += *f.sm_clock_hz;
+      if (f.duration_s) {
+        weighted += *f.sm_clock_hz * *f.duration_s;
+        weight += *f.duration_s;
+      } else {
+        all_timed = false;
+      }
+    }
     const std::string key = k.name + "\x1f" + k.grid + "\x1f" + k.block;
     auto [it, fresh] = index.try_emplace(key, s.kernels.size());
     if (fresh) {
@@ -128,6 +142,14 @@ NcuSummary SummarizeNcu(const NcuReport& report, const Device* dev) {
       const bool counted = f.tensor_flops || f.fp32_flops || f.fp16_flops || f.fp64_flops;
       if (counted) m.flops = f.TotalFlops();
       s.measured.push_back(std::move(m));
+    }
+  }
+  if (clocked > 0) {
+    s.sm_clock_hz = all_timed && weight > 0 ? weighted / weight : plain / clocked;
+  }
+  if (dev) {
+    for (const auto& [key, q] : dev->info) {
+      if (key == "boost_clock") s.boost_clock_hz = q.value;
     }
   }
   for (size_t i = 0; i < s.kernels.size(); ++i) {

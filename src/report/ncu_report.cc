@@ -26,6 +26,24 @@ std::string RenderNcuProfileTable(const NcuSummary& s, const std::string& file,
   } else {
     out += fmt::format("device: none ({}); no roofline placement\n", device_note);
   }
+  if (s.sm_clock_hz) {
+    if (s.low_clock()) {
+      out += fmt::format(
+          "warning: the kernels ran at a {} SM clock, {} of the {}'s {} boost clock: a locked "
+          "clock (Nsight Compute's default --clock-control base; `roofline ncu-command` passes "
+          "none) or throttling; compute-bound kernels take up to {:.2f}x their boost-clock time, "
+          "and the peaks they are placed against here are at boost\n",
+          Si(*s.sm_clock_hz, "Hz"), Pct(*s.sm_clock_hz / s.boost_clock_hz), dev->id,
+          Si(s.boost_clock_hz, "Hz"), s.boost_clock_hz / *s.sm_clock_hz);
+    } else {
+      out += fmt::format("SM clock {}{}\n", Si(*s.sm_clock_hz, "Hz"),
+                         s.boost_clock_hz > 0
+                             ? fmt::format(" ({} of the {}'s {} boost clock)",
+                                           Pct(*s.sm_clock_hz / s.boost_clock_hz), dev->id,
+                                           Si(s.boost_clock_hz, "Hz"))
+                             : "");
+    }
+  }
   out += "figures per launch (launches of one kernel with the same grid and block averaged)\n\n";
   TextTable m(
       {"#", "kernel", "class", "launches", "time", "FLOP", "by precision", "DRAM", "L2", "L1"},
@@ -136,6 +154,11 @@ nlohmann::json NcuProfileJson(const NcuSummary& s, const std::string& file,
     j["device"] = nullptr;
   }
   j["device_match"] = device_note;
+  if (s.sm_clock_hz) {
+    j["sm_clock_hz"] = *s.sm_clock_hz;
+    if (s.boost_clock_hz > 0) j["boost_clock_hz"] = s.boost_clock_hz;
+    j["low_clock"] = s.low_clock();
+  }
   for (const NcuKernelSummary& g : s.kernels) {
     const Placement& p = g.placement;
     nlohmann::json k{{"name", g.name},

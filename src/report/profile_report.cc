@@ -361,17 +361,29 @@ std::vector<RooflinePoint> NcuRooflinePoints(const NcuSummary& summary, const De
   std::vector<RooflinePoint> points;
   double total_time = 0;
   for (const NcuKernelSummary& g : summary.kernels) total_time += g.sum.duration_s.value_or(0);
-  for (const NcuKernelSummary& g : summary.kernels) {
+  for (size_t i = 0; i < summary.kernels.size(); ++i) {
+    const NcuKernelSummary& g = summary.kernels[i];
     if (!g.time_s || g.flops <= 0) continue;
-    const Placement::Level* dram = nullptr;
+    bool any = false;
     for (const Placement::Level& l : g.placement.levels) {
-      if (l.level == device.memory.front().name) dram = &l;
+      if (l.bytes <= 0 || l.intensity <= 0) continue;
+      int level = 0;
+      for (size_t m = 0; m < device.memory.size(); ++m) {
+        if (device.memory[m].name == l.level) level = static_cast<int>(m);
+      }
+      RooflinePoint pt;
+      // Numbered as in the table: two launches configurations of one kernel stay apart.
+      pt.label = "#" + std::to_string(i + 1) + " " + ShortKernelName(g.name, 24);
+      pt.series = "measured";
+      pt.intensity = l.intensity;
+      pt.flops_per_s = g.placement.achieved_flops_per_s;
+      pt.share = total_time > 0 ? g.sum.duration_s.value_or(0) / total_time : 0;
+      pt.level = level;
+      pt.group = static_cast<int>(i);
+      points.push_back(std::move(pt));
+      any = true;
     }
-    if (dram == nullptr || dram->bytes <= 0) continue;
-    points.push_back({ShortKernelName(g.name, 28), "measured", dram->intensity,
-                      g.placement.achieved_flops_per_s,
-                      total_time > 0 ? g.sum.duration_s.value_or(0) / total_time : 0});
-    engines->push_back(g.engine);
+    if (any) engines->push_back(g.engine);
   }
   return points;
 }

@@ -96,15 +96,32 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
     svg.Text(L - 8, y + 4, TickLabel(e, ""), 12, "end");
   }
   svg.Rect(L, T, R - L, B - T, "none", "#999");
-  svg.Text((L + R) / 2, H - 22, "Arithmetic intensity at " + d.memory[0].name + " (FLOP/byte)", 14,
-           "middle");
+  // Hierarchical: kernels at the intensity of each memory level (Nsight Compute's view).
+  const bool hierarchical = std::any_of(points.begin(), points.end(),
+                                        [](const RooflinePoint& p) { return p.level > 0; });
+  const bool measured_only =
+      !points.empty() && std::all_of(points.begin(), points.end(), [](const RooflinePoint& p) {
+        return p.series == "measured";
+      });
+  svg.Text((L + R) / 2, H - 22,
+           hierarchical ? "Arithmetic intensity at each memory level (FLOP/byte)"
+                        : "Arithmetic intensity at " + d.memory[0].name + " (FLOP/byte)",
+           14, "middle");
   svg.Text(24, (T + B) / 2, "Attainable performance (FLOP/s)", 14, "middle", "#222", -90);
   svg.Text(L, 32, title, 16, "start", "#111", 0, "bold");
 
   // Kernel markers, largest first; every marker is reserved before any label is placed.
+  // Points inside the chart's range (at most 8 decades of FLOP/s): the rest are counted.
   std::vector<RooflinePoint> pts;
+  int outside = 0;
   for (const auto& p : points) {
-    if (p.intensity > 0 && p.flops_per_s > 0) pts.push_back(p);
+    if (!(p.intensity > 0 && p.flops_per_s > 0)) continue;
+    const double lx = std::log10(p.intensity), ly = std::log10(p.flops_per_s);
+    if (lx < x0 || lx > x1 || ly < y0 || ly > y1) {
+      ++outside;
+      continue;
+    }
+    pts.push_back(p);
   }
   std::sort(pts.begin(), pts.end(),
             [](const RooflinePoint& a, const RooflinePoint& b) { return a.share > b.share; });
@@ -128,8 +145,9 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
   };
   std::vector<DiagonalLabel> diagonal_labels;
   const double top = pmax;
-  int li = 0;
-  for (const MemoryLevel& m : d.memory) {
+  // Each level's roof in its level's colour (a hierarchical chart's markers use the same).
+  for (size_t li = 0; li < d.memory.size(); ++li) {
+    const MemoryLevel& m = d.memory[li];
     const double bw = m.bandwidth_bytes_per_s();
     if (bw <= 0) continue;
     const double ia = std::max(std::pow(10.0, x0), std::pow(10.0, y0) / bw);
@@ -139,7 +157,6 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
     svg.Line(X(ia), Y(ia * bw), X(ib), Y(ib * bw), color, li == 0 ? 2.2 : 1.3,
              li == 0 ? "" : "6,4");
     diagonal_labels.push_back({fmt::format("{} {}", m.name, Si(bw, "B/s")), color, ia, ib, bw});
-    ++li;
   }
   // Compute ceilings and ridge points against device memory.
   std::vector<std::pair<std::string, double>> margin_labels;  // text, y
@@ -173,11 +190,42 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
     }
   }
 
+  // One kernel's points at several levels, joined (left to right).
+  std::vector<int> groups;
+  for (const auto& p : pts) {
+    if (p.group >= 0 && std::find(groups.begin(), groups.end(), p.group) == groups.end()) {
+      groups.push_back(p.group);
+    }
+  }
+  for (int g : groups) {
+    std::vector<std::pair<double, double>> line;
+    for (const auto& p : pts) {
+      if (p.group == g) line.emplace_back(X(p.intensity), Y(p.flops_per_s));
+    }
+    std::sort(line.begin(), line.end());
+    for (size_t k = 1; k < line.size(); ++k) {
+      svg.Line(line[k - 1].first, line[k - 1].second, line[k].first, line[k].second, "#888", 1);
+    }
+  }
   // Markers (largest first, so small ones stay visible on top).
+  auto level_marker = [&](int level, double x, double y, double r) {
+    const char* color = kLevelColor[level % 6];
+    if (level == 1) {
+      svg.Polygon({{x - r, y - r}, {x + r, y - r}, {x + r, y + r}, {x - r, y + r}}, color, "#222",
+                  0.7);
+    } else if (level >= 2) {
+      svg.Polygon({{x, y - r * 1.2}, {x + r * 1.1, y + r * 0.8}, {x - r * 1.1, y + r * 0.8}},
+                  color, "#222", 0.7);
+    } else {
+      svg.Circle(x, y, r, color, "#222");
+    }
+  };
   for (const auto& p : pts) {
     const int s = SeriesIndex(p.series);
     const double x = X(p.intensity), y = Y(p.flops_per_s), r = radius(p.share);
-    if (s == 1) {
+    if (hierarchical && s == 2) {
+      level_marker(p.level, x, y, r);
+    } else if (s == 1) {
       svg.Polygon({{x - r, y - r}, {x + r, y - r}, {x + r, y + r}, {x - r, y + r}}, kSeriesColor[s],
                   "#333", 0.7);
     } else if (s == 2) {
@@ -188,7 +236,16 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
     }
   }
   int unlabelled = 0, no_room = 0;
+  // A kernel's group is labelled once, at its lowest level.
+  auto labelled_point = [&](const RooflinePoint& p) {
+    if (p.group < 0) return true;
+    for (const auto& q : pts) {
+      if (q.group == p.group && q.level < p.level) return false;
+    }
+    return true;
+  };
   for (const auto& p : pts) {
+    if (!labelled_point(p)) continue;
     if (p.share < 0.01) {
       ++unlabelled;
       continue;
@@ -197,7 +254,7 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
     const int s = SeriesIndex(p.series);
     const double x = X(p.intensity), y = Y(p.flops_per_s), r = radius(p.share);
     if (placer.Place(p.label, x, y, 11, r, &box)) {
-      texts.push_back({box, kSeriesColor[s], x, y, r});
+      texts.push_back({box, hierarchical && s == 2 ? "#222" : kSeriesColor[s], x, y, r});
     } else {
       ++no_room;
     }
@@ -252,6 +309,25 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
       series.push_back(p.series);
     }
   }
+  if (hierarchical) {
+    // One entry per level the points are at, in its roof's colour.
+    series.erase(std::remove(series.begin(), series.end(), "measured"), series.end());
+    std::vector<int> levels;
+    for (const auto& p : pts) {
+      if (p.series != "measured") continue;
+      if (std::find(levels.begin(), levels.end(), p.level) == levels.end()) levels.push_back(p.level);
+    }
+    std::sort(levels.begin(), levels.end());
+    for (int level : levels) {
+      level_marker(level, lx + 6, ly, 6);
+      svg.Text(lx + 20, ly + 4, "kernel at " + d.memory[static_cast<size_t>(level)].name +
+                                    " intensity", 12);
+      ly += 22;
+    }
+    svg.Line(lx, ly, lx + 14, ly, "#888", 1);
+    svg.Text(lx + 20, ly + 4, "one kernel's levels", 12);
+    ly += 22;
+  }
   for (const auto& s : series) {
     const int si = SeriesIndex(s);
     if (si == 1) {
@@ -276,11 +352,15 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
               "#b22222");
   svg.Text(lx + 20, ly + 4, "ridge point (vs " + d.memory[0].name + ")", 12);
   ly += 28;
+  const std::string of_what = measured_only ? "GPU time" : "phase time";
   for (const std::string& line :
-       {std::string("marker area ~ share of phase time"),
-        fmt::format("{} kernel(s) under 1% of", unlabelled), std::string("their phase: unlabelled"),
+       {"marker area ~ share of " + of_what, fmt::format("{} kernel(s) under 1% of", unlabelled),
+        measured_only ? std::string("the GPU time: unlabelled")
+                      : std::string("their phase: unlabelled"),
         no_room > 0 ? fmt::format("{} more without room", no_room) : std::string(""),
-        std::string("points: attainable FLOP/s"), std::string("at the time bound"),
+        outside > 0 ? fmt::format("{} point(s) off the axes", outside) : std::string(""),
+        measured_only ? std::string("points: achieved FLOP/s") : std::string("points: attainable FLOP/s"),
+        measured_only ? std::string("(measured)") : std::string("at the time bound"),
         "device: " + d.id}) {
     svg.Text(lx, ly, line, 11, "start", "#444");
     ly += 16;

@@ -1,6 +1,7 @@
 // `roofline profile ncu FILE.csv`: Nsight Compute kernels on the roofline of their device.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -63,7 +64,7 @@ int RunProfileNcu(Context& ctx, const ProfileOptions& o) {
   std::vector<RooflinePoint> points = NcuRooflinePoints(summary, *dev, &engines);
   return FinishWithModel(ctx, o, *dev, summary.measured, true, points, engines,
                          json ? &out_json : nullptr, text,
-                         fmt::format("{} on {} (Nsight Compute)", o.file, dev->id));
+                         fmt::format("{} on {} (Nsight Compute)", std::filesystem::path(o.file).filename().string(), dev->id));
 }
 
 }  // namespace roofline::cli

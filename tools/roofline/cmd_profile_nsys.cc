@@ -1,6 +1,7 @@
 // `roofline profile nsys FILE.csv`: Nsight Systems kernel time by op class.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -37,7 +38,7 @@ int RunProfileNsys(Context& ctx, const ProfileOptions& o) {
   if (!device.ok()) return Fail(ctx, device.status());
   return FinishWithModel(ctx, o, *device, summary.measured, summary.ordered, {}, {},
                          json ? &out_json : nullptr, text,
-                         fmt::format("{} on {} (Nsight Systems)", o.file, device->id));
+                         fmt::format("{} on {} (Nsight Systems)", std::filesystem::path(o.file).filename().string(), device->id));
 }
 
 }  // namespace roofline::cli

@@ -1,6 +1,7 @@
 // `roofline profile torch TRACE.json[.gz]`: kernels joined to aten ops, FLOPs from shapes.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -40,7 +41,7 @@ int RunProfileTorch(Context& ctx, const ProfileOptions& o) {
   std::vector<RooflinePoint> points = TorchRooflinePoints(summary, &engines);
   return FinishWithModel(ctx, o, *dev, summary.measured, true, points, engines,
                          json ? &out_json : nullptr, text,
-                         fmt::format("{} on {} (PyTorch profiler)", o.file, dev->id));
+                         fmt::format("{} on {} (PyTorch profiler)", std::filesystem::path(o.file).filename().string(), dev->id));
 }
 
 }  // namespace roofline::cli
