@@ -25,6 +25,7 @@ struct RooflinePoint {
   /// Points of one kernel at several levels share a group (>= 0): joined by a line, labelled
   /// once (at the lowest level given).
   int group = -1;
+  std::string tip = {};  ///< tooltip (kernel, FLOPs, bytes, intensity, time, verdict); empty: label
 };
 
 /// A text box placed on a chart (for overlap checks).
@@ -75,11 +76,42 @@ struct NetSweepResult;
 /// compute- and memory-bound kernel time, each crossover marked and labelled (labels never
 /// overlap).
 Chart NetSweepChart(const NetSweepResult& sweep, const std::string& title);
-/// One self-contained HTML page: `text` (the table report) and the charts inline.
-std::string RenderHtml(const std::string& title, const std::string& text,
-                       const std::vector<std::string>& svgs);
-std::string RenderSweepHtml(const SweepResult& sweep, const std::string& title,
-                            const Device& device, const std::string& text);
+/// A table of an HTML report: cells as printed, and per cell a number to sort by (NaN: sort by
+/// the text).
+struct HtmlTable {
+  std::string caption;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> cells;
+  std::vector<std::vector<double>> keys;  ///< parallel to cells
+  void AddRow(std::vector<std::string> row, std::vector<double> row_keys);
+};
+
+/// Everything an HTML report shows (docs/html-report.md).
+struct HtmlDocument {
+  std::string title;
+  std::vector<std::string> charts;  ///< SVG documents, inlined (their <title>s are tooltips)
+  std::vector<HtmlTable> tables;    ///< sortable: a click on a header sorts by that column
+  std::string why;                  ///< the why section, preformatted (empty: none)
+  /// Every ceiling and figure the numbers rest on, with its provenance and source.
+  std::vector<std::string> assumptions;
+  std::string text;  ///< the command's table output, in a collapsed section
+};
+
+/// One self-contained HTML page (no network: inline SVG, CSS and script). The script sorts the
+/// tables and marks the body `data-ok="1"` once it ran (`data-error` on a script error); with
+/// the fragment `#selftest` it also sorts the first table by its last numeric column and checks
+/// the order (`data-sort-ok`).
+std::string RenderHtml(const HtmlDocument& doc);
+
+/// The kernels of an LLM analysis as report tables (one per phase) and the assumptions of the
+/// cost model (ceilings used, with provenance).
+std::vector<HtmlTable> ModelHtmlTables(const ModelAnalysis& analysis, const CostModel& model);
+std::vector<std::string> CostModelAssumptions(const CostModel& model);
+/// The sweep's points as a report table.
+HtmlTable SweepHtmlTable(const SweepResult& sweep);
+struct NetworkAnalysis;
+/// A network's kernels (every costed node) as a report table.
+HtmlTable NetworkHtmlTable(const NetworkAnalysis& analysis, const CostModel& model);
 
 }  // namespace roofline
 

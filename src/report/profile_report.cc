@@ -380,6 +380,11 @@ std::vector<RooflinePoint> NcuRooflinePoints(const NcuSummary& summary, const De
       pt.share = total_time > 0 ? g.sum.duration_s.value_or(0) / total_time : 0;
       pt.level = level;
       pt.group = static_cast<int>(i);
+      pt.tip = fmt::format("#{} {}\n{} launch(es), {} each, {} FLOP, {} FLOP/s achieved\n{} "
+                           "through {}: {} FLOP/B\n{}",
+                           i + 1, ShortKernelName(g.name, 60), g.launches, Seconds(*g.time_s),
+                           Si(g.flops, ""), Si(g.placement.achieved_flops_per_s, ""),
+                           Si(l.bytes, "B"), l.level, Num(l.intensity), g.placement.verdict);
       points.push_back(std::move(pt));
       any = true;
     }

@@ -49,6 +49,14 @@ std::vector<RooflinePoint> RooflinePoints(const ModelAnalysis& a, const CostMode
       r.flops_per_s = c.attainable_flops_per_s;
       r.share =
           p.totals.time_s > 0 ? c.time_s * static_cast<double>(c.repeat) / p.totals.time_s : 0;
+      r.tip = fmt::format(
+          "{} ({}{})\n{} FLOP, {} through {}, {} FLOP/B\ntime {} ({}), {:.1f}% of the phase{}",
+          c.name, NameOf(p.phase), c.repeat > 1 ? fmt::format(", x{}", c.repeat) : "",
+          Si(c.flops, ""), Si(c.bytes[0], "B"), model.device().memory[0].name,
+          Num(c.Intensity(0)), Seconds(c.time_s), model.BoundName(c), 100 * r.share,
+          c.has_expected ? fmt::format("\nexpected {} ({})", Seconds(c.expected.time_s),
+                                       model.BoundName(c, c.expected.bound))
+                         : "");
       pts.push_back(r);
     }
   }
@@ -208,31 +216,32 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
     }
   }
   // Markers (largest first, so small ones stay visible on top).
-  auto level_marker = [&](int level, double x, double y, double r) {
+  auto level_marker = [&](int level, double x, double y, double r, const std::string& tip) {
     const char* color = kLevelColor[level % 6];
     if (level == 1) {
       svg.Polygon({{x - r, y - r}, {x + r, y - r}, {x + r, y + r}, {x - r, y + r}}, color, "#222",
-                  0.7);
+                  0.7, tip);
     } else if (level >= 2) {
       svg.Polygon({{x, y - r * 1.2}, {x + r * 1.1, y + r * 0.8}, {x - r * 1.1, y + r * 0.8}},
-                  color, "#222", 0.7);
+                  color, "#222", 0.7, tip);
     } else {
-      svg.Circle(x, y, r, color, "#222");
+      svg.Circle(x, y, r, color, "#222", tip);
     }
   };
   for (const auto& p : pts) {
     const int s = SeriesIndex(p.series);
     const double x = X(p.intensity), y = Y(p.flops_per_s), r = radius(p.share);
+    const std::string tip = p.tip.empty() ? p.label : p.tip;
     if (hierarchical && s == 2) {
-      level_marker(p.level, x, y, r);
+      level_marker(p.level, x, y, r, tip);
     } else if (s == 1) {
       svg.Polygon({{x - r, y - r}, {x + r, y - r}, {x + r, y + r}, {x - r, y + r}}, kSeriesColor[s],
-                  "#333", 0.7);
+                  "#333", 0.7, tip);
     } else if (s == 2) {
       svg.Polygon({{x, y - r * 1.2}, {x + r * 1.1, y + r * 0.8}, {x - r * 1.1, y + r * 0.8}},
-                  kSeriesColor[s], "#333", 0.7);
+                  kSeriesColor[s], "#333", 0.7, tip);
     } else {
-      svg.Circle(x, y, r, kSeriesColor[s], "#333");
+      svg.Circle(x, y, r, kSeriesColor[s], "#333", tip);
     }
   }
   int unlabelled = 0, no_room = 0;
@@ -319,7 +328,7 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
     }
     std::sort(levels.begin(), levels.end());
     for (int level : levels) {
-      level_marker(level, lx + 6, ly, 6);
+      level_marker(level, lx + 6, ly, 6, "");
       svg.Text(lx + 20, ly + 4, "kernel at " + d.memory[static_cast<size_t>(level)].name +
                                     " intensity", 12);
       ly += 22;

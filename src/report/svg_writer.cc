@@ -49,21 +49,38 @@ void SvgWriter::Rect(double x, double y, double w, double h, const std::string& 
   body_ += "\n";
 }
 
+namespace {
+
+/// Closes an element: "/>" or, with a tooltip, "><title>tip</title></NAME>".
+std::string Close(const char* name, const std::string& tip) {
+  if (tip.empty()) return "/>\n";
+  return fmt::format("><title>{}</title></{}>\n", XmlEscape(tip), name);
+}
+
+}  // namespace
+
 void SvgWriter::Circle(double cx, double cy, double r, const std::string& fill,
-                       const std::string& stroke) {
+                       const std::string& stroke, const std::string& tip) {
   body_ += fmt::format(
-      R"(<circle cx="{:.1f}" cy="{:.1f}" r="{:.1f}" fill="{}" stroke="{}" fill-opacity="0.75"/>)",
+      R"(<circle cx="{:.1f}" cy="{:.1f}" r="{:.1f}" fill="{}" stroke="{}" fill-opacity="0.75")",
       cx, cy, r, fill, stroke);
-  body_ += "\n";
+  body_ += Close("circle", tip);
+}
+
+void SvgWriter::HoverRect(double x, double y, double w, double h, const std::string& tip) {
+  body_ += fmt::format(
+      R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#000" fill-opacity="0")",
+      x, y, w, h);
+  body_ += Close("rect", tip);
 }
 
 void SvgWriter::Polygon(const std::vector<std::pair<double, double>>& pts, const std::string& fill,
-                        const std::string& stroke, double opacity) {
+                        const std::string& stroke, double opacity, const std::string& tip) {
   std::string p;
   for (const auto& [x, y] : pts) p += fmt::format("{:.1f},{:.1f} ", x, y);
-  body_ += fmt::format(R"(<polygon points="{}" fill="{}" stroke="{}" fill-opacity="{}"/>)", p, fill,
+  body_ += fmt::format(R"(<polygon points="{}" fill="{}" stroke="{}" fill-opacity="{}")", p, fill,
                        stroke, opacity);
-  body_ += "\n";
+  body_ += Close("polygon", tip);
 }
 
 void SvgWriter::Text(double x, double y, const std::string& text, double size,

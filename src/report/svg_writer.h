@@ -21,9 +21,13 @@ class SvgWriter {
             const std::string& dash = "");
   void Rect(double x, double y, double w, double h, const std::string& fill,
             const std::string& stroke = "none", double opacity = 1);
-  void Circle(double cx, double cy, double r, const std::string& fill, const std::string& stroke);
+  /// `tip`, when given, is the element's tooltip (an SVG <title>, shown on hover).
+  void Circle(double cx, double cy, double r, const std::string& fill, const std::string& stroke,
+              const std::string& tip = "");
   void Polygon(const std::vector<std::pair<double, double>>& pts, const std::string& fill,
-               const std::string& stroke, double opacity = 1);
+               const std::string& stroke, double opacity = 1, const std::string& tip = "");
+  /// An invisible rectangle whose tooltip is `tip` (hover areas of a chart).
+  void HoverRect(double x, double y, double w, double h, const std::string& tip);
   /// `anchor`: start, middle or end. `rotate`: degrees about (x, y).
   void Text(double x, double y, const std::string& text, double size,
             const std::string& anchor = "start", const std::string& fill = "#222",

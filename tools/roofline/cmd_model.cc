@@ -1,4 +1,6 @@
 // `roofline model MODEL ...` and `roofline models list`.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <ostream>
 
@@ -8,12 +10,20 @@
 #include "roofline/network_report.h"
 #include "roofline/plot.h"
 #include "roofline/report.h"
+#include "roofline/units.h"
 #include "tools/roofline/cli_util.h"
 #include "tools/roofline/network_input.h"
 #include "tools/roofline/workload_options.h"
 
 namespace roofline::cli {
 namespace {
+
+/// The why's flips are of the bound: searched without expected times at every probe.
+CostModel BoundOnly(const CostOptions& cost, const Device& device) {
+  CostOptions bound_only;
+  bound_only.launch_overhead_s = cost.launch_overhead_s;
+  return CostModel(device, bound_only);
+}
 
 /// `roofline model GRAPH.json|model.onnx`: every node costed on the device.
 int RunNetworkModel(Context& ctx, const CLI::App& app, const ModelOptions& o,
@@ -37,6 +47,7 @@ int RunNetworkModel(Context& ctx, const CLI::App& app, const ModelOptions& o,
   Result<NetworkAnalysis> a = AnalyzeNetwork(graph, bound, model);
   if (!a.ok()) return Fail(ctx, a.status());
   const std::string table = RenderNetworkTable(*a, model, top);
+  std::string title, chart_svg;
   if (!plot.empty() || !report.empty()) {
     std::vector<std::string> engines;
     std::vector<RooflinePoint> points;
@@ -49,26 +60,28 @@ int RunNetworkModel(Context& ctx, const CLI::App& app, const ModelOptions& o,
         }
       }
       if (c.flops <= 0 || c.bytes[0] <= 0 || c.time_s <= 0) continue;
-      points.push_back({c.name, "network", c.Intensity(0), c.attainable_flops_per_s,
-                        a->totals.time_s > 0 ? c.time_s / a->totals.time_s : 0});
+      RooflinePoint pt{c.name, "network", c.Intensity(0), c.attainable_flops_per_s,
+                       a->totals.time_s > 0 ? c.time_s / a->totals.time_s : 0};
+      pt.tip = fmt::format("{}\n{} FLOP, {} through {}, {} FLOP/B\ntime {} ({}), {:.1f}% of the "
+                           "pass",
+                           c.name, Si(c.flops, ""), Si(c.bytes[0], "B"), device->memory[0].name,
+                           Num(c.Intensity(0)), Seconds(c.time_s), model.BoundName(c),
+                           100 * pt.share);
+      points.push_back(std::move(pt));
     }
     std::string dims_text;
     for (const auto& [name, value] : a->dims) {
       dims_text += (dims_text.empty() ? " (" : ", ") + name + " " + std::to_string(value);
     }
     if (!dims_text.empty()) dims_text += ")";
-    const std::string title = a->name + " on " + device->id + dims_text;
-    const Chart chart = RooflineChart(*device, engines, points, title);
+    title = a->name + " on " + device->id + dims_text;
+    chart_svg = RooflineChart(*device, engines, points, title).svg;
     if (!plot.empty()) {
-      Status w = WriteFileAtomically(plot, chart.svg);
-      if (!w.ok()) return Fail(ctx, w);
-    }
-    if (!report.empty()) {
-      Status w = WriteFileAtomically(report, RenderHtml(title, table, {chart.svg}));
+      Status w = WriteFileAtomically(plot, chart_svg);
       if (!w.ok()) return Fail(ctx, w);
     }
   }
-  if (o.format == OutputFormat::kJson) {
+  if (o.format == OutputFormat::kJson && report.empty()) {
     *ctx.out << RenderNetworkJson(*a, model);
     return kExitOk;
   }
@@ -86,7 +99,23 @@ int RunNetworkModel(Context& ctx, const CLI::App& app, const ModelOptions& o,
         return LoadNetwork(o.model, *dims, &unused);
       },
       bound);
-  *ctx.out << table << RenderWhy(why);
+  if (!report.empty()) {
+    HtmlDocument doc;
+    doc.title = title;
+    doc.charts = {chart_svg};
+    doc.tables = {NetworkHtmlTable(*a, model)};
+    doc.why = RenderWhy(why);
+    doc.assumptions = CostModelAssumptions(model);
+    for (const std::string& n : a->notes) doc.assumptions.push_back(n);
+    doc.text = table;
+    Status w = WriteFileAtomically(report, RenderHtml(doc));
+    if (!w.ok()) return Fail(ctx, w);
+  }
+  if (o.format == OutputFormat::kJson) {
+    *ctx.out << RenderNetworkJson(*a, model);
+  } else {
+    *ctx.out << table << RenderWhy(why);
+  }
   return kExitOk;
 }
 
@@ -160,8 +189,15 @@ int RunModel(Context& ctx) {
       if (!s.ok()) return Fail(ctx, s);
     }
     if (!report.empty()) {
-      Status s =
-          WriteFileAtomically(report, RenderHtml(title, RenderModelTable(*a, model), {chart.svg}));
+      HtmlDocument doc;
+      doc.title = title;
+      doc.charts = {chart.svg};
+      doc.tables = ModelHtmlTables(*a, model);
+      doc.why = RenderWhy(ExplainModel(*a, BoundOnly(setup->cost, setup->device)));
+      doc.assumptions = CostModelAssumptions(model);
+      for (const std::string& n : a->notes) doc.assumptions.push_back(n);
+      doc.text = RenderModelTable(*a, model);
+      Status s = WriteFileAtomically(report, RenderHtml(doc));
       if (!s.ok()) return Fail(ctx, s);
     }
   }
@@ -176,11 +212,8 @@ int RunModel(Context& ctx) {
   } else if (o.format == OutputFormat::kCsv) {
     *ctx.out << RenderModelCsv(*a, model);
   } else {
-    // The why's flips are of the bound: searched without expected times at every probe.
-    CostOptions bound_only;
-    bound_only.launch_overhead_s = setup->cost.launch_overhead_s;
     *ctx.out << RenderModelTable(*a, model, top) << explanation
-             << RenderWhy(ExplainModel(*a, CostModel(setup->device, bound_only)));
+             << RenderWhy(ExplainModel(*a, BoundOnly(setup->cost, setup->device)));
   }
   return kExitOk;
 }

@@ -73,7 +73,14 @@ int RunNetworkSweep(Context& ctx, const CLI::App& app, const ModelOptions& o,
     if (!w.ok()) return Fail(ctx, w);
   }
   if (!so.report.empty()) {
-    Status w = WriteFileAtomically(so.report, RenderHtml(title, table, {svg}));
+    HtmlDocument doc;
+    doc.title = title;
+    doc.charts = {svg};
+    doc.text = table;
+    const size_t why = table.find("\ncrossovers");
+    if (why != std::string::npos) doc.why = table.substr(why + 1);
+    doc.assumptions = CostModelAssumptions(model);
+    Status w = WriteFileAtomically(so.report, RenderHtml(doc));
     if (!w.ok()) return Fail(ctx, w);
   }
   *ctx.out << (o.format == OutputFormat::kJson ? RenderNetSweepJson(*r, device->id) : table);
@@ -139,8 +146,16 @@ int RunSweepCommand(Context& ctx) {
     if (!s.ok()) return Fail(ctx, s);
   }
   if (!so.report.empty()) {
-    Status s = WriteFileAtomically(
-        so.report, RenderSweepHtml(*r, title, setup->device, RenderSweepTable(*r, title)));
+    HtmlDocument doc;
+    doc.title = title;
+    doc.charts = {RenderSweepSvg(*r, title, setup->device)};
+    doc.tables = {SweepHtmlTable(*r)};
+    doc.text = RenderSweepTable(*r, title);
+    // The crossovers and never-flips are the sweep's why.
+    const size_t why = doc.text.find("\nCrossovers");
+    if (why != std::string::npos) doc.why = doc.text.substr(why + 1);
+    doc.assumptions = CostModelAssumptions(model);
+    Status s = WriteFileAtomically(so.report, RenderHtml(doc));
     if (!s.ok()) return Fail(ctx, s);
   }
   if (o.format == OutputFormat::kJson) {
