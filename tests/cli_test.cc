@@ -381,6 +381,60 @@ TEST(Cli, ModelTopAndWhy) {
   EXPECT_TRUE(j.out.empty());
 }
 
+/// `sweep --vary hw=A,B`: the same workload on each device; each device's point equals `model`
+/// on that device, each device's crossover equals its own one-device sweep's, and the CSV and
+/// JSON name the device. --hw beside it, an unknown id, an id twice are one-line errors.
+TEST(Cli, SweepOverDevices) {
+  const Output j = RunCli({"sweep", "llama-3-8b", "--vary", "hw=h100-sxm,h200", "--batch", "16",
+                           "--format", "json"});
+  ASSERT_EQ(j.status, 0) << j.err;
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  ASSERT_EQ(doc.at("devices").size(), 2u);
+  for (const auto& d : doc.at("devices")) {
+    const std::string id = d.at("device");
+    const Output m = RunCli({"model", "llama-3-8b", "--hw", id, "--batch", "16", "--format", "json"});
+    ASSERT_EQ(m.status, 0) << m.err;
+    const nlohmann::json model = nlohmann::json::parse(m.out);
+    const auto& point = d.at("sweep").at("points").at(0);
+    for (size_t p = 0; p < 2; ++p) {
+      EXPECT_EQ(point.at("phases").at(p).at("time_s").get<double>(),
+                model.at("phases").at(p).at("time_s").get<double>())
+          << id;
+    }
+  }
+  const Output t = RunCli({"sweep", "llama-3-8b", "--vary", "hw=h100-sxm,h200", "--vary",
+                           "batch=1:1024:x4", "--phase", "decode"});
+  ASSERT_EQ(t.status, 0) << t.err;
+  const Output one = RunCli({"sweep", "llama-3-8b", "--hw", "h200", "--vary", "batch=1:1024:x4",
+                             "--phase", "decode", "--format", "json"});
+  ASSERT_EQ(one.status, 0) << one.err;
+  int64_t h200 = 0;
+  const nlohmann::json one_doc = nlohmann::json::parse(one.out);
+  for (const auto& x : one_doc.at("crossovers")) {
+    if (x.at("what") == "decode matmuls") h200 = x.at("value").get<int64_t>();
+  }
+  ASSERT_GT(h200, 0);
+  EXPECT_NE(t.out.find("decode matmuls become compute-bound (tensor.bf16): h100-sxm batch >= "),
+            std::string::npos)
+      << t.out;
+  EXPECT_NE(t.out.find("; h200 batch >= " + std::to_string(h200)), std::string::npos) << t.out;
+  const Output csv = RunCli({"sweep", "llama-3-8b", "--vary", "hw=h100-sxm,h200", "--format",
+                             "csv", "--phase", "decode"});
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  EXPECT_EQ(csv.out.rfind("device,batch,phase,", 0), 0u) << csv.out.substr(0, 100);
+  EXPECT_NE(csv.out.find("\nh200,1,decode,"), std::string::npos) << csv.out;
+  for (const auto& bad : std::vector<std::vector<std::string>>{
+           {"sweep", "llama-3-8b", "--vary", "hw=h100-sxm", "--hw", "h200"},
+           {"sweep", "llama-3-8b", "--vary", "hw=h100-sxm,nope"},
+           {"sweep", "llama-3-8b", "--vary", "hw=h200,h200"},
+           {"sweep", "llama-3-8b", "--vary", "hw=h200,"}}) {
+    const Output e = RunCli(bad);
+    EXPECT_EQ(e.status, 2) << bad.back();
+    EXPECT_TRUE(e.out.empty());
+    EXPECT_EQ(e.err.find('\n'), e.err.size() - 1) << e.err;
+  }
+}
+
 /// `roofline --hw h200 --batch 4` is the main job with those options; `--why` is not taken for
 /// a typo of `--hw`.
 TEST(Cli, MainJobTakesTheWorkloadOptions) {

@@ -86,6 +86,14 @@ std::string RenderSweepJson(const SweepResult& sweep, const std::string& model,
                             const std::string& device);
 /// `roofline sweep --format csv`: one row per point and phase.
 std::string RenderSweepCsv(const SweepResult& sweep);
+/// `sweep --vary hw=A,B,...`: without another variable, one row per device (time, verdict,
+/// tokens/s, expected time and largest share per phase; footprint); with one, each device's
+/// sweep table, then every crossover compared across the devices.
+std::string RenderDeviceSweepTable(const DeviceSweep& sweep, const std::string& title);
+/// {"model", "devices": [{"device", "sweep": RenderSweepJson's document}]}.
+std::string RenderDeviceSweepJson(const DeviceSweep& sweep, const std::string& model);
+/// RenderSweepCsv's rows, a `device` column first.
+std::string RenderDeviceSweepCsv(const DeviceSweep& sweep);
 
 /// `roofline plan`: layout, memory, the three operating points per dtype variant, assumptions.
 std::string RenderPlanTable(const Plan& plan);

@@ -172,6 +172,19 @@ Result<SweepResult> RunSweep(const TransformerConfig& config, const Workload& ba
                              const CostModel& model, PhaseSelection phases,
                              const std::vector<SweepAxis>& axes);
 
+/// `--vary hw=A,B,...`: the same workload and axes swept on each device, each with its own cost
+/// model (its own ceilings and efficiency figures). Without axes, each device is one point (the
+/// workload as given, on a one-value batch axis).
+struct DeviceSweep {
+  std::vector<std::string> devices;  ///< ids, in the order given
+  std::vector<SweepResult> sweeps;   ///< parallel to devices
+  bool fixed = false;                ///< no other axis: one point per device
+};
+Result<DeviceSweep> RunDeviceSweep(const TransformerConfig& config, const Workload& base,
+                                   const std::vector<CostModel>& models, PhaseSelection phases,
+                                   const std::vector<SweepAxis>& axes);
+
+
 /// The graphs and kernels of the last evaluation, kept so that the next one re-sizes them
 /// (ReplayLlmGraph) instead of building and fusing them anew when its workload keeps their
 /// structure, as a sweep's batch, prompt and context do. The figures are the same with or

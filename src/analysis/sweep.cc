@@ -784,4 +784,32 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
   return r;
 }
 
+Result<DeviceSweep> RunDeviceSweep(const TransformerConfig& config, const Workload& base,
+                                   const std::vector<CostModel>& models, PhaseSelection phases,
+                                   const std::vector<SweepAxis>& axes) {
+  if (models.empty()) return Status::Invalid("--vary hw", "name at least one device");
+  if (axes.size() > 1) {
+    return Status::Invalid("--vary", "with hw, at most one other variable");
+  }
+  DeviceSweep d;
+  d.fixed = axes.empty();
+  std::vector<SweepAxis> used = axes;
+  if (d.fixed) {
+    SweepAxis one;
+    one.variable = SweepVariable::kBatch;
+    one.values = {base.batch};
+    used = {one};
+  }
+  for (const CostModel& model : models) {
+    Result<SweepResult> r = RunSweep(config, base, model, phases, used);
+    if (!r.ok()) {
+      return Status::Invalid(r.status().where(),
+                             "on " + model.device().id + ": " + r.status().what());
+    }
+    d.devices.push_back(model.device().id);
+    d.sweeps.push_back(std::move(r).value());
+  }
+  return d;
+}
+
 }  // namespace roofline

@@ -694,4 +694,164 @@ std::string RenderSweepCsv(const SweepResult& r) {
   return out;
 }
 
+std::string RenderDeviceSweepTable(const DeviceSweep& d, const std::string& title) {
+  std::string out = title + "\n\n";
+  if (d.fixed) {
+    std::vector<std::string> header = {"device"};
+    std::vector<bool> right = {false};
+    if (!d.sweeps.empty() && !d.sweeps.front().points.empty()) {
+      for (const PhasePoint& p : d.sweeps.front().points.front().phases) {
+        const std::string ph(NameOf(p.phase));
+        for (const char* col : {" time", " bound", " tokens/s"}) {
+          header.push_back(ph + col);
+          right.push_back(std::string(col) != " bound");
+        }
+        if (p.has_expected) {
+          header.push_back(ph + " expected");
+          right.push_back(true);
+        }
+        header.push_back(ph + " largest share");
+        right.push_back(false);
+      }
+    }
+    header.insert(header.end(), {"footprint", "capacity", "fits"});
+    right.insert(right.end(), {true, true, false});
+    TextTable t(header, right);
+    for (size_t i = 0; i < d.devices.size(); ++i) {
+      const SweepResult& r = d.sweeps[i];
+      if (r.points.empty()) continue;
+      const SweepPoint& p = r.points.front();
+      std::vector<std::string> row = {d.devices[i]};
+      for (const PhasePoint& ph : p.phases) {
+        row.push_back(Seconds(ph.time_s));
+        row.push_back(r.names.Name(ph.bound));
+        row.push_back(Num(std::round(ph.tokens_per_s)));
+        if (ph.has_expected) row.push_back(Seconds(ph.expected_time_s));
+        const int share = ph.LargestShare();
+        const double t_share =
+            share == kOverheadShare ? ph.overhead_s : ph.class_time_s[static_cast<size_t>(share)];
+        row.push_back(fmt::format("{} {:.0f}%", ShareName(share),
+                                  ph.time_s > 0 ? 100 * t_share / ph.time_s : 0.0));
+      }
+      row.push_back(Si(p.footprint_bytes, "B"));
+      row.push_back(Si(p.capacity_bytes, "B"));
+      row.push_back(p.fits ? "yes" : "NO");
+      t.AddRow(std::move(row));
+    }
+    out += t.Render();
+    // The fastest device per phase, at the bound and expected.
+    if (!d.sweeps.empty() && !d.sweeps.front().points.empty()) {
+      const size_t phases = d.sweeps.front().points.front().phases.size();
+      for (size_t ph = 0; ph < phases; ++ph) {
+        size_t best = 0, best_expected = 0;
+        for (size_t i = 1; i < d.devices.size(); ++i) {
+          const PhasePoint& a = d.sweeps[i].points.front().phases[ph];
+          if (a.time_s < d.sweeps[best].points.front().phases[ph].time_s) best = i;
+          if (a.expected_time_s < d.sweeps[best_expected].points.front().phases[ph].expected_time_s) {
+            best_expected = i;
+          }
+        }
+        const PhasePoint& b = d.sweeps[best].points.front().phases[ph];
+        out += fmt::format("{}: fastest at the bound on {} ({})", NameOf(b.phase), d.devices[best],
+                           Seconds(b.time_s));
+        if (b.has_expected) {
+          const PhasePoint& e = d.sweeps[best_expected].points.front().phases[ph];
+          out += fmt::format(", expected on {} ({})", d.devices[best_expected],
+                             Seconds(e.expected_time_s));
+        }
+        out += "\n";
+      }
+    }
+    return out;
+  }
+  for (size_t i = 0; i < d.devices.size(); ++i) {
+    out += "== " + d.devices[i] + " ==\n";
+    out += RenderSweepTable(d.sweeps[i], d.devices[i]).substr(d.devices[i].size() + 2);
+    out += "\n";
+  }
+  // Each crossover of any device, with where it lies on every device.
+  out += "Crossovers by device:\n";
+  std::vector<std::string> seen;
+  for (size_t i = 0; i < d.devices.size(); ++i) {
+    for (const Crossover& x : d.sweeps[i].crossovers) {
+      const SweepLine l = Describe(x, d.sweeps[i]);
+      const std::string key = l.what + " -> " + l.to + (l.at.empty() ? "" : " (" + l.at + ")");
+      if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+      seen.push_back(key);
+      std::string where;
+      for (size_t j = 0; j < d.devices.size(); ++j) {
+        std::string value = "not in the range";
+        for (const Crossover& y : d.sweeps[j].crossovers) {
+          const SweepLine m = Describe(y, d.sweeps[j]);
+          if (m.what == l.what && m.to == l.to && m.at == l.at) {
+            value = m.variable + " " + (IsInteger(d.sweeps[j].axes[y.axis].variable) ? ">= " : "= ") +
+                    m.value;
+            break;
+          }
+        }
+        where += fmt::format("{}{} {}", where.empty() ? "" : "; ", d.devices[j], value);
+      }
+      std::string change;
+      switch (x.signal.kind) {
+        case SignalKind::kCapacity:
+          change = x.to.yes ? "weights + KV cache + workspace fit"
+                            : "weights + KV cache + workspace no longer fit";
+          break;
+        case SignalKind::kLargestShare:
+          change = fmt::format("{}: {} {} the largest share of the step's time",
+                               NameOf(x.signal.phase), l.to, Verb(l.to, "takes"));
+          break;
+        case SignalKind::kCommWall:
+          change = fmt::format("{}: communication time {} compute time", NameOf(x.signal.phase),
+                               x.to.yes ? "exceeds" : "drops below");
+          break;
+        case SignalKind::kChips:
+          change = fmt::format("the chips that hold the model become {}", x.to.count);
+          break;
+        default:
+          change = l.what + " " + Verb(l.what, "becomes") + " " + BoundPhrase(l.to);
+          break;
+      }
+      out += fmt::format("  - {}{}: {}\n", change, l.at.empty() ? "" : " (" + l.at + ")", where);
+    }
+  }
+  if (seen.empty()) out += "  none on any device in the swept range\n";
+  return out;
+}
+
+std::string RenderDeviceSweepJson(const DeviceSweep& d, const std::string& model) {
+  json j;
+  j["model"] = model;
+  j["devices"] = json::array();
+  for (size_t i = 0; i < d.devices.size(); ++i) {
+    j["devices"].push_back(
+        {{"device", d.devices[i]},
+         {"sweep", json::parse(RenderSweepJson(d.sweeps[i], model, d.devices[i]))}});
+  }
+  return j.dump(2) + "\n";
+}
+
+std::string RenderDeviceSweepCsv(const DeviceSweep& d) {
+  std::string out;
+  for (size_t i = 0; i < d.devices.size(); ++i) {
+    const std::string csv = RenderSweepCsv(d.sweeps[i]);
+    size_t start = 0;
+    bool header = true;
+    while (start < csv.size()) {
+      size_t end = csv.find('\n', start);
+      if (end == std::string::npos) end = csv.size();
+      const std::string line = csv.substr(start, end - start);
+      if (header) {
+        if (i == 0) out += "device," + line + "\n";
+        header = false;
+      } else if (!line.empty()) {
+        out += d.devices[i] + "," + line + "\n";
+      }
+      start = end + 1;
+    }
+  }
+  return out;
+}
+
 }  // namespace roofline
+

@@ -27,6 +27,70 @@ struct SweepOptions {
 
 namespace {
 
+/// `roofline sweep MODEL --vary hw=A,B,... [--vary NAME=...]`: the same sweep on each device.
+int RunDeviceSweepCommand(Context& ctx, const CLI::App& app, const ModelOptions& o,
+                          const SweepOptions& so, const std::vector<std::string>& hw_ids,
+                          const std::vector<std::string>& vary) {
+  if (app.count("--hw") > 0) {
+    return Fail(ctx, Status::Invalid("--hw", "the devices are the --vary hw=... list"));
+  }
+  if (!so.plot.empty()) {
+    return Fail(ctx, Status::Invalid("--plot", "draws one device; with --vary hw use --report "
+                                               "(a chart per device)"));
+  }
+  std::vector<SweepAxis> axes;
+  for (const std::string& v : vary) {
+    Result<SweepAxis> a = ParseSweepAxis(v);
+    if (!a.ok()) return Fail(ctx, a.status());
+    axes.push_back(std::move(a).value());
+  }
+  Result<Setup> setup = Prepare(ctx, o);
+  if (!setup.ok()) return Fail(ctx, setup.status());
+  std::vector<Device> devices;
+  devices.reserve(hw_ids.size());  // the cost models point into it
+  std::vector<CostModel> models;
+  for (const std::string& id : hw_ids) {
+    Result<Device> d = ctx.ResolveHw(id);
+    if (!d.ok()) return Fail(ctx, Status::Invalid("--vary hw", d.status().what()));
+    devices.push_back(std::move(d).value());
+    Result<CostOptions> cost = MakeCostOptions(o, devices.back());
+    if (!cost.ok()) return Fail(ctx, cost.status());
+    models.emplace_back(devices.back(), *cost);
+  }
+  Result<DeviceSweep> r =
+      RunDeviceSweep(setup->config, setup->workload, models, Phases(o.phase), axes);
+  if (!r.ok()) return Fail(ctx, r.status());
+  std::vector<SweepVariable> swept;
+  for (const SweepAxis& a : axes) swept.push_back(a.variable);
+  std::string title = o.model + ": sweep hw";
+  for (const SweepAxis& a : axes) title += " " + std::string(NameOf(a.variable));
+  title += " (" + DescribeWorkload(setup->workload, setup->config, swept) + ")";
+  const std::string table = RenderDeviceSweepTable(*r, title);
+  if (!so.report.empty()) {
+    HtmlDocument doc;
+    doc.title = title;
+    for (size_t i = 0; i < r->devices.size(); ++i) {
+      const std::string sub_title = r->devices[i] + ": " + title;
+      if (!r->fixed) doc.charts.push_back(RenderSweepSvg(r->sweeps[i], sub_title, devices[i]));
+      HtmlTable t = SweepHtmlTable(r->sweeps[i]);
+      t.caption = r->devices[i];
+      doc.tables.push_back(std::move(t));
+      for (std::string& a : CostModelAssumptions(models[i])) doc.assumptions.push_back(a);
+    }
+    doc.text = table;
+    Status s = WriteFileAtomically(so.report, RenderHtml(doc));
+    if (!s.ok()) return Fail(ctx, s);
+  }
+  if (o.format == OutputFormat::kJson) {
+    *ctx.out << RenderDeviceSweepJson(*r, o.model);
+  } else if (o.format == OutputFormat::kCsv) {
+    *ctx.out << RenderDeviceSweepCsv(*r);
+  } else {
+    *ctx.out << table;
+  }
+  return kExitOk;
+}
+
 /// `roofline sweep GRAPH.json|model.onnx --vary DIM=...`: one symbolic dimension.
 int RunNetworkSweep(Context& ctx, const CLI::App& app, const ModelOptions& o,
                     const SweepOptions& so) {
@@ -107,7 +171,8 @@ int RunSweepCommand(Context& ctx) {
   app.add_option("--vary", so.vary,
                  "NAME=FROM:TO (doubling), NAME=FROM:TO:xF, NAME=FROM:TO:+S or NAME=A,B,C; NAME "
                  "is batch, prompt, context, tp, dtype, weight-dtype or kv-dtype; once or twice; "
-                 "integers take k and M (x1024, x1024^2): context=1k:128k")
+                 "integers take k and M (x1024, x1024^2): context=1k:128k; hw=ID,ID,... sweeps "
+                 "the devices (with at most one other variable)")
       ->required();
   app.add_option("--phase", o.phase, "prefill, decode or both")
       ->check(CLI::IsMember({"prefill", "decode", "both"}))
@@ -119,6 +184,39 @@ int RunSweepCommand(Context& ctx) {
   app.add_option("--dim", so.dims,
                  "graph files and ONNX models: bind another symbolic dimension, NAME=VALUE");
   if (auto done = ParseArgs(app, ctx)) return *done;
+  // --vary hw=A,B,...: the devices, apart from the workload variables.
+  std::vector<std::string> hw_ids, vary;
+  for (const std::string& v : so.vary) {
+    if (v.rfind("hw=", 0) != 0) {
+      vary.push_back(v);
+      continue;
+    }
+    if (!hw_ids.empty()) return Fail(ctx, Status::Invalid("--vary hw", "given twice"));
+    std::string list = v.substr(3);
+    size_t start = 0;
+    while (start <= list.size()) {
+      const size_t comma = std::min(list.find(',', start), list.size());
+      const std::string id = list.substr(start, comma - start);
+      if (id.empty()) {
+        return Fail(ctx, Status::Invalid("--vary " + v, "expected hw=ID,ID,... (no empty ids)"));
+      }
+      if (std::find(hw_ids.begin(), hw_ids.end(), id) != hw_ids.end()) {
+        return Fail(ctx, Status::Invalid("--vary " + v, "lists " + id + " twice"));
+      }
+      hw_ids.push_back(id);
+      start = comma + 1;
+    }
+  }
+  if (!hw_ids.empty()) {
+    if (IsNetworkInput(o.model)) {
+      return Fail(ctx, Status::Invalid("--vary hw", "applies to LLM configs (graph files and "
+                                                    "ONNX models: one --hw per run)"));
+    }
+    if (!so.dims.empty()) {
+      return Fail(ctx, Status::Invalid("--dim", "applies to graph files and ONNX models"));
+    }
+    return RunDeviceSweepCommand(ctx, app, o, so, hw_ids, vary);
+  }
   if (IsNetworkInput(o.model)) return RunNetworkSweep(ctx, app, o, so);
   if (!so.dims.empty()) {
     return Fail(ctx, Status::Invalid("--dim", "applies to graph files and ONNX models"));
