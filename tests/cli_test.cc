@@ -435,6 +435,40 @@ TEST(Cli, SweepOverDevices) {
   }
 }
 
+/// `sweep --explain KERNEL` derives the kernel on both sides of its own flip (the same batch the
+/// why section of `model` names) and of its class's crossover; bad names and formats are errors.
+TEST(Cli, SweepExplainAroundTheFlip) {
+  const Output o = RunCli({"sweep", "llama-3-8b", "--vary", "batch=1:1024:x4", "--phase", "decode",
+                           "--explain", "gate_proj"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const Output m = RunCli({"model", "llama-3-8b", "--phase", "decode"});
+  ASSERT_EQ(m.status, 0) << m.err;
+  const std::string mark = "largest gate_proj at 0.9997 FLOP/B: memory:hbm until batch ";
+  const size_t at = m.out.find(mark);
+  ASSERT_NE(at, std::string::npos) << m.out;
+  const int64_t last_memory = std::stoll(m.out.substr(at + mark.size()));
+  const std::string before = "== batch = " + std::to_string(last_memory) +
+                             " (just before gate_proj's own decode verdict flips";
+  const std::string after = "== batch = " + std::to_string(last_memory + 1) +
+                            " (where gate_proj's own decode verdict flips";
+  const size_t b = o.out.find(before), a = o.out.find(after);
+  ASSERT_NE(b, std::string::npos) << o.out;
+  ASSERT_NE(a, std::string::npos) << o.out;
+  EXPECT_NE(o.out.substr(b, a - b).find("Time bound = max of the terms"), std::string::npos);
+  EXPECT_NE(o.out.substr(b, a - b).find("-> memory:hbm"), std::string::npos);
+  EXPECT_NE(o.out.substr(a).find("-> compute:tensor.bf16"), std::string::npos);
+  EXPECT_NE(o.out.find("(at the decode matmuls crossover)"), std::string::npos);
+  const Output bad = RunCli({"sweep", "llama-3-8b", "--vary", "batch=1:64:x4", "--explain",
+                             "gate_prj"});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("did you mean 'gate_proj'"), std::string::npos) << bad.err;
+  EXPECT_TRUE(bad.out.empty());
+  const Output json = RunCli({"sweep", "llama-3-8b", "--vary", "batch=1:64:x4", "--explain",
+                              "gate_proj", "--format", "json"});
+  EXPECT_EQ(json.status, 2);
+  EXPECT_TRUE(json.out.empty());
+}
+
 /// `roofline --hw h200 --batch 4` is the main job with those options; `--why` is not taken for
 /// a typo of `--hw`.
 TEST(Cli, MainJobTakesTheWorkloadOptions) {

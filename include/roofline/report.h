@@ -48,6 +48,12 @@ std::string RenderHwShowJson(const Device& device);
 /// phase (FLOPs, bytes per level, time terms, the bound, and the expected time with the
 /// ceilings used, their provenance, the efficiency and why, and the launch costs). NotFound,
 /// with a "did you mean", when no kernel has that name.
+/// `sweep --explain KERNEL`: the kernel's derivation on both sides of every crossover of its
+/// class (integer axes: at value - 1 and value), else at the first and last grid points; each
+/// point analysed afresh with `model` (the sweep's phases and workload).
+Result<std::string> RenderSweepKernelExplain(const TransformerConfig& config, const Workload& base,
+                                             const CostModel& model, PhaseSelection phases,
+                                             const SweepResult& sweep, const std::string& kernel);
 Result<std::string> RenderModelKernelExplain(const ModelAnalysis& a, const CostModel& model,
                                              const std::string& kernel);
 

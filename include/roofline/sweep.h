@@ -172,6 +172,12 @@ Result<SweepResult> RunSweep(const TransformerConfig& config, const Workload& ba
                              const CostModel& model, PhaseSelection phases,
                              const std::vector<SweepAxis>& axes);
 
+/// The workload at grid position `index` (one entry per axis) of a sweep from `base`.
+Workload WorkloadAt(const Workload& base, const std::vector<SweepAxis>& axes,
+                    const std::vector<size_t>& index);
+/// `base` with an integer variable set to `value` (other variables: unchanged).
+Workload WorkloadWith(const Workload& base, SweepVariable variable, int64_t value);
+
 /// `--vary hw=A,B,...`: the same workload and axes swept on each device, each with its own cost
 /// model (its own ceilings and efficiency figures). Without axes, each device is one point (the
 /// workload as given, on a one-value batch axis).

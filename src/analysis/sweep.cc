@@ -812,4 +812,18 @@ Result<DeviceSweep> RunDeviceSweep(const TransformerConfig& config, const Worklo
   return d;
 }
 
+Workload WorkloadAt(const Workload& base, const std::vector<SweepAxis>& axes,
+                    const std::vector<size_t>& index) {
+  Workload w = base;
+  for (size_t a = 0; a < axes.size() && a < index.size(); ++a) Apply(w, axes[a], index[a]);
+  return w;
+}
+
+Workload WorkloadWith(const Workload& base, SweepVariable variable, int64_t value) {
+  Workload w = base;
+  ApplyInt(w, variable, value);
+  return w;
+}
+
 }  // namespace roofline
+

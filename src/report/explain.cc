@@ -115,4 +115,115 @@ Result<std::string> RenderModelKernelExplain(const ModelAnalysis& a, const CostM
   return "\nExplanation (1 FLOP = one multiply or one add; GB = 1e9 B)\n" + out;
 }
 
+Result<std::string> RenderSweepKernelExplain(const TransformerConfig& config, const Workload& base,
+                                             const CostModel& model, PhaseSelection phases,
+                                             const SweepResult& sweep,
+                                             const std::string& kernel) {
+  Result<ModelAnalysis> at_base = AnalyzeModel(config, base, model, phases);
+  if (!at_base.ok()) return at_base.status();
+  // The kernel's class in each phase it runs in (a name not found is an error with suggestions).
+  std::vector<std::pair<Phase, KernelClass>> where;
+  std::vector<std::string> names;
+  for (const PhaseResult& p : at_base->phases) {
+    for (size_t i = 0; i < p.costs.size(); ++i) {
+      if (std::find(names.begin(), names.end(), p.costs[i].name) == names.end()) {
+        names.push_back(p.costs[i].name);
+      }
+      if (p.costs[i].name == kernel) where.emplace_back(p.phase, p.classes[i]);
+    }
+  }
+  if (where.empty()) {
+    return Status::NotFound("--explain",
+                            "no kernel named '" + kernel + "'" + DidYouMean(kernel, names));
+  }
+  struct At {
+    Workload w;
+    std::string label;
+  };
+  std::vector<At> points;
+  // The kernel's own flip along a single integer axis, in each phase it runs in (exact).
+  if (sweep.axes.size() == 1 && IsInteger(sweep.axes[0].variable) &&
+      sweep.axes[0].values.size() > 1) {
+    const SweepAxis& axis = sweep.axes[0];
+    for (const auto& [phase, cls] : where) {
+      (void)cls;
+      const FlipPoint f = FindFlipUp(
+          [&](int64_t v) -> std::string {
+            Result<PhaseResult> r =
+                AnalyzePhase(config, WorkloadWith(base, axis.variable, v), model, phase);
+            if (!r.ok()) return "error";
+            for (const KernelCost& c : r->costs) {
+              if (c.name == kernel) return model.BoundName(c);
+            }
+            return "none";
+          },
+          axis.values.front(), axis.values.back());
+      if (!f.found || f.to == "error" || f.to == "none") continue;
+      for (int64_t v : {f.value - 1, f.value}) {
+        points.push_back({WorkloadWith(base, axis.variable, v),
+                          fmt::format("{} = {} ({} {}'s own {} verdict flips: {} -> {})",
+                                      NameOf(axis.variable), v,
+                                      v < f.value ? "just before" : "where", kernel,
+                                      NameOf(phase), f.from, f.to)});
+      }
+    }
+  }
+  for (const Crossover& x : sweep.crossovers) {
+    if (x.signal.kind != SignalKind::kClass || x.int_value <= 0) continue;
+    const bool ours = std::any_of(where.begin(), where.end(), [&](const auto& pc) {
+      return pc.first == x.signal.phase && pc.second == x.signal.cls;
+    });
+    if (!ours) continue;
+    const SweepAxis& axis = sweep.axes[x.axis];
+    Workload w = base;
+    if (sweep.axes.size() == 2 && x.at) {
+      std::vector<size_t> index(2, 0);
+      index[1 - x.axis] = *x.at;
+      w = WorkloadAt(base, sweep.axes, index);
+    }
+    const std::string at = sweep.axes.size() == 2 && x.at
+                               ? ", " + sweep.axes[1 - x.axis].Label(*x.at)
+                               : "";
+    for (int64_t v : {x.int_value - 1, x.int_value}) {
+      points.push_back({WorkloadWith(w, axis.variable, v),
+                        fmt::format("{} = {}{} ({} the {} {} crossover)", NameOf(axis.variable), v,
+                                    at, v < x.int_value ? "just before" : "at",
+                                    NameOf(x.signal.phase), NameOf(x.signal.cls))});
+    }
+  }
+  const bool flips = !points.empty();
+  if (!flips && !sweep.points.empty()) {
+    for (const SweepPoint* p : {&sweep.points.front(), &sweep.points.back()}) {
+      std::string label;
+      for (size_t a = 0; a < sweep.axes.size(); ++a) {
+        label += (label.empty() ? "" : ", ") + sweep.axes[a].Label(p->index[a]);
+      }
+      points.push_back({WorkloadAt(base, sweep.axes, p->index),
+                        label + (p == &sweep.points.front() ? " (the first grid point)"
+                                                            : " (the last grid point)")});
+      if (sweep.points.size() == 1) break;
+    }
+  }
+  std::string out = fmt::format(
+      "\nExplanation of {} (1 FLOP = one multiply or one add; GB = 1e9 B){}\n", kernel,
+      flips ? ": on both sides of where its verdict flips and of each crossover of its class"
+             : ": neither it nor its class flips in the sweep, so at the first and last grid "
+               "points");
+  for (const At& at : points) {
+    Result<ModelAnalysis> a = AnalyzeModel(config, at.w, model, phases);
+    if (!a.ok()) {
+      out += fmt::format("\n== {} ==\n  refused: {}\n", at.label, a.status().what());
+      continue;
+    }
+    Result<std::string> e = RenderModelKernelExplain(*a, model, kernel);
+    if (!e.ok()) return e.status();
+    // The header line of the one-point explanation is said once above.
+    const std::string& text = *e;
+    const size_t body = text.find("\nKernel ");
+    out += "\n== " + at.label + " ==" + (body == std::string::npos ? text : text.substr(body));
+  }
+  return out;
+}
+
 }  // namespace roofline
+

@@ -23,6 +23,7 @@ struct SweepOptions {
   std::string plot;               ///< SVG of time against the first variable
   std::string report;             ///< self-contained HTML page
   std::vector<std::string> dims;  ///< graph files: --dim NAME=VALUE for the other dimensions
+  std::string explain;            ///< LLM sweeps: a kernel to derive around its crossovers
 };
 
 namespace {
@@ -183,7 +184,13 @@ int RunSweepCommand(Context& ctx) {
   app.add_option("--report", so.report, "write a self-contained HTML report");
   app.add_option("--dim", so.dims,
                  "graph files and ONNX models: bind another symbolic dimension, NAME=VALUE");
+  app.add_option("--explain", so.explain,
+                 "LLM configs: derive every figure of the kernel named KERNEL on both sides of "
+                 "each crossover of its class (else at the first and last grid points)");
   if (auto done = ParseArgs(app, ctx)) return *done;
+  if (!so.explain.empty() && o.format != OutputFormat::kTable) {
+    return Fail(ctx, Status::Invalid("--explain", "prints with --format table"));
+  }
   // --vary hw=A,B,...: the devices, apart from the workload variables.
   std::vector<std::string> hw_ids, vary;
   for (const std::string& v : so.vary) {
@@ -206,6 +213,9 @@ int RunSweepCommand(Context& ctx) {
       hw_ids.push_back(id);
       start = comma + 1;
     }
+  }
+  if (!so.explain.empty() && (!hw_ids.empty() || IsNetworkInput(o.model))) {
+    return Fail(ctx, Status::Invalid("--explain", "applies to LLM sweeps on one device"));
   }
   if (!hw_ids.empty()) {
     if (IsNetworkInput(o.model)) {
@@ -261,7 +271,14 @@ int RunSweepCommand(Context& ctx) {
   } else if (o.format == OutputFormat::kCsv) {
     *ctx.out << RenderSweepCsv(*r);
   } else {
-    *ctx.out << RenderSweepTable(*r, title);
+    std::string explanation;
+    if (!so.explain.empty()) {
+      Result<std::string> e = RenderSweepKernelExplain(setup->config, setup->workload, model,
+                                                       Phases(o.phase), *r, so.explain);
+      if (!e.ok()) return Fail(ctx, e.status());
+      explanation = *e;
+    }
+    *ctx.out << RenderSweepTable(*r, title) << explanation;
   }
   return kExitOk;
 }
