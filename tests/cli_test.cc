@@ -423,6 +423,25 @@ TEST(Cli, SweepOverDevices) {
   ASSERT_EQ(csv.status, 0) << csv.err;
   EXPECT_EQ(csv.out.rfind("device,batch,phase,", 0), 0u) << csv.out.substr(0, 100);
   EXPECT_NE(csv.out.find("\nh200,1,decode,"), std::string::npos) << csv.out;
+  // Devices with different columns (an SRAM machine: bounds only, and a chip count): one header
+  // for all, "-" or an empty cell where a device has no figure.
+  const Output mixed = RunCli({"sweep", "llama-3-8b", "--vary", "hw=cerebras-cs3,h100-sxm",
+                               "--phase", "decode", "--format", "csv"});
+  ASSERT_EQ(mixed.status, 0) << mixed.err;
+  std::vector<size_t> fields;
+  std::istringstream lines(mixed.out);
+  for (std::string line; std::getline(lines, line);) {
+    fields.push_back(static_cast<size_t>(std::count(line.begin(), line.end(), ',')));
+  }
+  ASSERT_EQ(fields.size(), 3u) << mixed.out;
+  EXPECT_EQ(fields[1], fields[0]) << mixed.out;
+  EXPECT_EQ(fields[2], fields[0]) << mixed.out;
+  EXPECT_NE(mixed.out.find("expected_time_s"), std::string::npos);
+  const Output mixed_table = RunCli({"sweep", "llama-3-8b", "--vary", "hw=cerebras-cs3,h100-sxm",
+                                     "--phase", "decode"});
+  ASSERT_EQ(mixed_table.status, 0) << mixed_table.err;
+  EXPECT_NE(mixed_table.out.find("expected on h100-sxm"), std::string::npos) << mixed_table.out;
+  EXPECT_EQ(mixed_table.out.find("expected on cerebras"), std::string::npos) << mixed_table.out;
   for (const auto& bad : std::vector<std::vector<std::string>>{
            {"sweep", "llama-3-8b", "--vary", "hw=h100-sxm", "--hw", "h200"},
            {"sweep", "llama-3-8b", "--vary", "hw=h100-sxm,nope"},

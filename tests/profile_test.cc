@@ -279,7 +279,7 @@ TEST(ProfileJoin, AMismatchedJoinIsFlagged) {
       {"n", "", OpClass::kNorm, 1, 1e-6, "hbm", 1e6, 1e6},
   };
   auto join = [&](double gemm_s, double gemm_flops, int norms) {
-    std::vector<MeasuredKernel> measured = {{"gemm", OpClass::kGemm, gemm_s, 1, gemm_flops}};
+    std::vector<MeasuredKernel> measured = {{"gemm", OpClass::kGemm, gemm_s, 1, gemm_flops, true}};
     for (int i = 0; i < norms; ++i) measured.push_back({"norm", OpClass::kNorm, 2e-6, 1});
     return JoinWithPrediction(predicted, measured, true).mismatch;
   };
@@ -304,6 +304,20 @@ TEST(ProfileJoin, AMismatchedJoinIsFlagged) {
   EXPECT_TRUE(steps.steps_disagree());
   EXPECT_EQ(steps.fewest_class, OpClass::kGemm);
   EXPECT_EQ(steps.most_class, OpClass::kNorm);
+  // FLOPs from hardware counters (ncu: whole padded tensor-core tiles) are not compared.
+  std::vector<MeasuredKernel> counted = {{"gemm", OpClass::kGemm, 20e-6, 1, 2.5e9, false},
+                                         {"norm", OpClass::kNorm, 2e-6, 1}};
+  const JoinMismatch counters = JoinWithPrediction(predicted, counted, true).mismatch;
+  EXPECT_EQ(counters.shapes_checked, 0);
+  EXPECT_FALSE(counters.any());
+  // Less than one step of a class (a profile window cut mid-step) is not a disagreement.
+  const std::vector<PredictedKernel> two_norms = {
+      {"a", "", OpClass::kGemm, 1, 10e-6, "hbm", 1e9, 1e7},
+      {"n", "", OpClass::kNorm, 2, 1e-6, "hbm", 1e6, 1e6},
+  };
+  std::vector<MeasuredKernel> partial = {{"gemm", OpClass::kGemm, 20e-6, 1, 1e9, true},
+                                         {"norm", OpClass::kNorm, 2e-6, 1}};
+  EXPECT_FALSE(JoinWithPrediction(two_norms, partial, true).mismatch.steps_disagree());
 }
 
 // The launch check of an Nsight Systems trace, by hand from the fixture's rows: kernels at
@@ -326,6 +340,13 @@ TEST(NsysLaunchCheck, TraceGapsAndShortKernels) {
   starved.idle_s = 30e-6;
   starved.short_launches = 3;
   EXPECT_TRUE(starved.launch_bound());
+  // Short kernels back to back (no idle time): a trace shows the GPU is not waiting.
+  LaunchCheck busy = lc;
+  busy.kernel_s = busy.span_s = 8e-6;
+  busy.idle_s = 0;
+  busy.short_launches = 4;
+  EXPECT_LT(busy.mean_s(), kEagerLaunchS);
+  EXPECT_FALSE(busy.launch_bound());
 }
 
 // Issue "answers at a glance": the real RTX 5090 run (../shared/samples/profiles, SOURCES.md) of

@@ -184,7 +184,7 @@ TEST(Why, ARefusedWorkloadIsAnErrorNotAVerdict) {
   ASSERT_NE(decode, nullptr);
   EXPECT_EQ(decode->step.from, "error");
   EXPECT_FALSE(decode->step.found);
-  EXPECT_NE(RenderWhy(why).find("refused at batch 1"), std::string::npos) << RenderWhy(why);
+  EXPECT_NE(RenderWhy(why).find("refused at every batch from 1 to 65536"), std::string::npos) << RenderWhy(why);
 }
 
 // A network with a `batch` dimension gets exact flips along it. fc1 of the fixture block maps
@@ -209,7 +209,10 @@ TEST(Why, ANetworkFlipsAlongItsBatch) {
   ASSERT_TRUE(mm->flip.found) << RenderWhy(why);
   auto verdict = [&](int64_t b) {
     Result<NetworkAnalysis> r = AnalyzeNetwork(*g, {{"batch", b}}, model);
-    EXPECT_TRUE(r.ok());
+    if (!r.ok()) {
+      ADD_FAILURE() << r.status().ToString();
+      return std::string("error");
+    }
     for (const KernelCost& k : r->costs) {
       if (k.name == mm->name) return model.BoundName(k);
     }

@@ -206,7 +206,10 @@ struct MeasuredKernel {
   OpClass op_class = OpClass::kOther;
   double time_s = 0;  ///< total over `count` launches
   int64_t count = 1;  ///< launches
-  double flops = -1;  ///< of one launch, from the op's shapes (torch traces); -1 when unknown
+  double flops = -1;  ///< of one launch (torch: from the op's shapes; ncu: counters); -1: unknown
+  /// `flops` follows from the op's recorded shapes (torch traces), not from hardware counters
+  /// (which count whole padded tensor-core tiles): only these are checked against a prediction.
+  bool flops_from_shapes = false;
 };
 
 /// A predicted kernel of one step, in execution order; `repeat` copies run per step.
@@ -258,7 +261,9 @@ struct JoinMismatch {
   OpClass fewest_class = OpClass::kOther, most_class = OpClass::kOther;
   double fewest_steps = 0, most_steps = 0;
 
-  bool steps_disagree() const { return fewest_steps > 0 && most_steps > 1.5 * fewest_steps; }
+  /// Only once every structural class holds at least one whole step: a profile shorter than a
+  /// step (a window cut mid-step) is not a disagreement.
+  bool steps_disagree() const { return fewest_steps >= 1 && most_steps > 1.5 * fewest_steps; }
   /// More than a quarter of the checked launches are off.
   bool shapes_disagree() const { return shapes_off > 0 && 4 * shapes_off > shapes_checked; }
   bool any() const { return faster_than_bound > 0 || shapes_disagree() || steps_disagree(); }
@@ -382,12 +387,13 @@ struct LaunchCheck {
   double idle_s = 0;           ///< time in the span with no kernel running
 
   double mean_s() const { return kernels > 0 ? kernel_s / static_cast<double>(kernels) : 0; }
-  /// The mean kernel is shorter than kEagerLaunchS, or (a trace) the GPU idles half the span or
-  /// more while half the launches or more are short.
+  /// A trace (idle time measured): the GPU idles half the span or more while half the launches
+  /// or more are short. A summary (no idle time): the mean kernel is shorter than kEagerLaunchS,
+  /// so the run is likely launch-bound under eager PyTorch.
   bool launch_bound() const {
     if (kernels == 0) return false;
-    if (mean_s() < kEagerLaunchS) return true;
-    return traced && 2 * idle_s >= span_s && 2 * short_launches >= kernels;
+    if (traced) return 2 * idle_s >= span_s && 2 * short_launches >= kernels;
+    return mean_s() < kEagerLaunchS;
   }
 };
 

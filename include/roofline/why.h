@@ -82,8 +82,8 @@ void SearchFlips(StepWhy& step, const std::string& axis, int64_t from, int64_t t
                  const VerdictsAt& verdicts_at);
 
 /// The why of an LLM analysis: per phase, the step and its largest kernels, flips along batch
-/// (decode, from batch 1 to 65536) and prompt (prefill, from 1 to 131072 or the prompt when
-/// longer), with the verdict of the bound (`model`'s expected times are not consulted), and the
+/// (decode, from batch 1 to 65536 or the batch when larger) and prompt (prefill, from 1 to
+/// 131072 or the prompt when longer), each the first change found (FindFlipUp), with the verdict of the bound (`model`'s expected times are not consulted), and the
 /// KV cache's limit on the batch.
 Why ExplainModel(const ModelAnalysis& analysis, const CostModel& model);
 

@@ -151,6 +151,8 @@ Why ExplainModel(const ModelAnalysis& a, const CostModel& model) {
     const Phase phase = p.phase;
     auto verdicts_at = [&](int64_t v) -> StepVerdicts {
       Workload w = a.workload;
+      // Stages AnalyzeModel chose are chosen again for this value (a given --pp stays).
+      if (a.stages_chosen) w.pp = 0;
       if (decode) {
         w.batch = v;
       } else {
@@ -159,14 +161,14 @@ Why ExplainModel(const ModelAnalysis& a, const CostModel& model) {
       // The stages as AnalyzeModel resolves them: the fewest chips that hold this workload.
       Result<Workload> staged = ResolveStages(c, w, model.device());
       if (!staged.ok()) return {};
-      // AnalyzeModel's refusal of tensor parallelism without an interconnect, kept.
-      if (staged->tp > 1 && model.device().links.empty()) return {};
+      // AnalyzeModel's refusal of tensor or pipeline parallelism without an interconnect, kept.
+      if ((staged->tp > 1 || staged->Stages() > 1) && model.device().links.empty()) return {};
       Result<PhaseResult> r = AnalyzePhase(c, *staged, model, phase);
       if (!r.ok()) return {};
       return VerdictsOf(*r, model);
     };
     if (decode) {
-      SearchFlips(s, "batch", 1, kWhyTopBatch, verdicts_at);
+      SearchFlips(s, "batch", 1, std::max(kWhyTopBatch, a.workload.batch), verdicts_at);
     } else {
       SearchFlips(s, "prompt", 1, std::max(kWhyTopPrompt, a.workload.prompt), verdicts_at);
     }

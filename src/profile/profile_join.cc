@@ -177,7 +177,7 @@ ProfileJoin JoinWithPrediction(const std::vector<PredictedKernel>& predicted,
     const double want = predicted[index].flops;
     // GEMMs only: their FLOPs follow from the shapes alone, while an eager run's pointwise ops
     // map onto a prediction's fused ones loosely.
-    if (m.op_class == OpClass::kGemm && m.flops >= 0 && want > 0) {
+    if (m.op_class == OpClass::kGemm && m.flops_from_shapes && m.flops >= 0 && want > 0) {
       join.mismatch.shapes_checked += m.count;
       if (m.flops > 2 * want || 2 * m.flops < want) join.mismatch.shapes_off += m.count;
     }

@@ -129,6 +129,7 @@ TorchSummary SummarizeTorch(const TorchTrace& trace, const Device* device) {
     MeasuredKernel m{k.name, k.op_class, k.duration_s, 1};
     if (k.op >= 0 && trace.ops[static_cast<size_t>(k.op)].flops) {
       m.flops = *trace.ops[static_cast<size_t>(k.op)].flops;
+      m.flops_from_shapes = true;
     }
     s.measured.push_back(std::move(m));
     longest.push_back(k.duration_s);

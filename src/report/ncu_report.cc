@@ -31,7 +31,7 @@ std::string RenderNcuProfileTable(const NcuSummary& s, const std::string& file,
       out += fmt::format(
           "warning: the kernels ran at a {} SM clock, {} of the {}'s {} boost clock: a locked "
           "clock (Nsight Compute's default --clock-control base; `roofline ncu-command` passes "
-          "none) or throttling; compute-bound kernels take up to {:.2f}x their boost-clock time, "
+          "--clock-control none) or throttling; compute-bound kernels take up to {:.2f}x their boost-clock time, "
           "and the peaks they are placed against here are at boost\n",
           Si(*s.sm_clock_hz, "Hz"), Pct(*s.sm_clock_hz / s.boost_clock_hz), dev->id,
           Si(s.boost_clock_hz, "Hz"), s.boost_clock_hz / *s.sm_clock_hz);

@@ -42,6 +42,8 @@ size_t Shown(int top, size_t n) { return top > 0 ? std::min<size_t>(top, n) : n;
 
 }  // namespace
 
+namespace {
+
 std::string RenderLaunchCheck(const LaunchCheck& lc) {
   if (lc.kernels == 0) return "";
   std::string out;
@@ -50,12 +52,23 @@ std::string RenderLaunchCheck(const LaunchCheck& lc) {
       lc.kernels,
       Pct(static_cast<double>(lc.short_launches) / static_cast<double>(lc.kernels)),
       Seconds(kEagerLaunchS), lc.kernel_s > 0 ? Pct(lc.short_s / lc.kernel_s) : "-");
+  const std::string remedy =
+      "  Capture the step in a CUDA graph (torch.compile mode=\"reduce-overhead\") or fuse "
+      "kernels.\n";
+  if (lc.launch_bound() && lc.traced) {
+    out += fmt::format(
+        "launch-bound: the GPU ran no kernel for {} of the trace's {} while {}: it waits for the "
+        "host, which needs ~{} to issue one eager PyTorch op (docs/profiles.md).\n",
+        Pct(lc.idle_s / lc.span_s), Seconds(lc.span_s), shorter, Seconds(kEagerLaunchS));
+    return out + remedy;
+  }
   if (lc.launch_bound()) {
     out += fmt::format(
-        "launch-bound: the mean kernel runs {}, under the ~{} of host time eager PyTorch spends "
-        "issuing one op (docs/profiles.md): the GPU waits for the host; {}.\n  Capture the "
-        "step in a CUDA graph (torch.compile mode=\"reduce-overhead\") or fuse kernels.\n",
+        "likely launch-bound: the mean kernel runs {}, under the ~{} of host time eager PyTorch "
+        "spends issuing one op (docs/profiles.md), so the GPU would wait for the host; {} (a "
+        "summary has no gaps to confirm it: a cuda_gpu_trace report does).\n",
         Seconds(lc.mean_s()), Seconds(kEagerLaunchS), shorter);
+    return out + remedy;
   } else {
     out += fmt::format("launches: the mean kernel runs {}; {}\n", Seconds(lc.mean_s()), shorter);
   }
@@ -66,6 +79,8 @@ std::string RenderLaunchCheck(const LaunchCheck& lc) {
   }
   return out;
 }
+
+}  // namespace
 
 std::string RenderNsysProfileTable(const NsysReport& report, const NsysSummary& summary,
                                    const std::string& file, int top) {

@@ -697,16 +697,25 @@ std::string RenderSweepCsv(const SweepResult& r) {
 std::string RenderDeviceSweepTable(const DeviceSweep& d, const std::string& title) {
   std::string out = title + "\n\n";
   if (d.fixed) {
+    // Columns per phase; an expected column when any device has expected times ("-" where one
+    // has none: devices without a host-launched GPU model get bounds only).
+    bool any_expected = false;
+    const SweepPoint* first = nullptr;
+    for (const SweepResult& r : d.sweeps) {
+      if (r.points.empty()) continue;
+      if (first == nullptr) first = &r.points.front();
+      for (const PhasePoint& p : r.points.front().phases) any_expected |= p.has_expected;
+    }
     std::vector<std::string> header = {"device"};
     std::vector<bool> right = {false};
-    if (!d.sweeps.empty() && !d.sweeps.front().points.empty()) {
-      for (const PhasePoint& p : d.sweeps.front().points.front().phases) {
+    if (first != nullptr) {
+      for (const PhasePoint& p : first->phases) {
         const std::string ph(NameOf(p.phase));
         for (const char* col : {" time", " bound", " tokens/s"}) {
           header.push_back(ph + col);
           right.push_back(std::string(col) != " bound");
         }
-        if (p.has_expected) {
+        if (any_expected) {
           header.push_back(ph + " expected");
           right.push_back(true);
         }
@@ -726,7 +735,7 @@ std::string RenderDeviceSweepTable(const DeviceSweep& d, const std::string& titl
         row.push_back(Seconds(ph.time_s));
         row.push_back(r.names.Name(ph.bound));
         row.push_back(Num(std::round(ph.tokens_per_s)));
-        if (ph.has_expected) row.push_back(Seconds(ph.expected_time_s));
+        if (any_expected) row.push_back(ph.has_expected ? Seconds(ph.expected_time_s) : "-");
         const int share = ph.LargestShare();
         const double t_share =
             share == kOverheadShare ? ph.overhead_s : ph.class_time_s[static_cast<size_t>(share)];
@@ -739,25 +748,33 @@ std::string RenderDeviceSweepTable(const DeviceSweep& d, const std::string& titl
       t.AddRow(std::move(row));
     }
     out += t.Render();
-    // The fastest device per phase, at the bound and expected.
-    if (!d.sweeps.empty() && !d.sweeps.front().points.empty()) {
-      const size_t phases = d.sweeps.front().points.front().phases.size();
-      for (size_t ph = 0; ph < phases; ++ph) {
-        size_t best = 0, best_expected = 0;
-        for (size_t i = 1; i < d.devices.size(); ++i) {
+    // The fastest device per phase, at the bound and (among devices with them) expected.
+    if (first != nullptr) {
+      for (size_t ph = 0; ph < first->phases.size(); ++ph) {
+        const PhasePoint* best = nullptr;
+        const PhasePoint* best_expected = nullptr;
+        size_t bi = 0, ei = 0;
+        for (size_t i = 0; i < d.devices.size(); ++i) {
+          if (d.sweeps[i].points.empty() || d.sweeps[i].points.front().phases.size() <= ph) {
+            continue;
+          }
           const PhasePoint& a = d.sweeps[i].points.front().phases[ph];
-          if (a.time_s < d.sweeps[best].points.front().phases[ph].time_s) best = i;
-          if (a.expected_time_s < d.sweeps[best_expected].points.front().phases[ph].expected_time_s) {
-            best_expected = i;
+          if (best == nullptr || a.time_s < best->time_s) {
+            best = &a;
+            bi = i;
+          }
+          if (a.has_expected &&
+              (best_expected == nullptr || a.expected_time_s < best_expected->expected_time_s)) {
+            best_expected = &a;
+            ei = i;
           }
         }
-        const PhasePoint& b = d.sweeps[best].points.front().phases[ph];
-        out += fmt::format("{}: fastest at the bound on {} ({})", NameOf(b.phase), d.devices[best],
-                           Seconds(b.time_s));
-        if (b.has_expected) {
-          const PhasePoint& e = d.sweeps[best_expected].points.front().phases[ph];
-          out += fmt::format(", expected on {} ({})", d.devices[best_expected],
-                             Seconds(e.expected_time_s));
+        if (best == nullptr) continue;
+        out += fmt::format("{}: fastest at the bound on {} ({})", NameOf(best->phase),
+                           d.devices[bi], Seconds(best->time_s));
+        if (best_expected != nullptr) {
+          out += fmt::format(", expected on {} ({})", d.devices[ei],
+                             Seconds(best_expected->expected_time_s));
         }
         out += "\n";
       }
@@ -775,7 +792,11 @@ std::string RenderDeviceSweepTable(const DeviceSweep& d, const std::string& titl
   for (size_t i = 0; i < d.devices.size(); ++i) {
     for (const Crossover& x : d.sweeps[i].crossovers) {
       const SweepLine l = Describe(x, d.sweeps[i]);
-      const std::string key = l.what + " -> " + l.to + (l.at.empty() ? "" : " (" + l.at + ")");
+      // Matched on the kind of resource, so "compute:tensor.bf16" on one device and
+      // "compute:tensor.fp16" on another are one line.
+      auto kind = [](const std::string& to) { return to.substr(0, to.find(':')); };
+      const std::string key =
+          l.what + " -> " + kind(l.to) + (l.at.empty() ? "" : " (" + l.at + ")");
       if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
       seen.push_back(key);
       std::string where;
@@ -783,7 +804,7 @@ std::string RenderDeviceSweepTable(const DeviceSweep& d, const std::string& titl
         std::string value = "not in the range";
         for (const Crossover& y : d.sweeps[j].crossovers) {
           const SweepLine m = Describe(y, d.sweeps[j]);
-          if (m.what == l.what && m.to == l.to && m.at == l.at) {
+          if (m.what == l.what && kind(m.to) == kind(l.to) && m.at == l.at) {
             value = m.variable + " " + (IsInteger(d.sweeps[j].axes[y.axis].variable) ? ">= " : "= ") +
                     m.value;
             break;
@@ -831,23 +852,58 @@ std::string RenderDeviceSweepJson(const DeviceSweep& d, const std::string& model
   return j.dump(2) + "\n";
 }
 
+namespace {
+
+std::vector<std::string> SplitCsvLine(const std::string& line) {
+  // The sweep CSV quotes no field (numbers, verdict and class names, yes/no).
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = line.find(',', start);
+    out.push_back(line.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string RenderDeviceSweepCsv(const DeviceSweep& d) {
-  std::string out;
-  for (size_t i = 0; i < d.devices.size(); ++i) {
-    const std::string csv = RenderSweepCsv(d.sweeps[i]);
+  // One header, the union of the devices' columns in first-seen order; a cell a device has no
+  // column for is empty (bounds-only devices have no expected times; SRAM machines add chips).
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> headers;
+  std::vector<std::vector<std::vector<std::string>>> rows;
+  for (const SweepResult& r : d.sweeps) {
+    const std::string csv = RenderSweepCsv(r);
+    std::vector<std::vector<std::string>> lines;
     size_t start = 0;
-    bool header = true;
     while (start < csv.size()) {
       size_t end = csv.find('\n', start);
       if (end == std::string::npos) end = csv.size();
-      const std::string line = csv.substr(start, end - start);
-      if (header) {
-        if (i == 0) out += "device," + line + "\n";
-        header = false;
-      } else if (!line.empty()) {
-        out += d.devices[i] + "," + line + "\n";
-      }
+      if (end > start) lines.push_back(SplitCsvLine(csv.substr(start, end - start)));
       start = end + 1;
+    }
+    if (lines.empty()) lines.emplace_back();
+    for (const std::string& c : lines.front()) {
+      if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
+    }
+    headers.push_back(lines.front());
+    rows.emplace_back(lines.begin() + 1, lines.end());
+  }
+  std::string out = "device";
+  for (const std::string& c : columns) out += "," + c;
+  out += "\n";
+  for (size_t i = 0; i < d.devices.size(); ++i) {
+    for (const auto& row : rows[i]) {
+      out += d.devices[i];
+      for (const std::string& c : columns) {
+        const auto at = std::find(headers[i].begin(), headers[i].end(), c);
+        const size_t k = static_cast<size_t>(at - headers[i].begin());
+        out += "," + (at != headers[i].end() && k < row.size() ? row[k] : std::string());
+      }
+      out += "\n";
     }
   }
   return out;

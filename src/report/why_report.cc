@@ -19,7 +19,9 @@ std::string Against(double intensity, double ridge) {
 /// batch 326 on", or "memory:hbm at every batch up to 65536".
 std::string Along(const FlipPoint& f, const StepWhy& s) {
   if (!f.found) {
-    if (f.from == "error") return fmt::format("refused at {} {}", s.axis, s.from);
+    if (f.from == "error") {
+      return fmt::format("refused at every {} from {} to {}", s.axis, s.from, s.top);
+    }
     return fmt::format("{} at every {} from {} to {}", f.from, s.axis, s.from, s.top);
   }
   std::string to;
@@ -31,6 +33,7 @@ std::string Along(const FlipPoint& f, const StepWhy& s) {
     to = fmt::format("{} from {} {} on", f.to, s.axis, f.value);
   }
   if (f.from == "error") return fmt::format("refused up to {} {}, ", s.axis, f.value - 1) + to;
+  // The first change FindFlipUp's doubling probe meets (docs/llm-model.md, Why).
   return fmt::format("{} until {} {}, ", f.from, s.axis, f.value - 1) + to;
 }
 
@@ -75,7 +78,7 @@ std::string RenderWhy(const Why& why) {
       } else {
         line += ": " + Along(c.flip, s);
         if (c.cls == KernelClass::kAttention && s.label == "decode" && s.axis == "batch" &&
-            !c.flip.found) {
+            !c.flip.found && c.flip.from.rfind("memory:", 0) == 0) {
           line += "\n  (attention reads every sequence's own KV cache: its FLOP per byte does not "
                   "grow with the batch)";
         }

@@ -178,6 +178,13 @@ int RunModel(Context& ctx) {
   const CostModel model(setup->device, setup->cost);
   Result<ModelAnalysis> a = AnalyzeModel(setup->config, setup->workload, model, Phases(o.phase));
   if (!a.ok()) return Fail(ctx, a.status());
+  // A bad --explain name fails before any file is written.
+  std::string explanation;
+  if (!explain.empty()) {
+    Result<std::string> e = RenderModelKernelExplain(*a, model, explain);
+    if (!e.ok()) return Fail(ctx, e.status());
+    explanation = *e;
+  }
   if (!plot.empty() || !report.empty()) {
     std::vector<std::string> engines;
     const std::vector<RooflinePoint> points = RooflinePoints(*a, model, &engines);
@@ -200,12 +207,6 @@ int RunModel(Context& ctx) {
       Status s = WriteFileAtomically(report, RenderHtml(doc));
       if (!s.ok()) return Fail(ctx, s);
     }
-  }
-  std::string explanation;
-  if (!explain.empty()) {
-    Result<std::string> e = RenderModelKernelExplain(*a, model, explain);
-    if (!e.ok()) return Fail(ctx, e.status());
-    explanation = *e;
   }
   if (o.format == OutputFormat::kJson) {
     *ctx.out << RenderModelJson(*a, model);
