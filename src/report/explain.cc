@@ -145,8 +145,9 @@ Result<std::string> RenderSweepKernelExplain(const TransformerConfig& config, co
   if (sweep.axes.size() == 1 && IsInteger(sweep.axes[0].variable) &&
       sweep.axes[0].values.size() > 1) {
     const SweepAxis& axis = sweep.axes[0];
-    for (const auto& [phase, cls] : where) {
-      (void)cls;
+    for (const auto& phase_class : where) {
+      // A plain variable: clang 14 (the fuzz build) does not capture structured bindings.
+      const Phase phase = phase_class.first;
       const FlipPoint f = FindFlipUp(
           [&](int64_t v) -> std::string {
             Result<PhaseResult> r =
