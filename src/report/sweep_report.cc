@@ -36,6 +36,14 @@ std::string ShareName(int64_t share) {
 }
 
 /// "stays"/"stay", "becomes"/"become" for a signal name.
+/// "matmuls 77%": a point's largest share of the step and its percentage.
+std::string LargestShareCell(const PhasePoint& ph) {
+  const int share = ph.LargestShare();
+  const double t =
+      share == kOverheadShare ? ph.overhead_s : ph.class_time_s[static_cast<size_t>(share)];
+  return fmt::format("{} {:.0f}%", ShareName(share), ph.time_s > 0 ? 100 * t / ph.time_s : 0.0);
+}
+
 std::string Verb(const std::string& what, const std::string& singular) {
   const bool plural = what.size() >= 7 && (what.compare(what.size() - 7, 7, "matmuls") == 0 ||
                                            what.find("elementwise") != std::string::npos);
@@ -527,11 +535,7 @@ std::string RenderSweepTable(const SweepResult& r, const std::string& title) {
       row.push_back(r.names.Name(ph.bound));
       row.push_back(Num(std::round(ph.tokens_per_s)));
       if (ph.has_expected) row.push_back(Seconds(ph.expected_time_s));
-      const int share = ph.LargestShare();
-      const double t =
-          share == kOverheadShare ? ph.overhead_s : ph.class_time_s[static_cast<size_t>(share)];
-      row.push_back(
-          fmt::format("{} {:.0f}%", ShareName(share), ph.time_s > 0 ? 100 * t / ph.time_s : 0.0));
+      row.push_back(LargestShareCell(ph));
     }
     row.push_back(Si(p.footprint_bytes, "B"));
     row.push_back(p.fits ? "yes" : "NO");
@@ -736,11 +740,7 @@ std::string RenderDeviceSweepTable(const DeviceSweep& d, const std::string& titl
         row.push_back(r.names.Name(ph.bound));
         row.push_back(Num(std::round(ph.tokens_per_s)));
         if (any_expected) row.push_back(ph.has_expected ? Seconds(ph.expected_time_s) : "-");
-        const int share = ph.LargestShare();
-        const double t_share =
-            share == kOverheadShare ? ph.overhead_s : ph.class_time_s[static_cast<size_t>(share)];
-        row.push_back(fmt::format("{} {:.0f}%", ShareName(share),
-                                  ph.time_s > 0 ? 100 * t_share / ph.time_s : 0.0));
+        row.push_back(LargestShareCell(ph));
       }
       row.push_back(Si(p.footprint_bytes, "B"));
       row.push_back(Si(p.capacity_bytes, "B"));

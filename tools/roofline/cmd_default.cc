@@ -55,9 +55,7 @@ int RunDefault(Context& ctx) {
   out << RenderModelTable(*a, model);
 
   // The flips are of the bound: search them without computing expected times at every probe.
-  CostOptions bound_only;
-  bound_only.launch_overhead_s = setup->cost.launch_overhead_s;
-  out << RenderWhy(ExplainModel(*a, CostModel(setup->device, bound_only)));
+  out << RenderWhy(ExplainModel(*a, BoundOnly(setup->cost, setup->device)));
   return kExitOk;
 }
 

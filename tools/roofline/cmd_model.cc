@@ -18,13 +18,6 @@
 namespace roofline::cli {
 namespace {
 
-/// The why's flips are of the bound: searched without expected times at every probe.
-CostModel BoundOnly(const CostOptions& cost, const Device& device) {
-  CostOptions bound_only;
-  bound_only.launch_overhead_s = cost.launch_overhead_s;
-  return CostModel(device, bound_only);
-}
-
 /// `roofline model GRAPH.json|model.onnx`: every node costed on the device.
 int RunNetworkModel(Context& ctx, const CLI::App& app, const ModelOptions& o,
                     const std::vector<std::string>& dim_args, const std::string& plot,
@@ -86,10 +79,8 @@ int RunNetworkModel(Context& ctx, const CLI::App& app, const ModelOptions& o,
     return kExitOk;
   }
   // The why's flips are of the bound; an ONNX model is loaded again at each value searched.
-  CostOptions bound_only;
-  bound_only.launch_overhead_s = options->launch_overhead_s;
   const Why why = ExplainNetwork(
-      *a, CostModel(*device, bound_only),
+      *a, BoundOnly(*options, *device),
       [&](int64_t v) -> Result<NetworkGraph> {
         if (!IsOnnxFile(o.model)) return graph;
         Result<DimBindings> dims = ParseDims(dim_args);

@@ -156,6 +156,12 @@ Result<Setup> Prepare(Context& ctx, const ModelOptions& o) {
                *cost};
 }
 
+CostModel BoundOnly(const CostOptions& cost, const Device& device) {
+  CostOptions bound_only;
+  bound_only.launch_overhead_s = cost.launch_overhead_s;
+  return CostModel(device, bound_only);
+}
+
 Result<CostOptions> MakeCostOptions(const ModelOptions& o, const Device& d) {
   CostOptions c;
   c.launch_overhead_s = o.launch_overhead_us * 1e-6;

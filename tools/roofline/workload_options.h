@@ -71,6 +71,9 @@ struct Setup {
   Device device;
   CostOptions cost;
 };
+/// The cost model the why section's flip searches use: bounds only (no expected times at every
+/// probe), with the same launch overhead as `cost`.
+CostModel BoundOnly(const CostOptions& cost, const Device& device);
 /// Resolves MODEL, the workload flags and --hw, in that order of error reporting.
 Result<Setup> Prepare(Context& ctx, const ModelOptions& o);
 /// `--phase` as a selection.
