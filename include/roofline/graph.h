@@ -32,6 +32,7 @@ struct Op {
   std::string name;  ///< "q_proj", "attention", ...
   OpSpec spec;
   std::vector<int> operands;  ///< tensor ids, in OperandsOf(spec) order (inputs, then outputs)
+  std::vector<TensorRole> roles;  ///< the role the spec gives each operand, parallel to operands
   int64_t repeat = 1;         ///< how many times the op runs per step (identical layers)
   std::string group;          ///< the layers it stands for ("layers 0-31"); empty: model-level
   int output = -1;            ///< tensor id of its first output

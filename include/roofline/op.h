@@ -178,7 +178,7 @@ enum class OpKind {
   kCollective
 };
 
-OpKind KindOf(const OpSpec& spec);
+inline OpKind KindOf(const OpSpec& spec) { return static_cast<OpKind>(spec.index()); }
 std::string_view NameOf(OpKind kind);
 std::string_view NameOf(CollectiveKind kind);
 std::string_view NameOf(NormKind kind);

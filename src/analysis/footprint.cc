@@ -17,11 +17,9 @@ namespace {
 double WeightBytes(const Graph& g) {
   double bytes = 0;
   std::vector<char> seen(g.tensors().size());
-  std::vector<Operand> operands;
   for (const Op& op : g.ops()) {
-    OperandsOf(op.spec, operands);
-    for (size_t j = 0; j < operands.size(); ++j) {
-      if (operands[j].role != TensorRole::kWeight) continue;
+    for (size_t j = 0; j < op.roles.size(); ++j) {
+      if (op.roles[j] != TensorRole::kWeight) continue;
       const int id = op.operands[j];
       if (seen[id]) continue;
       seen[id] = 1;

@@ -66,6 +66,10 @@ LevelModel MakeLevels(const Device& d) {
     if (l + 1 < lv.num_levels) {
       lv.next_capacity[l] = d.memory[l + 1].instance_capacity_bytes();
       lv.next_name[l] = d.memory[l + 1].name;
+      for (size_t halves = 1; halves < lv.tile_side[l].size(); ++halves) {
+        lv.tile_side[l][halves] =
+            Floor16(std::sqrt(lv.next_capacity[l] / (static_cast<double>(halves) / 2)));
+      }
     }
   }
   return lv;
@@ -119,13 +123,21 @@ void CostModel::Fill(const Graph& graph, const Kernel& kernel, const KernelClass
                      KernelCost& c) const {
   const LevelModel& lv = *levels_;
 
-  {
-    // Reset every figure but keep the name's storage (a sweep refills the same costs).
-    std::string name = std::move(c.name);
-    c = KernelCost{};
-    c.name = std::move(name);
-  }
-  c.name.assign(kernel.name);
+  // Every figure is reset, field by field (a sweep refills the same costs: the name's storage
+  // is kept, and a fresh KernelCost copied in whole would cost more than the kernel itself).
+  // EngineTerms are reset as they are taken; `expected` is filled below when there is one.
+  if (c.name != kernel.name) c.name.assign(kernel.name);
+  c.num_engines = 0;
+  c.flops = 0;
+  c.compute_time_s = 0;
+  c.bytes.fill(0);
+  c.memory_time_s.fill(0);
+  c.comm_bytes = 0;
+  c.link = -1;
+  c.comm_steps = 0;
+  c.comm_time_s = 0;
+  c.has_expected = false;
+  if (!has_expected()) c.expected = ExpectedCost{};
   c.repeat = kernel.repeat;
   c.num_levels = lv.num_levels;
 
@@ -152,8 +164,7 @@ void CostModel::Fill(const Graph& graph, const Kernel& kernel, const KernelClass
       }
       if (slot < 0 && c.num_engines < kMaxEngineTerms) {
         slot = c.num_engines++;
-        c.engines[slot].requested = w.engine[f];
-        c.engines[slot].ceiling = ResolveEngine(w.engine[f]);
+        c.engines[slot] = EngineTerm{w.engine[f], ResolveEngine(w.engine[f]), 0, 0};
       }
       if (slot >= 0) c.engines[slot].flops += w.flops[f];
     }
@@ -189,6 +200,38 @@ void CostModel::Fill(const Graph& graph, const Kernel& kernel, const KernelClass
                         device_->memory[0].name, Sci(dropped), device_->memory[1].name,
                         device_->memory[0].name, Sci(kept)));
       }
+    }
+    if (kernel.ops.size() == 1) {
+      // One op: nothing is produced or consumed on chip. Outputs are written, then inputs read,
+      // one bound to two operands (x * x) once at its larger traffic: the general path's sums,
+      // in its order.
+      for (int j = 0; j < w.num_operands; ++j) {
+        if (tensors[op.operands[j]].producer != op_index) continue;
+        for (int l = 0; l < lv.num_levels; ++l) c.bytes[l] += w.bytes[j][l];
+      }
+      for (int j = 0; j < w.num_operands; ++j) {
+        const int tid = op.operands[j];
+        if (tensors[tid].producer == op_index) continue;
+        bool first = true, again = false;
+        for (int i = 0; i < w.num_operands; ++i) {
+          if (op.operands[i] != tid) continue;
+          first = first && i >= j;
+          again = again || i > j;
+        }
+        if (!first) continue;
+        if (!again) {
+          for (int l = 0; l < lv.num_levels; ++l) c.bytes[l] += w.bytes[j][l];
+          continue;
+        }
+        for (int l = 0; l < lv.num_levels; ++l) {
+          double most = w.bytes[j][l];
+          for (int i = j + 1; i < w.num_operands; ++i) {
+            if (op.operands[i] == tid) most = std::max(most, w.bytes[i][l]);
+          }
+          c.bytes[l] += most;
+        }
+      }
+      continue;
     }
     for (int j = 0; j < w.num_operands; ++j) {
       const int tid = op.operands[j];

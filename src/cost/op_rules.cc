@@ -50,14 +50,15 @@ void TraceOperands(const Graph& g, const Op& op, Trace* t) {
   }
 }
 
-/// Re-read factors of a tiled product C[m x n] = A[m x k] B[k x n] whose tiles live in a nearer
-/// level of `capacity` bytes per instance; a1 and b1 are the bytes of one A and one B. Returns
-/// {A reads, B reads}.
+/// Re-read factors at level l of a tiled product C[m x n] = A[m x k] B[k x n] whose tiles live in
+/// the nearer level (lv.next_capacity[l] bytes per instance); a1 and b1 are the bytes of one A and
+/// one B. Returns {A reads, B reads}.
 std::array<double, 2> TileRereads(double m, double n, double a1, double b1, double ea, double eb,
-                                  double capacity, double* tile) {
+                                  const LevelModel& lv, int l, double* tile) {
   *tile = 0;
+  const double capacity = lv.next_capacity[l];
   if (std::min(a1, b1) <= capacity / 2) return {1, 1};  // the smaller operand stays resident
-  const double t = Floor16(std::sqrt(capacity / (ea + eb)));
+  const double t = lv.TileSide(l, ea + eb);
   *tile = t;
   return {CeilDiv(n, std::min(n, t)), CeilDiv(m, std::min(m, t))};
 }
@@ -113,7 +114,7 @@ void MatmulRule(const Graph& g, const Op& op, const MatmulSpec& s, const LevelMo
     double tile = 0;
     if (lv.next_capacity[l] > 0) {
       const auto r = TileRereads(m_each, D(s.n), m_each * D(s.k) * ea, D(s.k) * D(s.n) * eb, ea, eb,
-                                 lv.next_capacity[l], &tile);
+                                 lv, l, &tile);
       ra = r[0];
       rb = r[1];
       const double b_unique = D(s.k) * D(s.n) * eb;
@@ -265,7 +266,7 @@ void Conv2dRule(const Graph& g, const Op& op, const Conv2dSpec& s, const LevelMo
       double tile = 0;
       // The fit test uses the real per-group input and weight bytes (not the im2col matrix).
       const double x_group = D(s.batch) * cg * D(s.height) * D(s.width) * e;
-      const auto r = TileRereads(gm, gn, x_group, gk * gn * e, e, e, lv.next_capacity[l], &tile);
+      const auto r = TileRereads(gm, gn, x_group, gk * gn * e, e, e, lv, l, &tile);
       rx = r[0];
       rw = r[1];
       if (t && l > 0) {
@@ -284,20 +285,28 @@ void Conv2dRule(const Graph& g, const Op& op, const Conv2dSpec& s, const LevelMo
 
 double Floor16(double x) { return std::max(16.0, std::floor(x / 16) * 16); }
 
+double LevelModel::TileSide(int l, double ea_plus_eb) const {
+  const double halves = ea_plus_eb * 2;
+  if (halves >= 1 && halves <= 32 && halves == std::floor(halves)) {
+    return tile_side[l][static_cast<size_t>(halves)];
+  }
+  return Floor16(std::sqrt(next_capacity[l] / ea_plus_eb));
+}
+
 void ApplyRule(const Graph& g, int op_index, const LevelModel& lv, OpWork& w, Trace* t) {
   const Op& op = g.ops()[op_index];
   switch (op.kind()) {
     case OpKind::kMatmul:
-      MatmulRule(g, op, std::get<MatmulSpec>(op.spec), lv, w, t);
+      MatmulRule(g, op, *std::get_if<MatmulSpec>(&op.spec), lv, w, t);
       return;
     case OpKind::kAttention:
-      AttentionRule(g, op, std::get<AttentionSpec>(op.spec), lv, w, t);
+      AttentionRule(g, op, *std::get_if<AttentionSpec>(&op.spec), lv, w, t);
       return;
     case OpKind::kConv2d:
-      Conv2dRule(g, op, std::get<Conv2dSpec>(op.spec), lv, w, t);
+      Conv2dRule(g, op, *std::get_if<Conv2dSpec>(&op.spec), lv, w, t);
       return;
     case OpKind::kElementwise: {
-      const auto& s = std::get<ElementwiseSpec>(op.spec);
+      const auto& s = *std::get_if<ElementwiseSpec>(&op.spec);
       const double flops = s.elements * s.flops_per_element;
       if (flops > 0) w.AddFlops(kVectorFp32, flops);
       StreamingRule(g, op, lv, w);
@@ -313,7 +322,7 @@ void ApplyRule(const Graph& g, int op_index, const LevelModel& lv, OpWork& w, Tr
       return;
     }
     case OpKind::kNorm: {
-      const auto& s = std::get<NormSpec>(op.spec);
+      const auto& s = *std::get_if<NormSpec>(&op.spec);
       // LayerNorm: mean 1, variance 3 (subtract, square, sum), normalize 2 (subtract, scale),
       // affine 2 (weight, bias); the profile's FLOP counter uses the same 8.
       const double per = s.kind == NormKind::kRms ? 4 : 8;
@@ -332,7 +341,7 @@ void ApplyRule(const Graph& g, int op_index, const LevelModel& lv, OpWork& w, Tr
       return;
     }
     case OpKind::kSoftmax: {
-      const auto& s = std::get<SoftmaxSpec>(op.spec);
+      const auto& s = *std::get_if<SoftmaxSpec>(&op.spec);
       const double flops = 5 * s.rows * D(s.cols);
       w.AddFlops(kVectorFp32, flops);
       StreamingRule(g, op, lv, w);
@@ -344,7 +353,7 @@ void ApplyRule(const Graph& g, int op_index, const LevelModel& lv, OpWork& w, Tr
       return;
     }
     case OpKind::kEmbedding: {
-      const auto& s = std::get<EmbeddingSpec>(op.spec);
+      const auto& s = *std::get_if<EmbeddingSpec>(&op.spec);
       StreamingRule(g, op, lv, w);
       // Only the gathered rows of the table are read.
       const double rows = std::min(D(s.tokens), D(s.vocab));
@@ -357,7 +366,7 @@ void ApplyRule(const Graph& g, int op_index, const LevelModel& lv, OpWork& w, Tr
       return;
     }
     case OpKind::kCollective: {
-      const auto& s = std::get<CollectiveSpec>(op.spec);
+      const auto& s = *std::get_if<CollectiveSpec>(&op.spec);
       w.num_operands = 2;  // buffers: no device-memory traffic is modelled for collectives
       for (int j = 0; j < 2; ++j) w.bytes[j].fill(0);
       const double n = D(s.devices);

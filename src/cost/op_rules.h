@@ -21,6 +21,12 @@ struct LevelModel {
   std::array<std::string, kMaxLevels> name{};
   /// Level 0 holds only weights (a store they stream from): other operands do not cross it.
   bool weights_only_first = false;
+  /// Side of the square tiles that fill next_capacity[l] (TileSide) for element sizes ea + eb
+  /// of 0.5 to 16 B in steps of 0.5 (index 2 * (ea + eb)): worked out once per device.
+  std::array<std::array<double, 33>, kMaxLevels> tile_side{};
+
+  /// Floor16(sqrt(next_capacity[l] / (ea + eb))): the side of the A and B tiles at level l.
+  double TileSide(int l, double ea_plus_eb) const;
 };
 
 /// The work of one op: bytes per operand per level, FLOPs per engine, communication.

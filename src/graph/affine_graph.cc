@@ -79,7 +79,7 @@ bool AffineGraph::Same(const Graph& a, const Graph& b) {
     const Op& x = a.ops_[i];
     const Op& y = b.ops_[i];
     if (x.name != y.name || x.group != y.group || x.repeat != y.repeat || x.output != y.output ||
-        x.operands != y.operands || !(x.spec == y.spec)) {
+        x.operands != y.operands || x.roles != y.roles || !(x.spec == y.spec)) {
       return false;
     }
   }

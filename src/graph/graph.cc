@@ -19,6 +19,7 @@ Result<int> Graph::AddOp(std::string name, OpSpec spec, std::span<const int> inp
   op.name = name;
   op.spec = std::move(spec);
   op.operands.reserve(operands.size());
+  op.roles.reserve(operands.size());
   op.repeat = repeat;
   op.group = std::move(group);
   size_t input_i = 0;
@@ -56,6 +57,7 @@ Result<int> Graph::AddOp(std::string name, OpSpec spec, std::span<const int> inp
       tensors_[id].consumers.push_back(op_index);
     }
     op.operands.push_back(id);
+    op.roles.push_back(o.role);
   }
   if (input_i < inputs.size()) {
     return Status::Invalid(
@@ -89,6 +91,7 @@ Result<int> Graph::ReplayOp(const std::string& name, OpSpec& spec, std::span<con
     if (!o.is_output) ++input_i;
     const int id = op.operands[j];
     Tensor& t = tensors_[id];
+    op.roles[j] = o.role;
     if (bound == kNew) {
       // A tensor this op created: it takes the operand's new size.
       if (t.origin_op != op_index ||

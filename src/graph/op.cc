@@ -74,8 +74,6 @@ int64_t Conv2dSpec::out_width() const {
   return (width + 2 * padding - dilation * (kernel_w - 1) - 1) / stride + 1;
 }
 
-OpKind KindOf(const OpSpec& spec) { return static_cast<OpKind>(spec.index()); }
-
 std::string_view NameOf(OpKind kind) {
   switch (kind) {
     case OpKind::kMatmul:
