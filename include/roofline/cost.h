@@ -96,6 +96,29 @@ struct KernelCost {
 
   /// FLOP per byte at `level` (0 when no bytes cross it).
   double Intensity(int level) const { return bytes[level] > 0 ? flops / bytes[level] : 0.0; }
+
+  /// Takes every figure of `other` but its name and repeat (a kernel that does the same work):
+  /// field by field, so the name's storage is neither copied nor freed. A field added to the
+  /// struct is added here (the test 'CostKernels.ReusedCostsEqualFreshOnes' catches a miss).
+  void AssignFigures(const KernelCost& other) {
+    num_engines = other.num_engines;
+    engines = other.engines;
+    flops = other.flops;
+    compute_time_s = other.compute_time_s;
+    num_levels = other.num_levels;
+    bytes = other.bytes;
+    memory_time_s = other.memory_time_s;
+    comm_bytes = other.comm_bytes;
+    link = other.link;
+    comm_steps = other.comm_steps;
+    comm_time_s = other.comm_time_s;
+    overhead_s = other.overhead_s;
+    time_s = other.time_s;
+    bound = other.bound;
+    attainable_flops_per_s = other.attainable_flops_per_s;
+    has_expected = other.has_expected;
+    expected = other.expected;
+  }
 };
 
 /// Knobs of the evaluation. The one place the launch overhead lives: every command that costs

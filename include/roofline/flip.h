@@ -79,46 +79,59 @@ struct GridChange {
   V from{}, to{};
 };
 
+/// The change of a verdict from `a` at grid point k to `b` at k + 1. With `values` (an
+/// ascending integer grid) and `bisect`, it is bisected to the exact integer with `evaluate(v)`,
+/// which returns the verdict at any value or an error that stops the search.
+template <typename V, typename Evaluate>
+Result<GridChange<V>> ResolveGridChange(size_t k, const V& a, const V& b,
+                                        const std::vector<int64_t>* values, bool bisect,
+                                        Evaluate&& evaluate) {
+  GridChange<V> c;
+  c.k = k;
+  c.from = a;
+  c.to = b;
+  if (values != nullptr) c.value = (*values)[k + 1];
+  if (values != nullptr && bisect) {
+    Status failed;
+    const Flip<V> f = FindFlip<V>(
+        [&](int64_t v) -> V {
+          if (!failed.ok()) return a;
+          Result<V> r = evaluate(v);
+          if (!r.ok()) {
+            failed = r.status();
+            return a;
+          }
+          return std::move(r).value();
+        },
+        (*values)[k], (*values)[k + 1]);
+    if (!failed.ok()) return failed;
+    if (f.found) {
+      c.exact = true;
+      c.value = f.value;
+      c.from = f.from;
+      c.to = f.to;
+    }
+  }
+  return c;
+}
+
 /// Every change of a verdict along a grid of n points. `at(k)` is the verdict at grid point k
-/// (already evaluated); `changes(a, b)` says whether a step from a to b counts. With `values`
-/// (an ascending integer grid) and `bisect`, each change is bisected to the exact integer with
-/// `evaluate(v)`, which returns the verdict at any value or an error that stops the search.
+/// (already evaluated; by reference or by value); `changes(a, b)` says whether a step from a to
+/// b counts. Each change is resolved as ResolveGridChange does.
 template <typename V, typename At, typename Changes, typename Evaluate>
 Result<std::vector<GridChange<V>>> FindGridChanges(size_t n, At&& at, Changes&& changes,
                                                    const std::vector<int64_t>* values, bool bisect,
                                                    Evaluate&& evaluate) {
   std::vector<GridChange<V>> out;
+  if (n == 0) return out;
+  V next = at(0);  // each point is read once
   for (size_t k = 0; k + 1 < n; ++k) {
-    const V& a = at(k);
-    const V& b = at(k + 1);
-    if (!changes(a, b)) continue;
-    GridChange<V> c;
-    c.k = k;
-    c.from = a;
-    c.to = b;
-    if (values != nullptr) c.value = (*values)[k + 1];
-    if (values != nullptr && bisect) {
-      Status failed;
-      const Flip<V> f = FindFlip<V>(
-          [&](int64_t v) -> V {
-            if (!failed.ok()) return a;
-            Result<V> r = evaluate(v);
-            if (!r.ok()) {
-              failed = r.status();
-              return a;
-            }
-            return std::move(r).value();
-          },
-          (*values)[k], (*values)[k + 1]);
-      if (!failed.ok()) return failed;
-      if (f.found) {
-        c.exact = true;
-        c.value = f.value;
-        c.from = f.from;
-        c.to = f.to;
-      }
-    }
-    out.push_back(std::move(c));
+    const V a = std::move(next);
+    next = at(k + 1);
+    if (!changes(a, next)) continue;
+    Result<GridChange<V>> c = ResolveGridChange<V>(k, a, next, values, bisect, evaluate);
+    if (!c.ok()) return c.status();
+    out.push_back(std::move(c).value());
   }
   return out;
 }

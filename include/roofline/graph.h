@@ -33,6 +33,8 @@ struct Op {
   OpSpec spec;
   std::vector<int> operands;  ///< tensor ids, in OperandsOf(spec) order (inputs, then outputs)
   std::vector<TensorRole> roles;  ///< the role the spec gives each operand, parallel to operands
+  int num_inputs = 0;        ///< operands [0, num_inputs) are read; the rest are its outputs
+  bool input_twice = false;  ///< one tensor is bound to two of its inputs (x * x)
   int64_t repeat = 1;         ///< how many times the op runs per step (identical layers)
   std::string group;          ///< the layers it stands for ("layers 0-31"); empty: model-level
   int output = -1;            ///< tensor id of its first output

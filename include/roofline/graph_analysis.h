@@ -48,6 +48,9 @@ struct GraphCosts {
   std::vector<KernelClass> classes;  ///< parallel to kernels: ClassOf, the one classifier
   std::vector<KernelCost> costs;     ///< parallel to kernels: one instance; `repeat` per step
   std::vector<std::vector<std::string>> traces;  ///< per kernel, when asked for
+  /// Per kernel, an earlier kernel found doing the same work (its cost is copied), or -1: kept
+  /// between costings of one graph as it is re-sized (CostKernels checks it each time).
+  std::vector<int> twins;
   Totals totals;                                 ///< repeats included
 
   // Time of the kernels bound by each kind of resource, repeats included.

@@ -36,7 +36,18 @@ struct ResourceTimes {
   double comm_s = 0;
   int link = -1;  ///< the link of the last kernel that communicates
 
-  void Add(const KernelCost& cost, double repeat);
+  void Add(const KernelCost& cost, double repeat) {  // inline: a sweep adds every kernel twice
+    levels = levels > cost.num_levels ? levels : cost.num_levels;
+    compute_s += cost.compute_time_s * repeat;
+    for (int l = 0; l < cost.num_levels; ++l) memory_s[l] += cost.memory_time_s[l] * repeat;
+    comm_s += cost.comm_time_s * repeat;
+    if (cost.link >= 0) link = cost.link;
+    for (int e = 0; e < cost.num_engines; ++e) {
+      const int ceiling = cost.engines[e].ceiling;
+      engine_s[ceiling >= 0 && ceiling < kNoCeiling ? ceiling : kNoCeiling] +=
+          cost.engines[e].time_s * repeat;
+    }
+  }
   /// The resource with the largest summed time: compute (on the engine with the most time)
   /// unless a memory level or the link takes longer; overhead when nothing takes time.
   Verdict Classify() const;

@@ -16,7 +16,8 @@ namespace {
 /// Bytes of every weight tensor (quantized ones with their scales), each once.
 double WeightBytes(const Graph& g) {
   double bytes = 0;
-  std::vector<char> seen(g.tensors().size());
+  thread_local std::vector<char> seen;  // kept between calls: a sweep asks at every point
+  seen.assign(g.tensors().size(), 0);
   for (const Op& op : g.ops()) {
     for (size_t j = 0; j < op.roles.size(); ++j) {
       if (op.roles[j] != TensorRole::kWeight) continue;

@@ -2,9 +2,43 @@
 #include "roofline/graph_analysis.h"
 
 #include <algorithm>
+#include <array>
+#include <string>
 #include <utility>
+#include <variant>
+#include <vector>
 
 namespace roofline {
+namespace {
+
+/// Whether one-op kernels a and b cost the same per instance: the cost engine reads only the
+/// op's spec and its operands' sizes, dtypes, roles and bindings (a transformer's q, k, v and o
+/// projections of one shape, its two norms, its two residual adds).
+bool SameWork(const Graph& g, const Kernel& a, const Kernel& b) {
+  if (a.ops.size() != 1 || b.ops.size() != 1) return false;
+  const Op& x = g.ops()[static_cast<size_t>(a.ops[0])];
+  const Op& y = g.ops()[static_cast<size_t>(b.ops[0])];
+  if (x.operands.size() != y.operands.size() || x.num_inputs != y.num_inputs ||
+      x.input_twice != y.input_twice) {
+    return false;
+  }
+  // Operand sizes first: they tell most kernels apart without comparing the specs.
+  const std::vector<Tensor>& t = g.tensors();
+  for (size_t j = 0; j < x.operands.size(); ++j) {
+    const Tensor& tx = t[static_cast<size_t>(x.operands[j])];
+    const Tensor& ty = t[static_cast<size_t>(y.operands[j])];
+    if (tx.elements != ty.elements || tx.bytes_per_element != ty.bytes_per_element ||
+        tx.dtype != ty.dtype || tx.role != ty.role || x.roles[j] != y.roles[j]) {
+      return false;
+    }
+    for (size_t i = 0; x.input_twice && i < j; ++i) {
+      if ((x.operands[i] == x.operands[j]) != (y.operands[i] == y.operands[j])) return false;
+    }
+  }
+  return x.spec == y.spec;
+}
+
+}  // namespace
 
 GraphCosts AnalyzeGraph(const Graph& graph, const CostModel& model, FusionMode fusion,
                         bool with_trace) {
@@ -33,13 +67,39 @@ void CostKernels(const Graph& graph, const CostModel& model, GraphCosts& g, bool
   g.overhead_s = 0;
   g.totals = Totals{};
   ResourceTimes all;  // the step's time per resource, for its verdict
+  // A kernel that does the same work as an earlier one of its class is costed once: its figures
+  // are copied (bit for bit what costing it again gives). The first costing of `g` looks for
+  // each kernel's twin among the earlier ones; later costings (a sweep's next points) try only
+  // that twin, and cost the kernel when it no longer matches.
+  if (!with_trace && g.twins.size() != n) {
+    g.twins.assign(n, -1);
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t j = 0; j < i && g.twins[i] < 0; ++j) {
+        if (g.classes[j] == g.classes[i] && SameWork(graph, g.kernels[i], g.kernels[j])) {
+          g.twins[i] = static_cast<int>(j);
+        }
+      }
+    }
+  }
   for (size_t i = 0; i < n; ++i) {
     if (with_trace) {
       Trace trace;
       g.costs[i] = model.Evaluate(graph, g.kernels[i], &trace);
       g.traces.push_back(std::move(trace.lines));
     } else {
-      model.EvaluateInto(graph, g.kernels[i], g.classes[i], g.costs[i]);
+      int& twin = g.twins[i];
+      if (twin >= 0 && (static_cast<size_t>(twin) >= i || g.classes[twin] != g.classes[i] ||
+                        !SameWork(graph, g.kernels[i], g.kernels[static_cast<size_t>(twin)]))) {
+        twin = -1;
+      }
+      if (twin >= 0) {
+        KernelCost& c = g.costs[i];
+        c.AssignFigures(g.costs[static_cast<size_t>(twin)]);
+        if (c.name != g.kernels[i].name) c.name.assign(g.kernels[i].name);
+        c.repeat = g.kernels[i].repeat;
+      } else {
+        model.EvaluateInto(graph, g.kernels[i], g.classes[i], g.costs[i]);
+      }
     }
     const KernelCost& c = g.costs[i];
     const double r = static_cast<double>(c.repeat);

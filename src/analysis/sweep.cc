@@ -11,6 +11,10 @@
 #include <mutex>
 #include <thread>
 
+#ifdef __linux__
+#include <sched.h>
+#endif
+
 #include "roofline/flip.h"
 #include "roofline/suggest.h"
 
@@ -32,6 +36,19 @@ constexpr VariableInfo kVariables[] = {
     {SweepVariable::kWeightDtype, "weight-dtype", 0},
     {SweepVariable::kKvDtype, "kv-dtype", 0},
 };
+
+/// The cores this process may run on: its affinity mask (`taskset -c 0` gives one), else every
+/// core the machine has. Two threads on one core only take turns.
+size_t UsableCores() {
+#ifdef __linux__
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    return static_cast<size_t>(std::max(1, CPU_COUNT(&set)));
+  }
+#endif
+  return std::max(1u, std::thread::hardware_concurrency());
+}
 
 const VariableInfo& Info(SweepVariable v) {
   for (const auto& i : kVariables) {
@@ -429,9 +446,10 @@ Result<GraphCache::Entry*> GraphCache::Get(const TransformerConfig& c, const Wor
 Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const Workload& given,
                                                const CostModel& model, PhaseSelection which,
                                                MemoryFootprint* footprint, GraphCache* cache) {
-  GraphCache local;
-  if (cache == nullptr) cache = &local;
+  std::optional<GraphCache> local;  // made only when no cache is given
+  if (cache == nullptr) cache = &local.emplace();
   std::vector<PhasePoint> out;
+  out.reserve(2);
   const Device& d = model.device();
   const int64_t context = std::max(given.prompt, given.DecodeContext());
   Workload w = given;
@@ -477,7 +495,7 @@ Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const
     if (p == Phase::kDecode) footprint_from(graph);
     GraphCosts& a = (*entry)->analysis;
     CostKernels(graph, model, a);
-    PhasePoint pp;
+    PhasePoint& pp = out.emplace_back();
     pp.phase = p;
     pp.time_s = a.totals.time_s;
     pp.bound = a.totals.verdict;
@@ -504,7 +522,6 @@ Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const
     for (size_t cls = 0; cls < kNumClasses; ++cls) {
       if (a.class_present[cls]) pp.class_bound[cls] = a.class_times[cls].Classify();
     }
-    out.push_back(std::move(pp));
   }
   return out;
 }
@@ -601,7 +618,7 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
     }
   };
   const size_t threads =
-      total < 64 ? 1 : std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), 16);
+      total < 64 ? 1 : std::min<size_t>(UsableCores(), 16);
   std::vector<std::thread> pool;
   std::vector<GraphCache> caches(threads - 1);  // the calling thread uses main_cache
   // The grid's rows run along the last axis: where it varies batch, prompt or context, each
@@ -660,7 +677,25 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
       // The tp grid holds only the degrees that divide the heads: a change lies between grid
       // points and is not bisected.
       const bool bisect = integer && ax.variable != SweepVariable::kTp;
-      for (const SignalId& id : SignalsOf(pt(0), comm_tracked, chips_tracked)) {
+      const std::vector<SignalId> signals = SignalsOf(pt(0), comm_tracked, chips_tracked);
+      // One walk along the line finds where each signal changes (each point read once, while
+      // it is in cache); the changes are then resolved signal by signal.
+      std::vector<std::vector<size_t>> change_at(signals.size());
+      {
+        std::vector<Value> last(signals.size());
+        for (size_t s = 0; s < signals.size(); ++s) last[s] = ValueOf(pt(0), signals[s]);
+        for (size_t k = 1; k < ax.size(); ++k) {
+          const SweepPoint& p = pt(k);
+          for (size_t s = 0; s < signals.size(); ++s) {
+            Value v = ValueOf(p, signals[s]);
+            if (v == last[s]) continue;
+            change_at[s].push_back(k - 1);
+            last[s] = std::move(v);
+          }
+        }
+      }
+      for (size_t s = 0; s < signals.size(); ++s) {
+        const SignalId& id = signals[s];
         const bool memory_signal =
             id.kind == SignalKind::kCapacity || id.kind == SignalKind::kChips;
         // Prefill does not depend on the decode context.
@@ -668,15 +703,16 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
             id.phase == Phase::kPrefill) {
           continue;
         }
-        std::vector<Value> values(ax.size());
-        for (size_t k = 0; k < ax.size(); ++k) values[k] = ValueOf(pt(k), id);
-        Result<std::vector<GridChange<Value>>> changes = FindGridChanges<Value>(
-            ax.size(), [&values](size_t k) -> const Value& { return values[k]; },
-            [](const Value& a, const Value& b) { return a != b; }, integer ? &ax.values : nullptr,
-            bisect,
-            [&](int64_t v) { return value_with(line_workload, ax.variable, v, id, nullptr); });
-        if (!changes.ok()) return changes.status();
-        for (const GridChange<Value>& ch : *changes) {
+        std::vector<GridChange<Value>> changes;
+        for (size_t k : change_at[s]) {
+          Result<GridChange<Value>> ch = ResolveGridChange<Value>(
+              k, ValueOf(pt(k), id), ValueOf(pt(k + 1), id), integer ? &ax.values : nullptr,
+              bisect,
+              [&](int64_t v) { return value_with(line_workload, ax.variable, v, id, nullptr); });
+          if (!ch.ok()) return ch.status();
+          changes.push_back(std::move(ch).value());
+        }
+        for (const GridChange<Value>& ch : changes) {
           Crossover x;
           x.signal = id;
           x.axis = along;
@@ -689,7 +725,7 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
           x.to = ch.to.value_or(SignalValue{});
           r.crossovers.push_back(std::move(x));
         }
-        if (!changes->empty()) continue;
+        if (!changes.empty()) continue;
 
         // Never flips along this axis within the range: look further out where that means
         // something, and keep what explains the limit.
@@ -697,7 +733,7 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
         nf.signal = id;
         nf.axis = along;
         nf.variable = std::string(NameOf(ax.variable));
-        nf.value = values.front().value_or(SignalValue{});
+        nf.value = ValueOf(pt(0), id).value_or(SignalValue{});
         nf.at = at;
         const int64_t far = integer ? FarValue(ax.variable) : 0;
         const bool look = far > 0 && far > ax.values.back();

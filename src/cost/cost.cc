@@ -136,8 +136,12 @@ void CostModel::Fill(const Graph& graph, const Kernel& kernel, const KernelClass
   c.link = -1;
   c.comm_steps = 0;
   c.comm_time_s = 0;
+  if (c.has_expected && !has_expected()) {
+    // Without expected times `expected` stays as made (a cost that had them drops them).
+    static const ExpectedCost kNone{};  // copied, not built here (see above)
+    c.expected = kNone;
+  }
   c.has_expected = false;
-  if (!has_expected()) c.expected = ExpectedCost{};
   c.repeat = kernel.repeat;
   c.num_levels = lv.num_levels;
 
@@ -201,35 +205,13 @@ void CostModel::Fill(const Graph& graph, const Kernel& kernel, const KernelClass
                         device_->memory[0].name, Sci(kept)));
       }
     }
-    if (kernel.ops.size() == 1) {
-      // One op: nothing is produced or consumed on chip. Outputs are written, then inputs read,
-      // one bound to two operands (x * x) once at its larger traffic: the general path's sums,
-      // in its order.
-      for (int j = 0; j < w.num_operands; ++j) {
-        if (tensors[op.operands[j]].producer != op_index) continue;
-        for (int l = 0; l < lv.num_levels; ++l) c.bytes[l] += w.bytes[j][l];
-      }
-      for (int j = 0; j < w.num_operands; ++j) {
-        const int tid = op.operands[j];
-        if (tensors[tid].producer == op_index) continue;
-        bool first = true, again = false;
-        for (int i = 0; i < w.num_operands; ++i) {
-          if (op.operands[i] != tid) continue;
-          first = first && i >= j;
-          again = again || i > j;
-        }
-        if (!first) continue;
-        if (!again) {
-          for (int l = 0; l < lv.num_levels; ++l) c.bytes[l] += w.bytes[j][l];
-          continue;
-        }
-        for (int l = 0; l < lv.num_levels; ++l) {
-          double most = w.bytes[j][l];
-          for (int i = j + 1; i < w.num_operands; ++i) {
-            if (op.operands[i] == tid) most = std::max(most, w.bytes[i][l]);
-          }
-          c.bytes[l] += most;
-        }
+    if (kernel.ops.size() == 1 && !op.input_twice && w.num_operands == op.num_inputs + 1) {
+      // One op, one output, no input bound twice: nothing stays on chip or is deduplicated.
+      // The output is written, then the inputs read (the general path's sums, in its order).
+      for (int l = 0; l < lv.num_levels; ++l) {
+        double sum = c.bytes[l] + w.bytes[op.num_inputs][l];  // in a register, not in `c`
+        for (int j = 0; j < op.num_inputs; ++j) sum += w.bytes[j][l];
+        c.bytes[l] = sum;
       }
       continue;
     }

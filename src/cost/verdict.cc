@@ -17,19 +17,6 @@ Verdict VerdictOf(const KernelCost& c) {
   return {BoundKind::kOverhead, -1};
 }
 
-void ResourceTimes::Add(const KernelCost& c, double r) {
-  levels = std::max(levels, c.num_levels);
-  compute_s += c.compute_time_s * r;
-  for (int l = 0; l < c.num_levels; ++l) memory_s[l] += c.memory_time_s[l] * r;
-  comm_s += c.comm_time_s * r;
-  if (c.link >= 0) link = c.link;
-  for (int e = 0; e < c.num_engines; ++e) {
-    const int ceiling = c.engines[e].ceiling;
-    engine_s[ceiling >= 0 && ceiling < kNoCeiling ? ceiling : kNoCeiling] +=
-        c.engines[e].time_s * r;
-  }
-}
-
 Verdict ResourceTimes::Classify() const {
   double best = compute_s;
   int engine = -1;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -55,6 +56,11 @@ Result<int> Graph::AddOp(std::string name, OpSpec spec, std::span<const int> inp
       tensors_[id].producer = op_index;
     } else {
       tensors_[id].consumers.push_back(op_index);
+    }
+    if (!o.is_output) {
+      op.input_twice = op.input_twice || std::find(op.operands.begin(), op.operands.end(), id) !=
+                                             op.operands.end();
+      ++op.num_inputs;
     }
     op.operands.push_back(id);
     op.roles.push_back(o.role);
