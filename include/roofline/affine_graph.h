@@ -2,6 +2,7 @@
 #ifndef ROOFLINE_AFFINE_GRAPH_H_
 #define ROOFLINE_AFFINE_GRAPH_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -41,6 +42,10 @@ class AffineGraph {
     int op;     ///< op index
     int field;  ///< index in the op spec's size fields (ForEachSize order)
     int64_t a, b;
+    /// Where the field lies in the op's spec (bytes from the OpSpec object: the same in every
+    /// graph of this structure, since the spec's kind is) and whether it holds a double.
+    std::ptrdiff_t offset = 0;
+    bool is_double = false;
   };
   struct TensorForm {
     int tensor;

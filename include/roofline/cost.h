@@ -116,8 +116,9 @@ struct KernelCost {
     time_s = other.time_s;
     bound = other.bound;
     attainable_flops_per_s = other.attainable_flops_per_s;
+    // Without expected times `expected` is as made: copied only when either side has them.
+    if (has_expected || other.has_expected) expected = other.expected;
     has_expected = other.has_expected;
-    expected = other.expected;
   }
 };
 

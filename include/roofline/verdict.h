@@ -35,6 +35,7 @@ struct ResourceTimes {
   double compute_s = 0;  ///< every engine term
   double comm_s = 0;
   int link = -1;  ///< the link of the last kernel that communicates
+  int engines = 0;  ///< engine_s[e] is 0 for every ceiling index e >= engines
 
   void Add(const KernelCost& cost, double repeat) {  // inline: a sweep adds every kernel twice
     levels = levels > cost.num_levels ? levels : cost.num_levels;
@@ -44,8 +45,9 @@ struct ResourceTimes {
     if (cost.link >= 0) link = cost.link;
     for (int e = 0; e < cost.num_engines; ++e) {
       const int ceiling = cost.engines[e].ceiling;
-      engine_s[ceiling >= 0 && ceiling < kNoCeiling ? ceiling : kNoCeiling] +=
-          cost.engines[e].time_s * repeat;
+      const bool listed = ceiling >= 0 && ceiling < kNoCeiling;
+      engine_s[listed ? ceiling : kNoCeiling] += cost.engines[e].time_s * repeat;
+      if (listed && ceiling >= engines) engines = ceiling + 1;
     }
   }
   /// The resource with the largest summed time: compute (on the engine with the most time)

@@ -58,14 +58,9 @@ void CostKernels(const Graph& graph, const CostModel& model, GraphCosts& g, bool
   }
   g.costs.resize(n);
   g.traces.clear();
-  g.compute_bound_s = g.memory_bound_s = g.comm_bound_s = 0;
-  g.class_times = {};
-  g.class_present = {};
-  g.class_flops = {};
-  g.class_bytes = {};
-  g.class_time_s = {};
-  g.overhead_s = 0;
-  g.totals = Totals{};
+  // Sums start from zeros made once (a temporary built here would stall as it is copied).
+  static const std::array<ResourceTimes, kNumClasses> kNoClassTimes{};
+  static const Totals kNoTotals{};
   ResourceTimes all;  // the step's time per resource, for its verdict
   // A kernel that does the same work as an earlier one of its class is costed once: its figures
   // are copied (bit for bit what costing it again gives). The first costing of `g` looks for
@@ -101,48 +96,67 @@ void CostKernels(const Graph& graph, const CostModel& model, GraphCosts& g, bool
         model.EvaluateInto(graph, g.kernels[i], g.classes[i], g.costs[i]);
       }
     }
+  }
+  // The sums, kept in locals (which nothing else can alias) and stored once; each is added in
+  // kernel order.
+  Totals totals = kNoTotals;
+  double compute_bound = 0, memory_bound = 0, comm_bound = 0, overhead = 0;
+  std::array<ResourceTimes, kNumClasses> class_times = kNoClassTimes;
+  std::array<bool, kNumClasses> class_present{};
+  std::array<double, kNumClasses> class_flops{}, class_bytes{}, class_time_s{};
+  for (size_t i = 0; i < n; ++i) {
     const KernelCost& c = g.costs[i];
     const double r = static_cast<double>(c.repeat);
     const double t = c.time_s * r;
-    g.totals.flops += c.flops * r;
-    g.totals.time_s += t;
-    for (int l = 0; l < c.num_levels; ++l) g.totals.bytes[l] += c.bytes[l] * r;
-    g.totals.comm_bytes += c.comm_bytes * r;
+    totals.flops += c.flops * r;
+    totals.time_s += t;
+    for (int l = 0; l < c.num_levels; ++l) totals.bytes[l] += c.bytes[l] * r;
+    totals.comm_bytes += c.comm_bytes * r;
     all.Add(c, r);
     switch (c.bound.kind) {
       case BoundKind::kCompute:
-        g.compute_bound_s += t;
+        compute_bound += t;
         break;
       case BoundKind::kMemory:
-        g.memory_bound_s += t;
+        memory_bound += t;
         break;
       case BoundKind::kComm:
-        g.comm_bound_s += t;
+        comm_bound += t;
         break;
       case BoundKind::kOverhead:
         break;
     }
     if (c.has_expected) {
       const ExpectedCost& e = c.expected;
-      g.totals.has_expected = true;
-      g.totals.expected_gpu_s += e.time_s * r;
-      g.totals.expected_roofline_s += e.roofline_s * r;
-      g.totals.expected_host_s += e.host_s * r;
-      g.totals.expected_by_bound[static_cast<size_t>(e.bound.kind)] += e.time_s * r;
+      totals.has_expected = true;
+      totals.expected_gpu_s += e.time_s * r;
+      totals.expected_roofline_s += e.roofline_s * r;
+      totals.expected_host_s += e.host_s * r;
+      totals.expected_by_bound[static_cast<size_t>(e.bound.kind)] += e.time_s * r;
     }
     const auto cls = static_cast<size_t>(g.classes[i]);
-    g.class_present[cls] = true;
-    g.class_times[cls].Add(c, r);
-    g.class_flops[cls] += c.flops * r;
-    g.class_bytes[cls] += c.bytes[0] * r;
-    g.class_time_s[cls] += (c.time_s - c.overhead_s) * r;
-    g.overhead_s += c.overhead_s * r;
+    class_present[cls] = true;
+    class_times[cls].Add(c, r);
+    class_flops[cls] += c.flops * r;
+    class_bytes[cls] += c.bytes[0] * r;
+    class_time_s[cls] += (c.time_s - c.overhead_s) * r;
+    overhead += c.overhead_s * r;
   }
-  g.totals.compute_time_s = all.compute_s;
-  g.totals.memory_time_s = all.memory_s;
-  g.totals.comm_time_s = all.comm_s;
-  g.totals.verdict = all.Classify();
-  g.totals.expected_s = std::max(g.totals.expected_gpu_s, g.totals.expected_host_s);
+  totals.compute_time_s = all.compute_s;
+  totals.memory_time_s = all.memory_s;
+  totals.comm_time_s = all.comm_s;
+  totals.verdict = all.Classify();
+  totals.expected_s = std::max(totals.expected_gpu_s, totals.expected_host_s);
+  g.totals = totals;
+  g.compute_bound_s = compute_bound;
+  g.memory_bound_s = memory_bound;
+  g.comm_bound_s = comm_bound;
+  g.overhead_s = overhead;
+  g.class_times = class_times;
+  g.class_present = class_present;
+  g.class_flops = class_flops;
+  g.class_bytes = class_bytes;
+  g.class_time_s = class_time_s;
 }
 
 }  // namespace roofline

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -446,8 +447,11 @@ Result<GraphCache::Entry*> GraphCache::Get(const TransformerConfig& c, const Wor
 Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const Workload& given,
                                                const CostModel& model, PhaseSelection which,
                                                MemoryFootprint* footprint, GraphCache* cache) {
-  std::optional<GraphCache> local;  // made only when no cache is given
-  if (cache == nullptr) cache = &local.emplace();
+  std::unique_ptr<GraphCache> local;  // made only when no cache is given (it is large)
+  if (cache == nullptr) {
+    local = std::make_unique<GraphCache>();
+    cache = local.get();
+  }
   std::vector<PhasePoint> out;
   out.reserve(2);
   const Device& d = model.device();

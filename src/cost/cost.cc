@@ -68,7 +68,7 @@ LevelModel MakeLevels(const Device& d) {
       lv.next_name[l] = d.memory[l + 1].name;
       for (size_t halves = 1; halves < lv.tile_side[l].size(); ++halves) {
         lv.tile_side[l][halves] =
-            Floor16(std::sqrt(lv.next_capacity[l] / (static_cast<double>(halves) / 2)));
+            LevelModel::TileSideOf(lv.next_capacity[l], static_cast<double>(halves) / 2);
       }
     }
   }

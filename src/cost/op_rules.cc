@@ -285,12 +285,8 @@ void Conv2dRule(const Graph& g, const Op& op, const Conv2dSpec& s, const LevelMo
 
 double Floor16(double x) { return std::max(16.0, std::floor(x / 16) * 16); }
 
-double LevelModel::TileSide(int l, double ea_plus_eb) const {
-  const double halves = ea_plus_eb * 2;
-  if (halves >= 1 && halves <= 32 && halves == std::floor(halves)) {
-    return tile_side[l][static_cast<size_t>(halves)];
-  }
-  return Floor16(std::sqrt(next_capacity[l] / ea_plus_eb));
+double LevelModel::TileSideOf(double capacity, double ea_plus_eb) {
+  return Floor16(std::sqrt(capacity / ea_plus_eb));
 }
 
 void ApplyRule(const Graph& g, int op_index, const LevelModel& lv, OpWork& w, Trace* t) {

@@ -26,7 +26,15 @@ struct LevelModel {
   std::array<std::array<double, 33>, kMaxLevels> tile_side{};
 
   /// Floor16(sqrt(next_capacity[l] / (ea + eb))): the side of the A and B tiles at level l.
-  double TileSide(int l, double ea_plus_eb) const;
+  double TileSide(int l, double ea_plus_eb) const {
+    const double halves = ea_plus_eb * 2;
+    if (halves >= 1 && halves <= 32 && halves == static_cast<double>(static_cast<int>(halves))) {
+      return tile_side[l][static_cast<size_t>(halves)];
+    }
+    return TileSideOf(next_capacity[l], ea_plus_eb);
+  }
+  /// The same worked out for any capacity and element sizes.
+  static double TileSideOf(double capacity, double ea_plus_eb);
 };
 
 /// The work of one op: bytes per operand per level, FLOPs per engine, communication.

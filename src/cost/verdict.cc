@@ -20,7 +20,7 @@ Verdict VerdictOf(const KernelCost& c) {
 Verdict ResourceTimes::Classify() const {
   double best = compute_s;
   int engine = -1;
-  for (int e = 0; e < kNoCeiling; ++e) {
+  for (int e = 0; e < engines; ++e) {
     if (engine_s[e] > 0 && (engine < 0 || engine_s[e] > engine_s[engine])) engine = e;
   }
   Verdict v{BoundKind::kCompute, engine};

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 
 namespace roofline {
@@ -118,8 +119,16 @@ Result<AffineGraph> AffineGraph::Fit(const Graph& lo_graph, int64_t lo, const Gr
         return Status::Invalid("affine graph",
                                "a size of op " + lo_graph.ops_[i].name + " is not affine");
       }
-      g.fields_.push_back(
-          {static_cast<int>(i), static_cast<int>(f), static_cast<int64_t>(x0[f]), b});
+      FieldForm form{static_cast<int>(i), static_cast<int>(f), static_cast<int64_t>(x0[f]), b};
+      const OpSpec& spec = lo_graph.ops_[i].spec;
+      int index = 0;
+      ForEachSize(spec, [&](const auto& x) {
+        if (index++ != static_cast<int>(f)) return;
+        static_assert(sizeof(x) == 8, "size fields are 8-byte integers or doubles");
+        form.offset = reinterpret_cast<const char*>(&x) - reinterpret_cast<const char*>(&spec);
+        form.is_double = std::is_floating_point_v<std::remove_cvref_t<decltype(x)>>;
+      });
+      g.fields_.push_back(form);
     }
   }
   for (size_t t = 0; t < lo_graph.tensors_.size(); ++t) {
@@ -143,17 +152,16 @@ Result<AffineGraph> AffineGraph::Fit(const Graph& lo_graph, int64_t lo, const Gr
 
 void AffineGraph::Apply(int64_t v, Graph& graph) const {
   const int64_t dv = v - lo_;
-  size_t i = 0;
-  while (i < fields_.size()) {
-    const int op = fields_[i].op;
-    int index = 0;
-    ForEachSize(graph.ops_[static_cast<size_t>(op)].spec, [&](auto& x) {
-      if (i < fields_.size() && fields_[i].op == op && fields_[i].field == index) {
-        x = static_cast<std::remove_reference_t<decltype(x)>>(fields_[i].a + fields_[i].b * dv);
-        ++i;
-      }
-      ++index;
-    });
+  for (const FieldForm& f : fields_) {
+    // Written in place at the field's offset in the spec (same kind as at the fit).
+    char* field = reinterpret_cast<char*>(&graph.ops_[static_cast<size_t>(f.op)].spec) + f.offset;
+    const int64_t value = f.a + f.b * dv;
+    if (f.is_double) {
+      const double d = static_cast<double>(value);
+      std::memcpy(field, &d, sizeof d);
+    } else {
+      std::memcpy(field, &value, sizeof value);
+    }
   }
   for (const TensorForm& t : tensors_) {
     graph.tensors_[static_cast<size_t>(t.tensor)].elements = static_cast<double>(t.a + t.b * dv);
