@@ -13,7 +13,7 @@ Writes one JSON object with every measurement (median, min, max of the timed rep
 warm-up; inputs random, never zeros). Needs a CUDA GPU, PyTorch and transformers.
 
 usage: python3 scripts/gpu-e2e.py --config data/models/llama-3-8b.json --out e2e.json
-           [--trace decode_trace.json] [--quick]
+           [--trace decode_trace.json] [--quick] [--attention sdpa|sdpa-gqa]
        python3 scripts/gpu-e2e.py --ncu-app gemm|decode ...   (a minimal program for ncu)
 """
 import argparse
@@ -40,14 +40,49 @@ def median_ms(torch, fn, warmup, repetitions, before=None):
             "warmup": warmup}
 
 
-def load_config(transformers, path, layers=None):
+def sdpa_gqa(module, query, key, value, attention_mask, dropout=0.0, scaling=None, **kwargs):
+    """Attention as one fused SDPA call over the grouped KV heads (enable_gqa: no copy of the
+    cache to every query head, as FlashAttention and vLLM read it), for the shapes this script
+    runs: a prompt without a cache (causal, keys = queries) or one query per sequence against a
+    static cache whose every position is filled (max_cache_len = context + 1, nothing to mask).
+    The mask transformers builds is therefore not needed and not passed."""
+    import torch.nn.functional as F
+    causal = query.shape[2] == key.shape[2] and query.shape[2] > 1
+    if query.shape[2] != key.shape[2] and query.shape[2] != 1:
+        raise ValueError("sdpa-gqa: only prompts without a cache and one-token decode steps")
+    out = F.scaled_dot_product_attention(query, key, value, is_causal=causal, scale=scaling,
+                                         enable_gqa=query.shape[1] != key.shape[1])
+    return out.transpose(1, 2).contiguous(), None
+
+
+def register_attention(transformers, name):
+    """Registers sdpa_gqa with transformers' attention functions under `name`."""
+    interface = getattr(transformers, "AttentionInterface", None)
+    if interface is not None:
+        interface.register(name, sdpa_gqa)
+    else:
+        from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+        ALL_ATTENTION_FUNCTIONS[name] = sdpa_gqa
+    # No mask is built for it (sdpa_gqa needs none): no mask kernels in the step either.
+    try:
+        from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS
+        ALL_MASK_ATTENTION_FUNCTIONS.register(name, lambda *a, **k: None)
+    except (ImportError, AttributeError):
+        pass
+
+
+def load_config(transformers, path, layers=None, attention="sdpa"):
     with open(path) as f:
         raw = json.load(f)
     raw = {k: v for k, v in raw.items() if not k.startswith("_")}
     if layers is not None:
         raw["num_hidden_layers"] = layers
     config = transformers.LlamaConfig(**raw)
-    config._attn_implementation = "sdpa"
+    if attention == "sdpa-gqa":
+        register_attention(transformers, "sdpa_gqa")
+        config._attn_implementation = "sdpa_gqa"
+    else:
+        config._attn_implementation = "sdpa"
     return config
 
 
@@ -122,8 +157,9 @@ def run(args):
         "gpu": torch.cuda.get_device_name(dev), "sm_count": props.multi_processor_count,
         "torch": torch.__version__, "cuda": torch.version.cuda,
         "transformers": transformers.__version__, "config": args.config,
-        "attention": "sdpa", "dtype": "bf16", "prefill": [], "decode": [], "errors": []}
-    config = load_config(transformers, args.config)
+        "attention": args.attention, "dtype": "bf16", "prefill": [], "decode": [],
+        "errors": []}
+    config = load_config(transformers, args.config, attention=args.attention)
     t0 = time.time()
     model = build_model(torch, transformers, config)
     torch.cuda.synchronize()
@@ -225,6 +261,36 @@ def run(args):
     return result
 
 
+def check_gqa(args):
+    """sdpa-gqa against transformers' sdpa on a 2-layer model with the same random weights and
+    cache: relative error of the last position's logits after a 300-token prompt and after one
+    decode step against a 1000-token cache (bf16: expect ~1e-3, never NaN)."""
+    import torch
+    import transformers
+    errors = {}
+    with torch.inference_mode():
+        outs = {}
+        for attention in ["sdpa", "sdpa-gqa"]:
+            config = load_config(transformers, args.config, layers=2, attention=attention)
+            torch.manual_seed(7)
+            model = build_model(torch, transformers, config)
+            torch.manual_seed(8)
+            ids = torch.randint(0, config.vocab_size, (2, 300), device="cuda")
+            prefill = model(input_ids=ids, use_cache=False, logits_to_keep=1).logits.float()
+            torch.manual_seed(9)
+            cache = make_cache(torch, transformers, config, 2, 1000)
+            step_ids = torch.randint(0, config.vocab_size, (2, 1), device="cuda")
+            position = torch.tensor([1000], device="cuda")
+            decode = decode_step_fn(model, step_ids, cache, position)().logits.float()
+            outs[attention] = (prefill, decode)
+            del model, cache
+        for i, phase in enumerate(["prefill", "decode"]):
+            ref, got = outs["sdpa"][i], outs["sdpa-gqa"][i]
+            errors[phase] = float((got - ref).norm() / ref.norm())
+    print(f"sdpa-gqa against sdpa, relative error of the logits: {errors}")
+    return errors
+
+
 def ncu_app(args):
     """A short program for Nsight Compute: few kernels besides the ones to profile. The decode
     model's weights, rotary frequencies and cache are left uninitialised (no kernels to fill
@@ -255,6 +321,9 @@ def main():
     parser.add_argument("--trace-batch", type=int, default=1)
     parser.add_argument("--trace-context", type=int, default=4096)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--attention", choices=["sdpa", "sdpa-gqa"], default="sdpa",
+                        help="sdpa: transformers' own (repeats the KV heads); sdpa-gqa: one "
+                        "fused SDPA call over the grouped heads")
     parser.add_argument("--ncu-app", choices=["gemm", "decode"])
     args = parser.parse_args()
     try:
@@ -267,7 +336,10 @@ def main():
     if args.ncu_app:
         ncu_app(args)
         return
+    check = check_gqa(args) if args.attention == "sdpa-gqa" else None
     result = run(args)
+    if check is not None:
+        result["sdpa_gqa_check"] = check
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
     print(f"wrote {args.out} ({len(result['prefill'])} prefill, {len(result['decode'])} decode "

@@ -79,11 +79,130 @@ def main():
     b = torch.randn(e, e, device=dev, dtype=torch.bfloat16)
     med, lo, hi = time_ms(torch, lambda: torch.matmul(a, b), 3, args.repetitions)
     print(f"bf16 matmul {e}^3: {2 * e**3 / (med * 1e-3) / 1e12:.1f} TFLOP/s "
-          f"(median of {args.repetitions}, spread {(hi - lo) / med:.1%})")
+          f"(median of {args.repetitions}, spread {(hi - lo) / med:.1%}, back to back)")
     del a, b, src, dst
     torch.cuda.empty_cache()
+    same_method_gemms(torch, dev, e, args.repetitions)
     if args.kernels:
         kernels_main(torch, dev, args)
+
+
+def same_method_gemms(torch, dev, e, repetitions):
+    """torch.matmul in bf16 at the seven shapes `roofline measure` times for its tensor ceiling
+    (m x n x k: e^3, (e/2)^3, 7e/4 x e/4 x e/2, 7e/4 x e/2 x e/2, e/2 x e/4 x 7e/4,
+    e/2 x e/2 x 7e/4, e/2 x e x 7e/4), timed as `measure` times them: inputs uniform in (-1, 1), a buffer twice
+    the L2 size written before each timed launch, the launch queued behind a GPU sleep so the
+    events bracket the kernel alone; median and fastest launch of each. The fastest launch of the
+    fastest shape is the like-for-like figure for the device file's ceiling."""
+    l2 = getattr(torch.cuda.get_device_properties(dev), "L2_cache_size", 50 * 2**20)
+    flush = torch.empty(2 * l2, device=dev, dtype=torch.uint8)
+    shapes = [(e, e, e), (e // 2, e // 2, e // 2), (7 * e // 4, e // 4, e // 2),
+              (7 * e // 4, e // 2, e // 2), (e // 2, e // 4, 7 * e // 4),
+              (e // 2, e // 2, 7 * e // 4), (e // 2, e, 7 * e // 4)]
+    best_median = (0, None)
+    best_fastest = (0, None)
+    for m, n, k in shapes:
+        a = torch.rand(m, k, device=dev, dtype=torch.bfloat16) * 2 - 1
+        b = torch.rand(k, n, device=dev, dtype=torch.bfloat16) * 2 - 1
+        med, lo, hi = time_ms(torch, lambda: torch.matmul(a, b), 3, repetitions,
+                              queue_ahead=True, before=lambda: flush.fill_(0x5a))
+        flops = 2 * m * n * k
+        rate, fastest = flops / (med * 1e-3), flops / (lo * 1e-3)
+        print(f"bf16 matmul {m}x{n}x{k} as measure times it: median {rate / 1e12:.1f}, fastest "
+              f"{fastest / 1e12:.1f} TFLOP/s (of {repetitions}, spread {(hi - lo) / med:.1%})")
+        best_median = max(best_median, (rate, (m, n, k)), key=lambda x: x[0])
+        best_fastest = max(best_fastest, (fastest, (m, n, k)), key=lambda x: x[0])
+        del a, b
+    for what, (rate, shape) in [("median", best_median), ("fastest launch", best_fastest)]:
+        print(f"bf16 matmul, the seven shapes, best {what}: {rate / 1e12:.1f} TFLOP/s at "
+              f"{shape[0]}x{shape[1]}x{shape[2]}")
+    torch.cuda.empty_cache()
+
+
+def attention_kernels(torch, dev, repetitions):
+    """scaled_dot_product_attention in bf16 through each fused backend that accepts the shape:
+    causal prefill (FLOPs: 4 b h s^2 d / 2, the causal half of QK^T and PV), the non-causal
+    shape of FlashAttention-2's benchmark (b 2, s 8192, 16 heads of 128), and decode against a
+    cache (one query per sequence, grouped heads 32/8; bytes: the K and V cache read once). L2
+    written before every timed run, launches queued ahead."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    import torch.nn.functional as F
+    l2 = getattr(torch.cuda.get_device_properties(dev), "L2_cache_size", 50 * 2**20)
+    flush = torch.empty(2 * l2, device=dev, dtype=torch.uint8)
+    backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
+                "efficient": SDPBackend.EFFICIENT_ATTENTION}
+    rows = []
+
+    def run(kind, b, hq, hkv, sq, skv, d, causal):
+        q = torch.rand(b, hq, sq, d, device=dev, dtype=torch.bfloat16) - 0.5
+        k = torch.rand(b, hkv, skv, d, device=dev, dtype=torch.bfloat16) - 0.5
+        v = torch.rand(b, hkv, skv, d, device=dev, dtype=torch.bfloat16) - 0.5
+        for name, backend in backends.items():
+            def call():
+                with sdpa_kernel(backend):
+                    return F.scaled_dot_product_attention(q, k, v, is_causal=causal,
+                                                          enable_gqa=hq != hkv)
+            try:
+                call()
+                torch.cuda.synchronize()
+            except Exception as exc:  # a backend that refuses the shape
+                rows.append({"kind": kind, "backend": name, "b": b, "hq": hq, "hkv": hkv,
+                             "sq": sq, "skv": skv, "d": d, "causal": causal,
+                             "refused": str(exc).splitlines()[0][:160]})
+                continue
+            med, lo, hi = time_ms(torch, call, 3, repetitions, queue_ahead=True,
+                                  before=lambda: flush.fill_(1))
+            pairs = sq * skv - (sq * (sq - 1) // 2 if causal and sq == skv else 0)
+            flops = 4 * b * hq * pairs * d
+            moved = 2 * (q.numel() * 2 + k.numel() + v.numel())
+            rows.append({"kind": kind, "backend": name, "b": b, "hq": hq, "hkv": hkv, "sq": sq,
+                         "skv": skv, "d": d, "causal": causal, "median_us": med * 1e3,
+                         "min_us": lo * 1e3, "max_us": hi * 1e3,
+                         "flop_per_s": flops / (med * 1e-3), "bytes_per_s": moved / (med * 1e-3)})
+            r = rows[-1]
+            print(f"attention {kind:7} {name:9} b {b:3} h {hq}/{hkv} q {sq:5} kv {skv:6} d {d:3} "
+                  f"{'causal' if causal else 'full  '}: {r['median_us']:9.1f} us "
+                  f"{r['flop_per_s'] / 1e12:7.1f} TFLOP/s {r['bytes_per_s'] / 1e12:6.2f} TB/s")
+        del q, k, v
+        torch.cuda.empty_cache()
+
+    for d, heads in [(64, 32), (128, 32)]:
+        for s in [512, 1024, 2048, 4096, 8192]:
+            run("prefill", 1, heads, heads, s, s, d, True)
+    run("prefill", 2, 16, 16, 8192, 8192, 128, False)
+    run("prefill", 2, 16, 16, 8192, 8192, 128, True)
+    for ctx in [1024, 4096, 16384, 32768]:
+        for b in [1, 8, 64]:
+            if b * ctx <= 262144:
+                run("decode", b, 32, 8, 1, ctx, 128, False)
+    return rows
+
+
+def memory_kernels(torch, dev, repetitions):
+    """Memory-bound PyTorch kernels in bf16 over sizes from 8 KB to 1 GB per tensor: add
+    (2 reads, 1 write), silu (1 read, 1 write) and rms_norm over rows of 4096 (1 read, 1 write);
+    bytes moved per second, the L2 written before each timed launch, launches queued ahead."""
+    import torch.nn.functional as F
+    l2 = getattr(torch.cuda.get_device_properties(dev), "L2_cache_size", 50 * 2**20)
+    flush = torch.empty(2 * l2, device=dev, dtype=torch.uint8)
+    rows = []
+    for elements in [4096 * 2**i for i in range(0, 18, 2)]:
+        x = torch.rand(elements, device=dev, dtype=torch.bfloat16) - 0.5
+        y = torch.rand(elements, device=dev, dtype=torch.bfloat16) - 0.5
+        w = torch.rand(4096, device=dev, dtype=torch.bfloat16)
+        ops = [("add", lambda: x + y, 3), ("silu", lambda: F.silu(x), 2),
+               ("rms_norm", lambda: F.rms_norm(x.view(-1, 4096), (4096,), w, 1e-5), 2)]
+        for name, fn, passes in ops:
+            med, lo, hi = time_ms(torch, fn, 3, repetitions, queue_ahead=True,
+                                  before=lambda: flush.fill_(1))
+            moved = passes * elements * 2
+            rows.append({"op": name, "elements": elements, "bytes": moved, "median_us": med * 1e3,
+                         "min_us": lo * 1e3, "bytes_per_s": moved / (med * 1e-3)})
+            print(f"{name:8} {elements * 2:>12} B per tensor: {med * 1e3:9.1f} us "
+                  f"{moved / (med * 1e-3) / 1e12:6.2f} TB/s")
+        del x, y
+    torch.cuda.empty_cache()
+    return rows
 
 
 def skinny_matmuls(torch, dev, repetitions):
@@ -160,6 +279,8 @@ def kernels_main(torch, dev, args):
     print(f"launch: eager {launch['eager_host_s_per_launch'] * 1e6:.2f} us host per launch, "
           f"{launch['eager_gpu_s_per_kernel'] * 1e6:.2f} us GPU per kernel; graph "
           f"{launch['graph_gpu_s_per_kernel'] * 1e6:.2f} us GPU per kernel")
+    result["attention"] = attention_kernels(torch, dev, args.repetitions)
+    result["memory"] = memory_kernels(torch, dev, args.repetitions)
     result["matmuls"] = skinny_matmuls(torch, dev, args.repetitions)
     for r in result["matmuls"]:
         print(f"{r['op']:18} m {r['m']:5} k {r['k']:6} n {r['n']:6}: {r['median_us']:9.1f} us "

@@ -44,6 +44,13 @@ has() {  # has MODE...: whether this run includes one of the modes
   return 1
 }
 
+# The card's clock, power and throttle reasons every 200 ms for the whole run (clocks.csv), so a
+# figure can be read against the clock it ran at.
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+  --format=csv -lms 200 > "$OUT/clocks-$WHAT.csv" 2>/dev/null &
+SAMPLER=$!
+trap 'kill $SAMPLER 2>/dev/null' EXIT
+
 if has core ceilings; then
   nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
   nvidia-smi -q -d CLOCK,POWER,PERFORMANCE >> "$OUT/nvidia-smi.txt" 2>&1
@@ -52,6 +59,8 @@ if has core ceilings; then
   step measure 300 "$RL" measure --device cuda -o "$OUT/measured.json"
   HW=$OUT/measured.json
   [ -s "$HW" ] || HW=h100-sxm
+  # The same measurement again: its run-to-run spread on this card.
+  step measure-repeat 300 "$RL" measure --device cuda -o "$OUT/measured-repeat.json"
   step reference 240 python3 scripts/gpu-reference.py --kernels "$OUT/kernels.json"
   step kernel-check 120 "$TESTS" --gtest_filter='CudaKernels.*'
   step validate-decode 200 bash -c "\"$RL\" validate llama-3-8b --phase decode --context 4096 \
@@ -60,6 +69,19 @@ if has core ceilings; then
     --hw "$HW" --device cuda
   step validate-prefill 300 "$RL" validate llama-3-8b --phase prefill --prompt 2048 --hw "$HW" \
     --device cuda
+  step validate-prefill-json 300 bash -c "\"$RL\" validate llama-3-8b --phase prefill \
+    --prompt 2048 --hw \"$HW\" --device cuda --format json > \"$OUT/validate-prefill.json\""
+  step validate-prefill-8192 300 "$RL" validate llama-3-8b --phase prefill --prompt 8192 \
+    --hw "$HW" --device cuda
+  step validate-prefill-8192-json 300 bash -c "\"$RL\" validate llama-3-8b --phase prefill \
+    --prompt 8192 --hw \"$HW\" --device cuda --format json > \"$OUT/validate-prefill-8192.json\""
+  step validate-decode-b8 300 "$RL" validate llama-3-8b --phase decode --batch 8 \
+    --context 16384 --hw "$HW" --device cuda
+  # The kernel that beat the measured ceiling on 2026-11-24 (prefill down_proj), alone, twice.
+  for i in 1 2; do
+    step "validate-down-proj-$i" 120 "$RL" validate op matmul --m 2048 --n 4096 --k 14336 \
+      --dtype bf16 --hw "$HW" --device cuda --repetitions 20
+  done
   gpu_state
   has core && step unit-tests 300 "$TESTS" --gtest_brief=1
 fi
@@ -70,6 +92,8 @@ if has e2e; then
   gpu_state
   export PYTHONUNBUFFERED=1
   step e2e 420 python3 scripts/gpu-e2e.py --out "$OUT/e2e.json" --trace "$OUT/decode_trace.json"
+  # The same model with one fused SDPA call over the grouped KV heads (no repeat_kv copy).
+  step e2e-gqa 420 python3 scripts/gpu-e2e.py --attention sdpa-gqa --out "$OUT/e2e-gqa.json"
   gpu_state
 fi
 

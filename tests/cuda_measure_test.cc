@@ -118,6 +118,16 @@ TEST(CudaPlan, TheoreticalPeaksMatchTheDatasheets) {
     EXPECT_NEAR(cuda_plan::TheoreticalTensorPeak(A100(), dtype).value, spec, 0.01 * spec) << dtype;
   }
   EXPECT_EQ(cuda_plan::TheoreticalTensorPeak(A100(), "fp8").value, 0);  // no fp8 on sm_80
+  // Non-tensor 16-bit peaks (packed HFMA2): H100 133.8 TFLOPS for both, A100 78 fp16, 39 bf16.
+  for (const char* dtype : {"fp16", "bf16"}) {
+    const std::string engine = std::string("vector.") + dtype;
+    EXPECT_NEAR(cuda_plan::TheoreticalVectorPeak(h, dtype).value, Spec(h100, engine),
+                0.01 * Spec(h100, engine))
+        << dtype;
+    EXPECT_NEAR(cuda_plan::TheoreticalVectorPeak(A100(), dtype).value, Spec(a100, engine),
+                0.01 * Spec(a100, engine))
+        << dtype;
+  }
   EXPECT_NEAR(cuda_plan::TheoreticalDramBandwidth(h).value, 3.35e12, 0.01 * 3.35e12);
   EXPECT_NEAR(cuda_plan::TheoreticalSmemBandwidth(h).value,
               h100.FindMemory("smem")->bandwidth_bytes_per_s(), 1e9);
@@ -230,7 +240,13 @@ TEST(CudaDevice, ToDeviceIsAValidMeasuredProfile) {
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   const ComputeCeiling* bf16 = back->FindCompute("tensor.bf16");
   ASSERT_NE(bf16, nullptr);
-  EXPECT_DOUBLE_EQ(bf16->peak.value, 7.5e14);
+  // Each ceiling is the fastest launch of its sample (1.01 x the median here), not the median:
+  // on an H100 (2026-11-25) validate's kernels beat medians of the same calls (CudaCeilingOf).
+  EXPECT_DOUBLE_EQ(bf16->peak.value, 1.01 * 7.5e14);
+  EXPECT_NE(bf16->peak.method.find("the fastest of 20 launches"), std::string::npos)
+      << bf16->peak.method;
+  EXPECT_NE(bf16->peak.method.find("median 750 TFLOP/s"), std::string::npos)
+      << bf16->peak.method;
   EXPECT_EQ(bf16->peak.provenance, Provenance::kMeasured);
   EXPECT_EQ(bf16->peak.date, "2026-11-22");
   EXPECT_NE(bf16->peak.method.find("8192x8192x8192"), std::string::npos);
@@ -238,16 +254,16 @@ TEST(CudaDevice, ToDeviceIsAValidMeasuredProfile) {
   EXPECT_EQ(back->FindCompute("tensor.int8")->peak.unit, "OP/s");
   EXPECT_EQ(back->FindCompute("tensor.fp8"), nullptr);  // skipped: said in the notes
   EXPECT_NE(back->notes.find("fp8 GEMM not measured"), std::string::npos);
-  EXPECT_DOUBLE_EQ(back->FindCompute("vector.fp32")->peak.value, 5.9e13);
+  EXPECT_DOUBLE_EQ(back->FindCompute("vector.fp32")->peak.value, 1.01 * 5.9e13);
   // Device memory first, with the best kernel's bandwidth (copy here).
   ASSERT_EQ(back->memory.size(), 3u);
   EXPECT_EQ(back->memory[0].name, "hbm");
-  EXPECT_DOUBLE_EQ(back->memory[0].bandwidth_bytes_per_s(), 3.05e12);
+  EXPECT_DOUBLE_EQ(back->memory[0].bandwidth_bytes_per_s(), 1.01 * 3.05e12);
   EXPECT_NE(back->memory[0].bandwidth->method.find("copy kernel"), std::string::npos);
   EXPECT_NE(back->memory[0].bandwidth->method.find("read"), std::string::npos);  // the others
   EXPECT_DOUBLE_EQ(back->memory[0].capacity.value, 79.1e9);
   EXPECT_EQ(back->memory[1].name, "l2");
-  EXPECT_DOUBLE_EQ(back->memory[1].bandwidth_bytes_per_s(), 1.1e13);
+  EXPECT_DOUBLE_EQ(back->memory[1].bandwidth_bytes_per_s(), 1.01 * 1.1e13);
   EXPECT_EQ(back->memory[2].name, "smem");
   EXPECT_EQ(back->memory[2].instances, 132);
   bool has_cc = false;

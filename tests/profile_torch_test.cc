@@ -380,6 +380,85 @@ TEST(TorchOpCost, AttentionCountsLikeFlopCounter) {
   EXPECT_NE(a.note.find("causal=False"), std::string::npos) << a.note;
 }
 
+// The kernel-level attention ops the innermost cpu_op of an SDPA call names (the launcher a
+// kernel is attributed to). Arguments as recorded in the H100 trace of 2026-11-25
+// (tests/fixtures/profiles/torch_h100_llama3_8b_decode_gqa.json.gz): one decode query per
+// sequence over 4097 cached keys of 8 grouped heads.
+TEST(TorchOpCost, KernelLevelAttentionOps) {
+  const TorchOpCost cudnn = CostTorchOp(
+      "aten::_cudnn_attention_forward",
+      Shapes({{1, 32, 1, 128}, {1, 8, 4097, 128}, {1, 8, 4097, 128}, {}, {}, {}, {}, {}, {}, {},
+              {}, {}, {}},
+             {"c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "", "", "", "Scalar", "Scalar",
+              "Scalar", "Scalar", "Scalar", "Scalar", "Scalar"},
+             {"", "", "", "", "", "", "1", "4097", "False", "0.", "False", "False",
+              "0.088388347648318447"}));
+  ASSERT_TRUE(cudnn.flops.has_value()) << cudnn.note;
+  EXPECT_DOUBLE_EQ(*cudnn.flops, 2.0 * 32 * 1 * 4097 * (128 + 128));
+  EXPECT_DOUBLE_EQ(*cudnn.min_bytes, (32 * 128 + 2 * 8 * 4097 * 128 + 32 * 128) * 2.0);
+  EXPECT_NE(cudnn.note.find("causal=False"), std::string::npos) << cudnn.note;
+  // _flash_attention_forward(q, k, v, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p, is_causal,
+  // ...): [B, S, H, D], a causal prefill of 512 tokens, 32 query and 8 KV heads.
+  const TorchOpCost flash = CostTorchOp(
+      "aten::_flash_attention_forward",
+      Shapes({{2, 512, 32, 64}, {2, 512, 8, 64}, {2, 512, 8, 64}, {}, {}, {}, {}, {}, {}, {}},
+             {"c10::Half", "c10::Half", "c10::Half", "", "", "Scalar", "Scalar", "Scalar",
+              "Scalar", "Scalar"},
+             {"", "", "", "", "", "512", "512", "0.", "True", "False"}));
+  ASSERT_TRUE(flash.flops.has_value()) << flash.note;
+  EXPECT_DOUBLE_EQ(*flash.flops, 2.0 * 2 * 32 * 512 * 512 * (64 + 64));
+  EXPECT_NE(flash.note.find("causal=True"), std::string::npos) << flash.note;
+  // _efficient_attention_forward(q, k, v, bias, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+  // max_seqlen_k, dropout_p, custom_mask_type, ...): [B, S, H, D]; mask type 1 is causal.
+  const TorchOpCost eff = CostTorchOp(
+      "aten::_efficient_attention_forward",
+      Shapes({{1, 100, 4, 32}, {1, 300, 4, 32}, {1, 300, 4, 48}, {}, {}, {}, {}, {}, {}, {}, {}},
+             {"float", "float", "float", "", "", "", "", "", "Scalar", "Scalar", "Scalar"},
+             {"", "", "", "", "", "", "", "", "0.", "1", "False"}));
+  ASSERT_TRUE(eff.flops.has_value()) << eff.note;
+  EXPECT_DOUBLE_EQ(*eff.flops, 2.0 * 4 * 100 * 300 * (32 + 48));
+  EXPECT_DOUBLE_EQ(*eff.min_bytes, (4 * 100 * 32 + 4 * 300 * 32 + 4 * 300 * 48 + 4 * 100 * 48) *
+                                       4.0);
+  EXPECT_NE(eff.note.find("causal=True"), std::string::npos) << eff.note;
+}
+
+// HuggingFace's RMSNorm (x.pow(2).mean(-1, keepdim=True)), its static-cache write and its
+// position ids, as recorded in the same trace.
+TEST(TorchOpCost, ReductionsCacheWritesAndRanges) {
+  const TorchOpCost mean =
+      CostTorchOp("aten::mean", Shapes({{1, 1, 4096}, {}, {}, {}},
+                                       {"float", "ScalarList", "Scalar", ""}, {"", "[-1]", "True", ""}));
+  ASSERT_TRUE(mean.flops.has_value()) << mean.note;
+  EXPECT_DOUBLE_EQ(*mean.flops, 4096);
+  EXPECT_DOUBLE_EQ(*mean.min_bytes, (4096 + 1) * 4.0);
+  EXPECT_NE(mean.note.find("[1, 1, 1]"), std::string::npos) << mean.note;
+  const TorchOpCost sum = CostTorchOp("aten::sum", Shapes({{3, 5}}, {"c10::Half"}));
+  EXPECT_DOUBLE_EQ(*sum.min_bytes, (15 + 1) * 2.0);  // no dims: the whole tensor
+  const TorchOpCost bad =
+      CostTorchOp("aten::amax", Shapes({{3, 5}, {}, {}}, {"float", "ScalarList", "Scalar"},
+                                       {"", "[4]", "False"}));
+  EXPECT_FALSE(bad.flops.has_value());
+  const TorchOpCost ic = CostTorchOp(
+      "aten::index_copy_",
+      Shapes({{1, 8, 4097, 128}, {}, {1}, {1, 8, 1, 128}},
+             {"c10::BFloat16", "Scalar", "long int", "c10::BFloat16"}, {"", "2", "", ""}));
+  ASSERT_TRUE(ic.min_bytes.has_value()) << ic.note;
+  EXPECT_DOUBLE_EQ(*ic.flops, 0);
+  EXPECT_DOUBLE_EQ(*ic.min_bytes, 8 + 2 * 8 * 128 * 2.0);  // index, source read, slots written
+  const TorchOpCost ar = CostTorchOp(
+      "aten::arange", Shapes({{}, {}, {}, {}, {}}, {"Scalar", "", "", "", "Scalar"},
+                             {"1", "", "", "", "False"}));
+  ASSERT_TRUE(ar.min_bytes.has_value()) << ar.note;
+  EXPECT_DOUBLE_EQ(*ar.min_bytes, 8);
+  const TorchOpCost ar3 =
+      CostTorchOp("aten::arange", Shapes({{}, {}, {}}, {"Scalar", "Scalar", "Scalar"},
+                                         {"2", "11", "3"}));
+  EXPECT_DOUBLE_EQ(*ar3.min_bytes, 3 * 8.0);  // 2, 5, 8
+  // A size too long for an int64 is not a size.
+  EXPECT_FALSE(CostTorchOp("aten::arange", Shapes({{}}, {"Scalar"}, {"99999999999999999999"}))
+                   .min_bytes.has_value());
+}
+
 TEST(TorchOpCost, PointwiseNormsAndCopies) {
   const TorchOpCost gelu = CostTorchOp("aten::gelu", Shapes({{4, 1024}, {}}, {"c10::Half", ""}));
   EXPECT_DOUBLE_EQ(*gelu.flops, 5.0 * 4096);

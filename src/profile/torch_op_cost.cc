@@ -6,13 +6,16 @@
 // * Convolution: 2 · batch · prod(weight shape) · prod(output spatial) (flop_counter; transposed:
 //   input spatial). The output size needs stride / padding / dilation from "Concrete Inputs";
 //   without them a non-transposed conv gets no figures.
-// * Attention (sdpa and its flash / efficient / cuDNN ops): QK^T + PV = 2·B·H·Sq·Sk·(D + Dv),
+// * Attention (sdpa, its flash / efficient / cuDNN ops and the kernel-level _flash / _efficient /
+//   _cudnn_attention_forward): QK^T + PV = 2·B·H·Sq·Sk·(D + Dv) over the query heads,
 //   softmax not counted, causal masks counted full (flop_counter); the note names the causal flag
 //   because such a kernel does about half of that work.
 // * Pointwise ops: elements of the broadcast output × a per-op count (kPointwise below; a
 //   transcendental function counts 1). Softmax 5 per element (max, subtract, exp, sum, divide);
 //   norms per element: layer / group norm 8, RMS norm 4, batch norm 8 training, 2 inference.
-// * Copies, casts, concatenation, embedding, index_select: 0 FLOP, bytes only.
+// * Reductions (sum, mean, amax, amin): 1 FLOP per input element.
+// * Copies, casts, concatenation, embedding, index_select, index_copy, arange: 0 FLOP, bytes
+//   only.
 // * Minimum bytes: every tensor input read once + the output written once, dtype sizes from
 //   "Input type" (the output takes the first tensor input's dtype unless the op says otherwise).
 #include "src/profile/torch_op_cost.h"
@@ -97,36 +100,50 @@ TorchOpCost Linear(const Args& a) {
 // ------------------------------------------------------------------------------ attention
 
 TorchOpCost Attention(std::string_view op, const Args& a) {
+  // Argument positions per op (PyTorch's native_functions.yaml). The kernel-level ops lay their
+  // tensors out [B, S, H, D] (flash, efficient) or [B, H, S, D] (cuDNN, and every sdpa op);
+  // `causal` is a bool, or for the efficient kernel its custom_mask_type (0: none, 1 and 2: causal
+  // from the top left / bottom right).
   struct Layout {
     std::string_view name;
     int causal, mask;  // argument indices, -1: none
+    bool bshd = false, mask_type = false;
   };
-  static constexpr std::array<Layout, 4> kOps = {{
+  static constexpr std::array<Layout, 7> kOps = {{
       {"scaled_dot_product_attention", 5, 3},
       {"_scaled_dot_product_flash_attention", 4, -1},
       {"_scaled_dot_product_efficient_attention", 6, 3},
       {"_scaled_dot_product_cudnn_attention", 6, 3},
+      {"_cudnn_attention_forward", 10, 3},
+      {"_flash_attention_forward", 8, -1, true},
+      {"_efficient_attention_forward", 9, 3, true, true},
   }};
   Layout l{};
   for (const Layout& k : kOps) {
     if (k.name == op) l = k;
   }
   const std::vector<int64_t>&q = a.Dims(0), &k = a.Dims(1), &v = a.Dims(2);
-  if (q.size() < 2 || k.size() < 2 || v.size() < 2 || q.back() != k.back()) {
+  const size_t seq = l.bshd ? 3 : 2;  // the sequence axis, from the right
+  if (q.size() < seq || k.size() < seq || v.size() < seq || q.back() != k.back()) {
     return None(fmt::format("{}: q {} k {} v {} are not attention shapes", op, Shape(q), Shape(k),
                             Shape(v)));
   }
-  const double bh = Elems(q) / (static_cast<double>(q[q.size() - 2]) * q.back());
-  const double sq = q[q.size() - 2], d = q.back(), sk = k[k.size() - 2], dv = v.back();
+  const double sq = q[q.size() - seq], d = q.back(), sk = k[k.size() - seq], dv = v.back();
+  const double bh = Elems(q) / (sq * d);  // batch x query heads (a grouped K/V has fewer)
   const double flops = 2 * bh * sq * sk * (d + dv);
   Bytes bytes;
   for (size_t i = 0; i < 3; ++i) bytes.AddArg(a, i);
   if (l.mask >= 0) bytes.AddArg(a, l.mask);
   bytes.Add(bh * sq * dv, a.Type(0));
   std::string causal = "causal flag not recorded";
-  if (std::optional<bool> c = l.causal >= 0 ? Flag(a.Concrete(l.causal)) : std::nullopt) {
-    causal = *c ? "causal=True, counted full: the kernel does about half" : "causal=False";
+  std::optional<bool> c;
+  if (l.causal >= 0 && l.mask_type) {
+    const std::vector<int64_t> t = IntList(a.Concrete(l.causal));
+    if (t.size() == 1) c = t[0] != 0;
+  } else if (l.causal >= 0) {
+    c = Flag(a.Concrete(l.causal));
   }
+  if (c) causal = *c ? "causal=True, counted full: the kernel does about half" : "causal=False";
   return Done(flops, bytes,
               fmt::format("{} q {} k {} v {}: QK^T + PV = 2·B·H·Sq·Sk·(D+Dv) = {} FLOP, softmax "
                           "not counted (torch.utils.flop_counter); {}",
@@ -144,7 +161,11 @@ TorchOpCost CostTorchOp(std::string_view op_name, const TorchOpShapes& shapes) {
   if (op == "mm" || op == "addmm" || op == "bmm" || op == "baddbmm") return tc::Gemm(op, a);
   if (op == "matmul") return tc::Matmul(a);
   if (op == "linear") return tc::Linear(a);
-  if (op.find("scaled_dot_product") != std::string_view::npos) return tc::Attention(op, a);
+  if (op.find("scaled_dot_product") != std::string_view::npos ||
+      op == "_cudnn_attention_forward" || op == "_flash_attention_forward" ||
+      op == "_efficient_attention_forward") {
+    return tc::Attention(op, a);
+  }
   if (op.find("conv") != std::string_view::npos) return tc::Conv(op, a);
   return tc::Pointwise(op, a);
 }

@@ -3,6 +3,7 @@
 #ifndef ROOFLINE_SRC_PROFILE_TORCH_OP_COST_ARGS_H_
 #define ROOFLINE_SRC_PROFILE_TORCH_OP_COST_ARGS_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -108,6 +109,7 @@ inline std::vector<int64_t> IntList(std::string_view s) {
   bool in = false, neg = false;
   for (char ch : s) {
     if (ch >= '0' && ch <= '9') {
+      if (v > (INT64_MAX - 9) / 10) return {};  // too long for an int64: not a size
       v = v * 10 + (ch - '0');
       in = true;
     } else if (ch == '-') {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "src/profile/torch_op_cost_args.h"
 
@@ -140,9 +141,84 @@ TorchOpCost Lookup(std::string_view op, const Args& a) {
                           op, Shape(out)));
 }
 
+/// sum / mean / amax / amin (self, dim list, keepdim): 1 FLOP per input element, the input read
+/// and the reduced output written. Without a recorded dim list the whole tensor is reduced.
+TorchOpCost Reduction(std::string_view op, const Args& a) {
+  const std::vector<int64_t>& in = a.Dims(0);
+  if (!a.IsTensor(0)) return None(fmt::format("aten::{}: no tensor input recorded", op));
+  const int64_t rank = static_cast<int64_t>(in.size());
+  std::vector<int64_t> dims = IntList(a.Concrete(1));
+  const bool keep = Flag(a.Concrete(2)).value_or(false);
+  std::vector<bool> reduced(in.size(), dims.empty());
+  for (int64_t d : dims) {
+    if (d < 0) d += rank;
+    if (d < 0 || d >= rank) return None(fmt::format("aten::{}: dim out of range", op));
+    reduced[static_cast<size_t>(d)] = true;
+  }
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (!reduced[i]) out.push_back(in[i]);
+    if (reduced[i] && keep) out.push_back(1);
+  }
+  Bytes bytes;
+  bytes.AddArg(a, 0);
+  bytes.Add(Elems(out), a.Type(0));
+  const double flops = Elems(in);
+  return Done(flops, bytes,
+              fmt::format("{} {} -> {}: 1 FLOP per input element = {} FLOP; input read + output "
+                          "written once",
+                          op, Shape(in), Shape(out), flops));
+}
+
+/// index_copy(self, dim, index, source): the index and the source read, as many elements of
+/// self written.
+TorchOpCost IndexCopy(const Args& a) {
+  const std::vector<int64_t>& source = a.Dims(3);
+  if (!a.IsTensor(3)) return None("index_copy: no source shape recorded");
+  Bytes bytes;
+  bytes.AddArg(a, 2);
+  bytes.AddArg(a, 3);
+  bytes.Add(Elems(source), a.Type(0));
+  return Done(0.0, bytes,
+              fmt::format("index_copy source {}: index and source read, as many elements of self "
+                          "written; no arithmetic",
+                          Shape(source)));
+}
+
+/// arange(end) or arange(start, end[, step]) from the concrete inputs: the output written, 8-byte
+/// integers (torch's default dtype for integer bounds).
+TorchOpCost Arange(const Args& a) {
+  std::vector<int64_t> bounds;
+  for (size_t i = 0; i < 3 && i < a.size(); ++i) {
+    const std::vector<int64_t> v = IntList(a.Concrete(i));
+    if (v.size() != 1 || a.Type(i) != "Scalar") break;
+    bounds.push_back(v[0]);
+  }
+  int64_t start = 0, end = 0, step = 1;
+  if (bounds.size() == 1) {
+    end = bounds[0];
+  } else if (bounds.size() >= 2) {
+    start = bounds[0];
+    end = bounds[1];
+    if (bounds.size() == 3) step = bounds[2];
+  } else {
+    return None("arange: integer bounds not recorded");
+  }
+  if (step == 0) return None("arange: step 0");
+  const double n = std::max(0.0, std::ceil((static_cast<double>(end) - static_cast<double>(start)) /
+                                           static_cast<double>(step)));
+  Bytes bytes;
+  bytes.Add(n, "long int");
+  return Done(0.0, bytes,
+              fmt::format("arange of {} elements: output written (int64); no arithmetic", n));
+}
+
 }  // namespace
 
 TorchOpCost Pointwise(std::string_view op, const Args& a) {
+  if (op == "sum" || op == "mean" || op == "amax" || op == "amin") return Reduction(op, a);
+  if (op == "index_copy") return IndexCopy(a);
+  if (op == "arange") return Arange(a);
   if (op == "copy_" || op == "to" || op == "_to_copy" || op == "clone" || op == "contiguous" ||
       op == "cat" || op == "stack" || op == "fill" || op == "zero") {
     return Copy(op, a);

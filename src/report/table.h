@@ -16,6 +16,7 @@ class TextTable {
   /// Rendered with two spaces between columns, `indent` spaces before each line, and a rule
   /// under the header.
   std::string Render(int indent = 0) const;
+  size_t rows() const { return rows_.size(); }
 
  private:
   std::vector<std::string> header_;

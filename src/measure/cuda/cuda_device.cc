@@ -16,12 +16,19 @@ namespace {
 
 constexpr const char* kTool = "roofline measure --device cuda";
 
+double CeilingOf(const Sample& s) { return CudaCeilingOf(s); }
+
+std::string HowRead(const Sample& s, const char* unit) {
+  return fmt::format("the fastest of {} launches timed with CUDA events (median {})",
+                     s.repetitions, Si(s.median, unit));
+}
+
 /// The fastest kernel of a level, or nullptr.
 const CudaBandwidth* Best(const CudaMeasurement& m, const std::string& level) {
   const CudaBandwidth* best = nullptr;
   for (const CudaBandwidth& b : m.bandwidths) {
-    if (b.level == level && b.bytes_per_s.median > 0 &&
-        (best == nullptr || b.bytes_per_s.median > best->bytes_per_s.median)) {
+    if (b.level == level && CeilingOf(b.bytes_per_s) > 0 &&
+        (best == nullptr || CeilingOf(b.bytes_per_s) > CeilingOf(best->bytes_per_s))) {
       best = &b;
     }
   }
@@ -31,18 +38,19 @@ const CudaBandwidth* Best(const CudaMeasurement& m, const std::string& level) {
 std::string BandwidthMethod(const CudaMeasurement& m, const CudaBandwidth& b) {
   std::string others;
   for (const CudaBandwidth& x : m.bandwidths) {
-    if (x.level != b.level || &x == &b || !(x.bytes_per_s.median > 0)) continue;
+    if (x.level != b.level || &x == &b || !(CeilingOf(x.bytes_per_s) > 0)) continue;
     others += fmt::format("{}{} {}", others.empty() ? "" : ", ", x.kernel,
-                          Si(x.bytes_per_s.median, "B/s"));
+                          Si(CeilingOf(x.bytes_per_s), "B/s"));
   }
   return fmt::format(
-      "{}: {} kernel (16-byte accesses, grid-stride), working set {}, bytes read + written, "
-      "median of {} launches timed with CUDA events{}",
+      "{}: {} kernel (16-byte accesses, grid-stride), working set {}, bytes read + written, {}{}",
       kTool, b.kernel, measure_internal::BinaryBytes(b.working_set_bytes),
-      b.bytes_per_s.repetitions, others.empty() ? "" : "; other kernels: " + others);
+      HowRead(b.bytes_per_s, "B/s"), others.empty() ? "" : "; other kernels: " + others);
 }
 
 }  // namespace
+
+double CudaCeilingOf(const Sample& launches) { return launches.max; }
 
 Device ToDevice(const CudaMeasurement& m) {
   const CudaDeviceInfo& info = m.info;
@@ -54,7 +62,7 @@ Device ToDevice(const CudaMeasurement& m) {
   std::string notes = fmt::format(
       "Measured by `{}` ({} mode) on {} on CUDA device {} (compute capability {}, {} SMs, "
       "driver {}, runtime {}). Vector ceilings are register-only FMA loops on the CUDA cores; "
-      "tensor ceilings are the fastest of cuBLASLt GEMMs at six large shapes and two layouts ({}); "
+      "tensor ceilings are the fastest of cuBLASLt and cuBLAS GEMMs at seven large shapes and two layouts ({}); "
       "bandwidths "
       "count bytes read + written, device memory on buffers far larger than L2.",
       kTool, m.quick ? "quick" : "full", m.date, info.index, info.ComputeCapability(),
@@ -66,29 +74,29 @@ Device ToDevice(const CudaMeasurement& m) {
   d.notes = notes;
 
   for (const CudaGemm& g : m.gemms) {
-    if (g.skipped || !(g.flops_per_s.median > 0)) continue;
+    if (g.skipped || !(CeilingOf(g.flops_per_s) > 0)) continue;
     const bool integer = g.dtype == "int8";
+    const char* unit = integer ? "OP/s" : "FLOP/s";
     Quantity q = MeasuredQuantity(
-        g.flops_per_s.median, integer ? "OP/s" : "FLOP/s",
+        CeilingOf(g.flops_per_s), unit,
         fmt::format("{}: GEMM {}x{}x{} ({}; the fastest of {} shapes and layouts), random "
-                    "inputs, median of {} launches timed with CUDA events",
-                    kTool, g.m, g.n, g.k, g.layout, g.shapes_tried, g.flops_per_s.repetitions),
+                    "inputs, L2 written and a 1 ms GPU spin before each launch, {}",
+                    kTool, g.m, g.n, g.k, g.layout, g.shapes_tried, HowRead(g.flops_per_s, unit)),
         m.date, g.flops_per_s.spread);
     const cuda_plan::Peak t = cuda_plan::TheoreticalTensorPeak(info, g.dtype);
     if (t.value > 0) {
-      q.note = fmt::format("{:.0f}% of theoretical {} = {}", 100 * g.flops_per_s.median / t.value,
-                           Si(t.value, integer ? "OP/s" : "FLOP/s"), t.formula);
+      q.note = fmt::format("{:.0f}% of theoretical {} = {}",
+                           100 * CeilingOf(g.flops_per_s) / t.value, Si(t.value, unit), t.formula);
     }
     d.compute.push_back({"tensor." + g.dtype, std::move(q)});
   }
   for (const MeasuredCeiling& c : m.ceilings) {
-    if (!(c.flops_per_s.median > 0)) continue;
-    Quantity q =
-        MeasuredQuantity(c.flops_per_s.median, "FLOP/s", std::string(kTool) + ": " + c.method,
-                         m.date, c.flops_per_s.spread);
+    if (!(CeilingOf(c.flops_per_s) > 0)) continue;
+    Quantity q = MeasuredQuantity(CeilingOf(c.flops_per_s), "FLOP/s",
+                                  std::string(kTool) + ": " + c.method, m.date, c.flops_per_s.spread);
     if (c.theoretical > 0) {
-      q.note = fmt::format("median of {} launches; {:.0f}% of theoretical {} = {}",
-                           c.flops_per_s.repetitions, 100 * c.flops_per_s.median / c.theoretical,
+      q.note = fmt::format("{}; {:.0f}% of theoretical {} = {}", HowRead(c.flops_per_s, "FLOP/s"),
+                           100 * CeilingOf(c.flops_per_s) / c.theoretical,
                            Si(c.theoretical, "FLOP/s"), c.theoretical_formula);
     }
     d.compute.push_back({c.engine, std::move(q)});
@@ -99,12 +107,12 @@ Device ToDevice(const CudaMeasurement& m) {
   dram.name = cuda_plan::DeviceMemoryName(info);
   dram.capacity = SpecQuantity(info.global_memory_bytes, "B", props + " totalGlobalMem");
   if (const CudaBandwidth* b = Best(m, "dram"); b != nullptr) {
-    dram.bandwidth = MeasuredQuantity(b->bytes_per_s.median, "B/s", BandwidthMethod(m, *b), m.date,
-                                      b->bytes_per_s.spread);
+    dram.bandwidth = MeasuredQuantity(CeilingOf(b->bytes_per_s), "B/s", BandwidthMethod(m, *b),
+                                      m.date, b->bytes_per_s.spread);
     const cuda_plan::Peak t = cuda_plan::TheoreticalDramBandwidth(info);
     if (t.value > 0) {
       dram.bandwidth->note =
-          fmt::format("{:.0f}% of theoretical {} = {}", 100 * b->bytes_per_s.median / t.value,
+          fmt::format("{:.0f}% of theoretical {} = {}", 100 * CeilingOf(b->bytes_per_s) / t.value,
                       Si(t.value, "B/s"), t.formula);
     }
   }
@@ -114,8 +122,8 @@ Device ToDevice(const CudaMeasurement& m) {
   l2.name = "l2";
   l2.capacity = SpecQuantity(info.l2_bytes, "B", props + " l2CacheSize");
   if (const CudaBandwidth* b = Best(m, "l2"); b != nullptr) {
-    l2.bandwidth = MeasuredQuantity(b->bytes_per_s.median, "B/s", BandwidthMethod(m, *b), m.date,
-                                    b->bytes_per_s.spread);
+    l2.bandwidth = MeasuredQuantity(CeilingOf(b->bytes_per_s), "B/s", BandwidthMethod(m, *b),
+                                    m.date, b->bytes_per_s.spread);
   }
   if (l2.capacity.value > 0) d.memory.push_back(std::move(l2));
 
@@ -124,12 +132,12 @@ Device ToDevice(const CudaMeasurement& m) {
   smem.capacity = SpecQuantity(info.smem_per_sm_bytes, "B", props + " sharedMemPerMultiprocessor");
   smem.instances = std::max(1, info.sm_count);
   if (const CudaBandwidth* b = Best(m, "smem"); b != nullptr) {
-    smem.bandwidth = MeasuredQuantity(b->bytes_per_s.median, "B/s", BandwidthMethod(m, *b), m.date,
-                                      b->bytes_per_s.spread);
+    smem.bandwidth = MeasuredQuantity(CeilingOf(b->bytes_per_s), "B/s", BandwidthMethod(m, *b),
+                                      m.date, b->bytes_per_s.spread);
     const cuda_plan::Peak t = cuda_plan::TheoreticalSmemBandwidth(info);
     if (t.value > 0) {
       smem.bandwidth->note =
-          fmt::format("{:.0f}% of theoretical {} = {}", 100 * b->bytes_per_s.median / t.value,
+          fmt::format("{:.0f}% of theoretical {} = {}", 100 * CeilingOf(b->bytes_per_s) / t.value,
                       Si(t.value, "B/s"), t.formula);
     }
   }

@@ -134,15 +134,44 @@ double TensorFlopsPerClockPerSm(int sm, std::string_view dtype) {
   return 0;
 }
 
+// Non-tensor 16-bit multiply-adds per clock per SM (packed HFMA2 pairs counted as two), from the
+// vendors' non-tensor peaks / (SMs x boost clock x 2): A100 whitepaper (sm_80: fp16 78, bf16 39
+// TFLOPS, 108 SMs, 1410 MHz), L40S datasheet (sm_89: 91.6 TFLOPS for both, 142 SMs, 2520 MHz; the
+// same per-SM rate on sm_86 boards, RTX A6000 38.7 TFLOPS at 84 SMs, 1800 MHz), H100 whitepaper
+// (sm_90: 133.8 TFLOPS for both, 132 SMs, 1980 MHz). Other architectures: unknown (0).
+int Half16LanesPerSm(int sm, std::string_view dtype) {
+  const bool bf16 = dtype == "bf16";
+  switch (sm) {
+    case 80:
+      return bf16 ? 128 : 256;
+    case 86:
+    case 87:
+    case 89:
+      return 128;
+    case 90:
+      return 256;
+    default:
+      return 0;
+  }
+}
+
 Peak TheoreticalVectorPeak(const CudaDeviceInfo& info, std::string_view dtype) {
   Peak p;
-  const int lanes = dtype == "fp64" ? Fp64LanesPerSm(info.Sm()) : Fp32LanesPerSm(info.Sm());
+  const bool half16 = dtype == "fp16" || dtype == "bf16";
+  const int lanes = dtype == "fp64" ? Fp64LanesPerSm(info.Sm())
+                    : half16        ? Half16LanesPerSm(info.Sm(), dtype)
+                                    : Fp32LanesPerSm(info.Sm());
   if (lanes == 0 || info.sm_count <= 0 || info.sm_clock_hz <= 0) return p;
   p.value = info.sm_count * static_cast<double>(lanes) * 2 * info.sm_clock_hz;
-  p.formula = fmt::format(
-      "{} SMs x {} {} FMA lanes (CUDA C++ Programming Guide, arithmetic instruction throughput, "
-      "cc {}) x 2 FLOP x {:.4g} Hz (peak SM clock, cudaDevAttrClockRate)",
-      info.sm_count, lanes, dtype, info.ComputeCapability(), info.sm_clock_hz);
+  p.formula =
+      half16 ? fmt::format("{} SMs x {} {} multiply-adds per clock (non-tensor peaks of the A100 "
+                           "and H100 whitepapers and the L40S datasheet, cc {}) x 2 FLOP x {:.4g} "
+                           "Hz (peak SM clock, cudaDevAttrClockRate)",
+                           info.sm_count, lanes, dtype, info.ComputeCapability(), info.sm_clock_hz)
+             : fmt::format("{} SMs x {} {} FMA lanes (CUDA C++ Programming Guide, arithmetic "
+                           "instruction throughput, cc {}) x 2 FLOP x {:.4g} Hz (peak SM clock, "
+                           "cudaDevAttrClockRate)",
+                           info.sm_count, lanes, dtype, info.ComputeCapability(), info.sm_clock_hz);
   return p;
 }
 

@@ -436,6 +436,7 @@ Result<std::vector<OpTiming>> RunGraphOnCuda(const Graph& graph, const CudaRunOp
   Timer timer;
   s = timer.Init();
   if (!s.ok()) return s;
+  timer.SetLeadCycles(cuda_internal::LeadCyclesOf(info));
   cublasHandle_t blas = nullptr;
   ROOFLINE_CUBLAS_CHECK(cublasCreate(&blas));
   struct DestroyBlas {

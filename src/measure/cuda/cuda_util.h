@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "roofline/cuda_measure.h"
+#include "src/measure/cuda/kernels.h"
 
 namespace roofline::cuda_internal {
 
@@ -99,8 +100,16 @@ class Timer {
   }
   cudaStream_t stream() const { return stream_; }
 
+  /// Before each timed launch (after `before`), a one-thread kernel spins this many SM cycles
+  /// (0: none). The GPU then holds its clock at low power and the launch is queued before the
+  /// start event runs. On an H100 SXM5 (2026-11-25) a 4096x4096x14336 bf16 GEMM timed so by
+  /// PyTorch (torch.cuda._sleep) ran at 840 TFLOP/s with 0.8% spread between launches, and the
+  /// same shape timed right after a memset read 5-20% spreads and medians near 810.
+  void SetLeadCycles(int64_t cycles) { lead_cycles_ = cycles; }
+
   /// Runs `launch` `warmup` times, then `repetitions` times between two events; `before` (if
-  /// set) runs before each timed launch, outside the events (an L2 flush). Seconds per launch.
+  /// set) runs before each timed launch, outside the events (an L2 flush), then the lead spin
+  /// (SetLeadCycles). Seconds per launch.
   Result<std::vector<double>> Time(const std::function<cudaError_t()>& launch, int warmup,
                                    int repetitions,
                                    const std::function<cudaError_t()>& before = nullptr) {
@@ -114,6 +123,7 @@ class Timer {
       if (before) {
         ROOFLINE_CUDA_CHECK(before());
       }
+      ROOFLINE_CUDA_CHECK(cuda_kernels::Spin(lead_cycles_, stream_));
       ROOFLINE_CUDA_CHECK(cudaEventRecord(start_, stream_));
       ROOFLINE_CUDA_CHECK(launch());
       ROOFLINE_CUDA_CHECK(cudaEventRecord(stop_, stream_));
@@ -130,7 +140,14 @@ class Timer {
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr;
   cudaEvent_t stop_ = nullptr;
+  int64_t lead_cycles_ = 0;
 };
+
+/// The lead spin of every timed launch (Timer::SetLeadCycles): 1 ms at the peak SM clock.
+inline int64_t LeadCyclesOf(const CudaDeviceInfo& info) {
+  const double hz = info.sm_clock_hz > 0 ? info.sm_clock_hz : 2e9;
+  return static_cast<int64_t>(hz * 1e-3);
+}
 
 /// Checks that a device exists and selects it; fills `info`.
 Status SelectDevice(int index, CudaDeviceInfo* info);

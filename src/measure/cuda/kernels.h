@@ -33,6 +33,11 @@ inline int SizeOf(Elem e) {
 /// Fills n elements with values uniform in [-1, 1) (integers: [-64, 64)) from a hash of the index
 /// and `seed`: never zeros, different for every seed.
 cudaError_t FillRandom(void* p, int64_t n, Elem e, uint64_t seed, cudaStream_t stream);
+
+/// One thread that spins for `cycles` SM clock cycles: queued before a timed launch, it keeps
+/// the GPU busy (at its clock, drawing little power) while the host records the start event and
+/// submits the launch, so the events bracket the kernel alone.
+cudaError_t Spin(int64_t cycles, cudaStream_t stream);
 /// Fills n token ids uniform in [0, range).
 cudaError_t FillIds(int64_t* p, int64_t n, int64_t range, uint64_t seed, cudaStream_t stream);
 
@@ -59,6 +64,12 @@ cudaError_t FmaF32Kernel(int64_t iterations, float* sink, int blocks, int thread
                          cudaStream_t stream);
 cudaError_t FmaF64Kernel(int64_t iterations, double* sink, int blocks, int threads,
                          cudaStream_t stream);
+/// The same with packed 16-bit pairs (HFMA2): every thread runs `iterations` x kFmaChains HFMA2,
+/// each two multiply-adds; FLOP = 4 x that.
+cudaError_t FmaF16x2Kernel(int64_t iterations, float* sink, int blocks, int threads,
+                           cudaStream_t stream);
+cudaError_t FmaBf16x2Kernel(int64_t iterations, float* sink, int blocks, int threads,
+                            cudaStream_t stream);
 
 // ---------------------------------------------------------------------------------------------
 // Ops of `validate --device cuda`. Element types: kF32, kF16 or kBf16; arithmetic in fp32.

@@ -200,7 +200,73 @@ __global__ void FmaKernelImpl(int64_t iterations, T* sink) {
   if (s == static_cast<T>(-1.2345e30)) *sink = s;
 }
 
+__device__ __forceinline__ __half2 Fma2(__half2 a, __half2 b, __half2 c) {
+  return __hfma2(a, b, c);
+}
+__device__ __forceinline__ __nv_bfloat162 Fma2(__nv_bfloat162 a, __nv_bfloat162 b,
+                                               __nv_bfloat162 c) {
+  return __hfma2(a, b, c);
+}
+template <typename T2>
+__device__ __forceinline__ T2 Pair(float lo, float hi);
+template <>
+__device__ __forceinline__ __half2 Pair(float lo, float hi) {
+  return __floats2half2_rn(lo, hi);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat162 Pair(float lo, float hi) {
+  return __floats2bfloat162_rn(lo, hi);
+}
+
+/// FmaKernelImpl for packed 16-bit pairs: each HFMA2 does two multiply-adds (4 FLOP). The chains
+/// settle near c / (1 - b), far from overflow and subnormals.
+template <typename T2>
+__global__ void Fma2KernelImpl(int64_t iterations, float* sink) {
+  T2 a[kFmaChains];
+  const float bf = 0.999f - static_cast<float>(threadIdx.x & 7) * 1e-4f;
+  const float cf = 1e-3f * static_cast<float>((threadIdx.x & 3) + 1);
+  const T2 b = Pair<T2>(bf, bf), c = Pair<T2>(cf, cf);
+#pragma unroll
+  for (int j = 0; j < kFmaChains; ++j) {
+    a[j] = Pair<T2>(static_cast<float>(threadIdx.x + j) * 1e-3f,
+                    static_cast<float>(threadIdx.x + 2 * j) * 1e-3f);
+  }
+#pragma unroll 8
+  for (int64_t it = 0; it < iterations; ++it) {
+#pragma unroll
+    for (int j = 0; j < kFmaChains; ++j) a[j] = Fma2(a[j], b, c);
+  }
+  float s = 0;
+#pragma unroll
+  for (int j = 0; j < kFmaChains; ++j) s += __low2float(a[j]) + __high2float(a[j]);
+  if (s == -1.2345e30f) *sink = s;
+}
+
 }  // namespace
+
+cudaError_t FmaF16x2Kernel(int64_t iterations, float* sink, int blocks, int threads,
+                           cudaStream_t stream) {
+  Fma2KernelImpl<__half2><<<blocks, threads, 0, stream>>>(iterations, sink);
+  return cudaGetLastError();
+}
+
+cudaError_t FmaBf16x2Kernel(int64_t iterations, float* sink, int blocks, int threads,
+                            cudaStream_t stream) {
+  Fma2KernelImpl<__nv_bfloat162><<<blocks, threads, 0, stream>>>(iterations, sink);
+  return cudaGetLastError();
+}
+
+__global__ void SpinKernel(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
+cudaError_t Spin(int64_t cycles, cudaStream_t stream) {
+  if (cycles <= 0) return cudaSuccess;
+  SpinKernel<<<1, 1, 0, stream>>>(static_cast<long long>(cycles));
+  return cudaGetLastError();
+}
 
 cudaError_t FillRandom(void* p, int64_t n, Elem e, uint64_t seed, cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
