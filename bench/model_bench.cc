@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include "roofline/device_db.h"
+#include "roofline/efficiency.h"
 #include "roofline/model_analysis.h"
 #include "roofline/model_registry.h"
 #include "roofline/sweep.h"
@@ -155,6 +156,31 @@ void BM_Llama2_7bSweepBatch100k(benchmark::State& state) {
   state.counters["crossovers"] = static_cast<double>(crossovers);
 }
 BENCHMARK(BM_Llama2_7bSweepBatch100k)
+    ->Arg(100000)
+    ->Unit(benchmark::kSecond)
+    ->UseRealTime()
+    ->Iterations(1);
+
+/// The same sweep with expected times beside the bounds (data/efficiency.json), as the CLI's
+/// `roofline sweep` computes it by default.
+void BM_Llama2_7bSweepBatch100kExpected(benchmark::State& state) {
+  CostOptions options;
+  options.efficiency = std::make_shared<const EfficiencyData>(*LoadDefaultEfficiencyData());
+  const CostModel model(Get().device, options);
+  Workload w;
+  w.prompt = 512;
+  Result<SweepAxis> axis = ParseSweepAxis("batch=1:" + std::to_string(state.range(0)) + ":+1");
+  int64_t points = 0;
+  for (auto _ : state) {
+    Result<SweepResult> r = RunSweep(Llama2_7b(), w, model, PhaseSelection::kBoth, {*axis});
+    points += static_cast<int64_t>(r->points.size());
+  }
+  state.SetItemsProcessed(points);
+  state.counters["us_per_point"] =
+      benchmark::Counter(static_cast<double>(points) * 1e-6,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_Llama2_7bSweepBatch100kExpected)
     ->Arg(100000)
     ->Unit(benchmark::kSecond)
     ->UseRealTime()

@@ -4,6 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "roofline/graph.h"
@@ -32,6 +34,11 @@ class AffineGraph {
 
   /// Whether two graphs have the same structure, specs and tensor sizes.
   static bool Same(const Graph& a, const Graph& b);
+
+  /// Whether ops x and y of `graph` (of the fitted structure) change alike along the line: the
+  /// same size fields vary with the same forms, and so do their operands' sizes, pair by pair.
+  /// Two such ops equal at one point of the line are equal at every point.
+  bool SameForms(const Graph& graph, int x, int y) const;
 
   int64_t lo() const { return lo_; }
   int64_t hi() const { return hi_; }

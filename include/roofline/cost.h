@@ -3,6 +3,7 @@
 #ifndef ROOFLINE_COST_H_
 #define ROOFLINE_COST_H_
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -100,6 +101,12 @@ struct KernelCost {
   /// Takes every figure of `other` but its name and repeat (a kernel that does the same work):
   /// field by field, so the name's storage is neither copied nor freed. A field added to the
   /// struct is added here (the test 'CostKernels.ReusedCostsEqualFreshOnes' catches a miss).
+  /// Sets `name` unless it already holds `n` (compared inline: a sweep re-costs the same kernel
+  /// at every point, and its name is short).
+  void SetName(const std::string& n) {
+    if (name.size() == n.size() && std::equal(n.begin(), n.end(), name.begin())) return;
+    name.assign(n);
+  }
   void AssignFigures(const KernelCost& other) {
     num_engines = other.num_engines;
     engines = other.engines;
@@ -164,14 +171,17 @@ class CostModel {
   /// derivation of every FLOP and byte figure.
   KernelCost Evaluate(const Graph& graph, const Kernel& kernel, Trace* trace = nullptr) const;
   /// The same into `out` (no trace), for a kernel already classified as `cls`: what a sweep
-  /// repeats per point, reusing `out`'s storage.
-  void EvaluateInto(const Graph& graph, const Kernel& kernel, KernelClass cls,
-                    KernelCost& out) const;
+  /// repeats per point, reusing `out`'s storage. `named`: out.name already holds the kernel's.
+  void EvaluateInto(const Graph& graph, const Kernel& kernel, KernelClass cls, KernelCost& out,
+                    bool named = false) const;
 
   /// The expected time of a kernel whose bound is `cost` (needs efficiency data; see
   /// CostOptions). `trace`, when given, receives its derivation.
   ExpectedCost Expect(const Graph& graph, const Kernel& kernel, KernelClass cls,
                       const KernelCost& cost, Trace* trace = nullptr) const;
+  /// The same written into `out` (every field set): a sweep refills costs in place.
+  void ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass cls,
+                  const KernelCost& cost, Trace* trace, ExpectedCost& out) const;
   bool has_expected() const { return options_.efficiency != nullptr; }
   /// The ceilings expected times use, parallel to Device::compute, ::memory and ::links.
   const std::vector<UsedCeiling>& used_compute() const { return used_compute_; }
@@ -217,11 +227,20 @@ class CostModel {
   std::array<std::array<int, 9>, 2> engine_table_{};  ///< [tensor?][dtype] -> ceiling index
   void SetUpExpected();  ///< fills the used ceilings from options_.efficiency
   /// Evaluate's work into `c` (reset first); `cls` null: classified here when needed.
+  /// `named`: c.name already holds the kernel's name (a sweep re-costing the same kernel).
   void Fill(const Graph& graph, const Kernel& kernel, const KernelClass* cls, Trace* trace,
-            KernelCost& c) const;
+            KernelCost& c, bool named = false) const;
 
   std::vector<UsedCeiling> used_compute_, used_memory_, used_links_, used_link_latency_;
   int64_t sm_count_ = 0;
+  /// The efficiency data's matmul tiles as MatmulEfficiency divides by them: a side that is a
+  /// power of two is divided by as a multiply by its reciprocal (exact: the same bits).
+  struct TileSides {
+    double m, n, inv_m, inv_n;
+    bool exact_m, exact_n;
+  };
+  std::vector<TileSides> tile_sides_;
+  double smallest_tile_m_ = 0;
 };
 
 /// FLOPs (each kernel's times its repeat) the device lists no ceiling for, by the requested

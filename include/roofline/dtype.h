@@ -12,8 +12,27 @@ namespace roofline {
 /// Storage / compute data types. Sizes are in bits so that int4 is exact.
 enum class DType { kFp64, kFp32, kTf32, kBf16, kFp16, kFp8, kInt8, kInt4, kFp4 };
 
-/// Storage size in bits per element (tf32 is stored as fp32: 32).
-int BitsOf(DType t);
+/// Storage size in bits per element (tf32 is stored as fp32: 32); inline, the cost rules ask for
+/// it per operand. dtype.cc checks it against the dtype table.
+constexpr int BitsOf(DType t) {
+  switch (t) {
+    case DType::kFp64:
+      return 64;
+    case DType::kFp32:
+    case DType::kTf32:
+      return 32;
+    case DType::kBf16:
+    case DType::kFp16:
+      return 16;
+    case DType::kFp8:
+    case DType::kInt8:
+      return 8;
+    case DType::kInt4:
+    case DType::kFp4:
+      return 4;
+  }
+  return 64;  // out of range: the table's first entry, as NameOf
+}
 /// Storage size in bytes per element (0.5 for 4-bit types).
 inline double BytesOf(DType t) { return BitsOf(t) / 8.0; }
 /// Lower-case name used on the command line and in device ceilings ("bf16").

@@ -51,6 +51,14 @@ struct GraphCosts {
   /// Per kernel, an earlier kernel found doing the same work (its cost is copied), or -1: kept
   /// between costings of one graph as it is re-sized (CostKernels checks it each time).
   std::vector<int> twins;
+  /// Per kernel, set when its twin holds at every point of the line the graph is re-sized along
+  /// (the two ops change alike: AffineGraph::SameForms), so CostKernels copies without checking;
+  /// empty off a line. Set by the sweep's graph cache.
+  std::vector<char> twins_fixed;
+  /// The kernels (their storage and count) whose names `costs` last took: costing the same
+  /// kernels again leaves the names as they are.
+  const Kernel* named_kernels = nullptr;
+  size_t named_count = 0;
   Totals totals;                                 ///< repeats included
 
   // Time of the kernels bound by each kind of resource, repeats included.

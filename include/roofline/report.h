@@ -2,6 +2,7 @@
 #ifndef ROOFLINE_REPORT_H_
 #define ROOFLINE_REPORT_H_
 
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -92,6 +93,8 @@ std::string RenderSweepJson(const SweepResult& sweep, const std::string& model,
                             const std::string& device);
 /// `roofline sweep --format csv`: one row per point and phase.
 std::string RenderSweepCsv(const SweepResult& sweep);
+/// The same text written to `out` as it is made, in blocks (no copy of the whole).
+void WriteSweepCsv(const SweepResult& sweep, std::ostream& out);
 /// `sweep --vary hw=A,B,...`: without another variable, one row per device (time, verdict,
 /// tokens/s, expected time and largest share per phase; footprint); with one, each device's
 /// sweep table, then every crossover compared across the devices.

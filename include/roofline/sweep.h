@@ -211,6 +211,9 @@ class GraphCache {
     Workload line_base;
     std::optional<AffineGraph> affine;
     int64_t tokens_at_lo = 0, tokens_slope = 0;  ///< LlmGraph::tokens along the line
+    /// The line's first costing is still to mark the twins that hold along it
+    /// (GraphCosts::twins_fixed; FixTwins).
+    bool twins_pending = false;
   };
   Result<Entry*> Get(const TransformerConfig& config, const Workload& workload, Phase phase,
                      int slot);
@@ -223,6 +226,10 @@ class GraphCache {
   void PlanLine(SweepVariable variable, int64_t lo, int64_t hi, std::vector<int64_t> checks);
   /// Back to replaying every workload (no line planned).
   void EndLines() { line_ = false; }
+
+  /// After a costing of entry `e` on its line (twins checked at that point): marks the twins
+  /// whose ops change alike along it, so later points copy them unchecked. Once per line.
+  static void FixTwins(Entry& e);
 
   int64_t builds() const { return builds_; }    ///< graphs built from scratch
   int64_t replays() const { return replays_; }  ///< graphs re-sized by replaying the builder

@@ -58,6 +58,7 @@ void CostKernels(const Graph& graph, const CostModel& model, GraphCosts& g, bool
   }
   g.costs.resize(n);
   g.traces.clear();
+  const bool named = g.named_kernels == g.kernels.data() && g.named_count == n;
   // Sums start from zeros made once (a temporary built here would stall as it is copied).
   static const std::array<ResourceTimes, kNumClasses> kNoClassTimes{};
   static const Totals kNoTotals{};
@@ -67,6 +68,7 @@ void CostKernels(const Graph& graph, const CostModel& model, GraphCosts& g, bool
   // each kernel's twin among the earlier ones; later costings (a sweep's next points) try only
   // that twin, and cost the kernel when it no longer matches.
   if (!with_trace && g.twins.size() != n) {
+    g.twins_fixed.clear();
     g.twins.assign(n, -1);
     for (size_t i = 0; i < n; ++i) {
       for (size_t j = 0; j < i && g.twins[i] < 0; ++j) {
@@ -83,20 +85,24 @@ void CostKernels(const Graph& graph, const CostModel& model, GraphCosts& g, bool
       g.traces.push_back(std::move(trace.lines));
     } else {
       int& twin = g.twins[i];
-      if (twin >= 0 && (static_cast<size_t>(twin) >= i || g.classes[twin] != g.classes[i] ||
-                        !SameWork(graph, g.kernels[i], g.kernels[static_cast<size_t>(twin)]))) {
+      const bool fixed = i < g.twins_fixed.size() && g.twins_fixed[i] != 0;
+      if (twin >= 0 && !fixed &&
+          (static_cast<size_t>(twin) >= i || g.classes[twin] != g.classes[i] ||
+           !SameWork(graph, g.kernels[i], g.kernels[static_cast<size_t>(twin)]))) {
         twin = -1;
       }
       if (twin >= 0) {
         KernelCost& c = g.costs[i];
         c.AssignFigures(g.costs[static_cast<size_t>(twin)]);
-        if (c.name != g.kernels[i].name) c.name.assign(g.kernels[i].name);
+        if (!named) c.SetName(g.kernels[i].name);
         c.repeat = g.kernels[i].repeat;
       } else {
-        model.EvaluateInto(graph, g.kernels[i], g.classes[i], g.costs[i]);
+        model.EvaluateInto(graph, g.kernels[i], g.classes[i], g.costs[i], named);
       }
     }
   }
+  g.named_kernels = g.kernels.data();
+  g.named_count = n;
   // The sums, kept in locals (which nothing else can alias) and stored once; each is added in
   // kernel order.
   Totals totals = kNoTotals;

@@ -353,6 +353,22 @@ void GraphCache::PlanLine(SweepVariable variable, int64_t lo, int64_t hi,
   }
 }
 
+void GraphCache::FixTwins(Entry& e) {
+  e.twins_pending = false;
+  GraphCosts& a = e.analysis;
+  a.twins_fixed.assign(a.twins.size(), 0);
+  if (!e.affine.has_value()) return;
+  for (size_t i = 0; i < a.twins.size(); ++i) {
+    const int j = a.twins[i];
+    if (j < 0) continue;
+    const Kernel& x = a.kernels[i];
+    const Kernel& y = a.kernels[static_cast<size_t>(j)];
+    // Twins are one-op kernels (SameWork); their ops changing alike keeps them equal.
+    a.twins_fixed[i] = x.ops.size() == 1 && y.ops.size() == 1 &&
+                       e.affine->SameForms(e.graph.graph, x.ops[0], y.ops[0]);
+  }
+}
+
 void GraphCache::FuseEntry(Entry& e, FusionMode fusion) {
   e.fusion = fusion;
   e.analysis = GraphCosts{};
@@ -396,6 +412,7 @@ bool GraphCache::FitLine(const TransformerConfig& c, const Workload& w, Phase ph
   e.graph = std::move(lo).value();
   FuseEntry(e, w.fusion);
   e.affine = std::move(fit).value();
+  e.twins_pending = true;
   e.tokens_at_lo = e.graph.tokens;
   e.tokens_slope = tokens_slope;
   return true;
@@ -431,6 +448,9 @@ Result<GraphCache::Entry*> GraphCache::Get(const TransformerConfig& c, const Wor
     e.affine.reset();
     e.line_tried = false;
   }
+  // Replayed or built: no line vouches for the twins.
+  e.analysis.twins_fixed.clear();
+  e.twins_pending = false;
   if (e.built && e.fusion == w.fusion && ReplayLlmGraph(c, w, e.graph).ok()) {
     ++replays_;
     return &e;
@@ -499,6 +519,7 @@ Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const
     if (p == Phase::kDecode) footprint_from(graph);
     GraphCosts& a = (*entry)->analysis;
     CostKernels(graph, model, a);
+    if ((*entry)->twins_pending) GraphCache::FixTwins(**entry);
     PhasePoint& pp = out.emplace_back();
     pp.phase = p;
     pp.time_s = a.totals.time_s;

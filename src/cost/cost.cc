@@ -115,18 +115,18 @@ KernelCost CostModel::Evaluate(const Graph& graph, const Kernel& kernel, Trace* 
 }
 
 void CostModel::EvaluateInto(const Graph& graph, const Kernel& kernel, KernelClass cls,
-                             KernelCost& out) const {
-  Fill(graph, kernel, &cls, nullptr, out);
+                             KernelCost& out, bool named) const {
+  Fill(graph, kernel, &cls, nullptr, out, named);
 }
 
 void CostModel::Fill(const Graph& graph, const Kernel& kernel, const KernelClass* cls, Trace* trace,
-                     KernelCost& c) const {
+                     KernelCost& c, bool named) const {
   const LevelModel& lv = *levels_;
 
   // Every figure is reset, field by field (a sweep refills the same costs: the name's storage
   // is kept, and a fresh KernelCost copied in whole would cost more than the kernel itself).
   // EngineTerms are reset as they are taken; `expected` is filled below when there is one.
-  if (c.name != kernel.name) c.name.assign(kernel.name);
+  if (!named) c.SetName(kernel.name);
   c.num_engines = 0;
   c.flops = 0;
   c.compute_time_s = 0;
@@ -330,7 +330,8 @@ void CostModel::Fill(const Graph& graph, const Kernel& kernel, const KernelClass
   }
   if (has_expected()) {
     c.has_expected = true;
-    c.expected = Expect(graph, kernel, cls != nullptr ? *cls : ClassOf(graph, kernel), c, trace);
+    ExpectInto(graph, kernel, cls != nullptr ? *cls : ClassOf(graph, kernel), c, trace,
+               c.expected);
   }
 }
 

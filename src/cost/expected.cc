@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "roofline/cost.h"
@@ -117,23 +118,42 @@ void CostModel::SetUpExpected() {
   for (const auto& [key, q] : d.info) {
     if (key == "sm_count" || key == "cu_count") sm_count_ = static_cast<int64_t>(q.value);
   }
+  for (const MatmulTile& t : e.matmul_tiles) {
+    auto power_of_two = [](double x) {
+      int exp = 0;
+      return x > 0 && std::frexp(x, &exp) == 0.5;
+    };
+    const auto tm = static_cast<double>(t.m), tn = static_cast<double>(t.n);
+    tile_sides_.push_back({tm, tn, 1 / tm, 1 / tn, power_of_two(tm), power_of_two(tn)});
+    smallest_tile_m_ = tile_sides_.size() == 1 ? tm : std::min(smallest_tile_m_, tm);
+  }
 }
 
 double CostModel::MatmulEfficiency(double m, double n, double k, double batch,
                                    MatmulTile* picked) const {
-  if (!options_.efficiency || options_.efficiency->matmul_tiles.empty()) return 1;
+  if (!options_.efficiency || tile_sides_.empty()) return 1;
   double best = 0;
   // Fewer rows than the smallest tile (decode's skinny products): GEMV and skinny-M kernels
   // cover them without padding the rows.
-  int64_t smallest_m = options_.efficiency->matmul_tiles.front().m;
-  for (const MatmulTile& t : options_.efficiency->matmul_tiles)
-    smallest_m = std::min(smallest_m, t.m);
-  const bool skinny = m < static_cast<double>(smallest_m);
-  for (const MatmulTile& t : options_.efficiency->matmul_tiles) {
-    const double tm = skinny ? m : static_cast<double>(t.m), tn = static_cast<double>(t.n);
-    const double rows = std::ceil(m / tm), cols = std::ceil(n / tn);
+  const bool skinny = m < smallest_tile_m_;
+  // Columns of tiles per tile shape, kept for the last n (a sweep varies the rows, m, and keeps
+  // the output width).
+  thread_local double cols_n = -1;
+  thread_local std::array<double, 8> cols_of{};
+  const bool cached = n == cols_n && tile_sides_.size() <= cols_of.size();
+  for (size_t i = 0; i < tile_sides_.size(); ++i) {
+    const TileSides& t = tile_sides_[i];
+    const double tm = skinny ? m : t.m, tn = t.n;
+    // x / 2^j and x * 2^-j are the same double: the powers of two are multiplied.
+    const double rows = std::ceil(!skinny && t.exact_m ? m * t.inv_m : m / tm);
+    const double cols =
+        cached ? cols_of[i] : std::ceil(t.exact_n ? n * t.inv_n : n / tn);
+    if (!cached && i < cols_of.size()) cols_of[i] = cols;
     // Tile quantization: the padded part of the last row and column of tiles is computed too.
     double eff = (m * n) / (rows * tm * cols * tn);
+    // The wave factor below is at most 1, so a tile no better than the best before it cannot
+    // win: its waves are not worked out (the same result, fewer divides).
+    if (eff <= best) continue;
     if (sm_count_ > 0) {
       // Wave quantization: tiles run in waves of one per SM; the last wave may be partly idle.
       // Fewer tiles than SMs: k is split so that more of them work (split-K).
@@ -145,16 +165,32 @@ double CostModel::MatmulEfficiency(double m, double n, double k, double batch,
     }
     if (eff > best) {
       best = eff;
-      if (picked != nullptr) *picked = t;
+      if (picked != nullptr) *picked = options_.efficiency->matmul_tiles[i];
     }
   }
+  cols_n = tile_sides_.size() <= cols_of.size() ? n : -1;
   return std::clamp(best, 1e-9, 1.0);
 }
 
 ExpectedCost CostModel::Expect(const Graph& graph, const Kernel& kernel, KernelClass cls,
                                const KernelCost& c, Trace* trace) const {
   ExpectedCost e;
-  if (!options_.efficiency) return e;
+  ExpectInto(graph, kernel, cls, c, trace, e);
+  return e;
+}
+
+void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass cls,
+                           const KernelCost& c, Trace* trace, ExpectedCost& e) const {
+  // Every field is set below (a sweep refills the same storage).
+  e.compute_s = 0;
+  e.memory_s.fill(0);
+  e.comm_s = 0;
+  e.efficiency = 1;
+  if (!options_.efficiency) {
+    e.roofline_s = e.overhead_s = e.host_s = e.time_s = 0;
+    e.term = e.bound = Bound{};
+    return;
+  }
   const EfficiencyData& data = *options_.efficiency;
   const ExpectedOptions& o = options_.expected;
 
@@ -201,14 +237,16 @@ ExpectedCost CostModel::Expect(const Graph& graph, const Kernel& kernel, KernelC
   for (int i = 0; i < c.num_engines; ++i) {
     const EngineTerm& t = c.engines[i];
     if (t.ceiling < 0 || used_compute_[t.ceiling].value <= 0) continue;
-    e.compute_s += t.flops / used_compute_[t.ceiling].value / eff_of(t);
+    // Dividing by an efficiency of 1 changes nothing: skipped (the same bits, fewer divides).
+    const double at_ceiling = t.flops / used_compute_[t.ceiling].value, eff = eff_of(t);
+    e.compute_s += eff == 1.0 ? at_ceiling : at_ceiling / eff;
   }
   e.roofline_s = e.compute_s;
   e.term = c.num_engines > 0 ? Bound{BoundKind::kCompute, DominantEngine(c)}
                              : Bound{BoundKind::kMemory, 0};
   for (int l = 0; l < c.num_levels; ++l) {
     const double bw = used_memory_[l].value;
-    e.memory_s[l] = bw > 0 ? c.bytes[l] / bw / other_eff : 0;
+    e.memory_s[l] = bw <= 0 ? 0 : other_eff == 1.0 ? c.bytes[l] / bw : c.bytes[l] / bw / other_eff;
     if (e.memory_s[l] > e.roofline_s) {
       e.roofline_s = e.memory_s[l];
       e.term = {BoundKind::kMemory, l};
@@ -273,7 +311,6 @@ ExpectedCost CostModel::Expect(const Graph& graph, const Kernel& kernel, KernelC
                            c.time_s > 0 ? fmt::format("{:.2f}x", e.time_s / c.time_s) : "-",
                            Seconds(c.time_s), launch_bound ? " -> overhead (launch-bound)" : ""));
   }
-  return e;
 }
 
 }  // namespace roofline

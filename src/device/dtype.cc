@@ -35,6 +35,15 @@ constexpr bool InEnumOrder() {
 }
 static_assert(InEnumOrder());
 
+// The header's BitsOf agrees with the table.
+constexpr bool BitsAgree() {
+  for (const DTypeInfo& d : kDTypes) {
+    if (BitsOf(d.type) != d.bits) return false;
+  }
+  return true;
+}
+static_assert(BitsAgree());
+
 const DTypeInfo& Info(DType t) {
   const auto i = static_cast<size_t>(t);
   return i < kDTypes.size() ? kDTypes[i] : kDTypes[0];
@@ -42,7 +51,6 @@ const DTypeInfo& Info(DType t) {
 
 }  // namespace
 
-int BitsOf(DType t) { return Info(t).bits; }
 std::string_view NameOf(DType t) { return Info(t).name; }
 bool IsInteger(DType t) { return t == DType::kInt8 || t == DType::kInt4; }
 

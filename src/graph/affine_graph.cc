@@ -150,6 +150,35 @@ Result<AffineGraph> AffineGraph::Fit(const Graph& lo_graph, int64_t lo, const Gr
   return g;
 }
 
+bool AffineGraph::SameForms(const Graph& graph, int x, int y) const {
+  struct Form {
+    int field;
+    int64_t a, b;
+    bool operator==(const Form&) const = default;
+  };
+  auto forms_of = [&](int op) {
+    std::vector<Form> out;
+    for (const FieldForm& f : fields_) {
+      if (f.op == op) out.push_back({f.field, f.a, f.b});
+    }
+    return out;
+  };
+  if (forms_of(x) != forms_of(y)) return false;
+  auto tensor_form = [&](int t) -> std::optional<std::pair<int64_t, int64_t>> {
+    for (const TensorForm& f : tensors_) {
+      if (f.tensor == t) return std::make_pair(f.a, f.b);
+    }
+    return std::nullopt;
+  };
+  const std::vector<int>& ox = graph.ops_[static_cast<size_t>(x)].operands;
+  const std::vector<int>& oy = graph.ops_[static_cast<size_t>(y)].operands;
+  if (ox.size() != oy.size()) return false;
+  for (size_t j = 0; j < ox.size(); ++j) {
+    if (tensor_form(ox[j]) != tensor_form(oy[j])) return false;
+  }
+  return true;
+}
+
 void AffineGraph::Apply(int64_t v, Graph& graph) const {
   const int64_t dv = v - lo_;
   for (const FieldForm& f : fields_) {

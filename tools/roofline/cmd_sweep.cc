@@ -269,7 +269,7 @@ int RunSweepCommand(Context& ctx) {
   if (o.format == OutputFormat::kJson) {
     *ctx.out << RenderSweepJson(*r, o.model, setup->device.id);
   } else if (o.format == OutputFormat::kCsv) {
-    *ctx.out << RenderSweepCsv(*r);
+    WriteSweepCsv(*r, *ctx.out);
   } else {
     std::string explanation;
     if (!so.explain.empty()) {
