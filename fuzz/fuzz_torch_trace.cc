@@ -31,6 +31,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 #else
   const std::string path = fuzz::WriteInput(data, size, ".json");
 #endif
-  (void)LoadTorchTrace(path);
+  // Read, then summarized: the per-op FLOP and byte rules read the recorded shapes and
+  // concrete arguments (CostTorchOp), which a trace may hold in any form.
+  Result<TorchTrace> trace = LoadTorchTrace(path);
+  if (trace.ok()) (void)SummarizeTorch(*trace, nullptr);
   return 0;
 }

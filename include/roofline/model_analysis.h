@@ -3,6 +3,7 @@
 #define ROOFLINE_MODEL_ANALYSIS_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "roofline/cost.h"
@@ -66,10 +67,17 @@ Result<PhaseResult> AnalyzePhase(const TransformerConfig& config, const Workload
 /// Activations of the largest op when the whole batch is prefilled in one step.
 double PrefillWorkspace(const TransformerConfig& config, const Workload& workload);
 
+/// The weight tensors of a graph as the footprint counts them: (tensor, op repeat) at each
+/// tensor's first use, in op order.
+using WeightUses = std::vector<std::pair<int, double>>;
+WeightUses WeightUsesOf(const Graph& graph);
+
 /// The same from a decode graph already built for `workload` at that batch and context.
+/// `weights`, when given, is WeightUsesOf(decode) kept from a graph of the same structure (a
+/// sweep's row): the same result without walking the ops.
 MemoryFootprint FootprintFromGraph(const TransformerConfig& config, const Workload& workload,
                                    const Device& device, const Graph& decode, int64_t batch,
-                                   int64_t context);
+                                   int64_t context, const WeightUses* weights = nullptr);
 
 /// The batch limit of the largest-batch search (and of --batch).
 inline constexpr int64_t kMaxBatch = int64_t{1} << 24;

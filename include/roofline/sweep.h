@@ -214,6 +214,9 @@ class GraphCache {
     /// The line's first costing is still to mark the twins that hold along it
     /// (GraphCosts::twins_fixed; FixTwins).
     bool twins_pending = false;
+    /// The graph's weight uses for the footprint (WeightUsesOf), kept while its structure is:
+    /// along a row; made again after a build or a replay.
+    std::optional<WeightUses> weight_uses;
   };
   Result<Entry*> Get(const TransformerConfig& config, const Workload& workload, Phase phase,
                      int slot);

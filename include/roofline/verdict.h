@@ -50,6 +50,36 @@ struct ResourceTimes {
       if (listed && ceiling >= engines) engines = ceiling + 1;
     }
   }
+  /// a.Add(cost, repeat) and b.Add(cost, repeat) in one pass: each product made once and added
+  /// to both (the same sums, bit for bit). A step's totals and its class's, per kernel.
+  static void AddToBoth(ResourceTimes& a, ResourceTimes& b, const KernelCost& cost,
+                        double repeat) {
+    const int levels = cost.num_levels;
+    a.levels = a.levels > levels ? a.levels : levels;
+    b.levels = b.levels > levels ? b.levels : levels;
+    const double compute = cost.compute_time_s * repeat;
+    a.compute_s += compute;
+    b.compute_s += compute;
+    for (int l = 0; l < levels; ++l) {
+      const double m = cost.memory_time_s[l] * repeat;
+      a.memory_s[l] += m;
+      b.memory_s[l] += m;
+    }
+    const double comm = cost.comm_time_s * repeat;
+    a.comm_s += comm;
+    b.comm_s += comm;
+    if (cost.link >= 0) a.link = b.link = cost.link;
+    for (int e = 0; e < cost.num_engines; ++e) {
+      const int ceiling = cost.engines[e].ceiling;
+      const bool listed = ceiling >= 0 && ceiling < kNoCeiling;
+      const int slot = listed ? ceiling : kNoCeiling;
+      const double t = cost.engines[e].time_s * repeat;
+      a.engine_s[slot] += t;
+      b.engine_s[slot] += t;
+      if (listed && ceiling >= a.engines) a.engines = ceiling + 1;
+      if (listed && ceiling >= b.engines) b.engines = ceiling + 1;
+    }
+  }
   /// The resource with the largest summed time: compute (on the engine with the most time)
   /// unless a memory level or the link takes longer; overhead when nothing takes time.
   Verdict Classify() const;

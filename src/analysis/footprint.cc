@@ -13,20 +13,11 @@
 namespace roofline {
 namespace {
 
-/// Bytes of every weight tensor (quantized ones with their scales), each once.
-double WeightBytes(const Graph& g) {
+/// Bytes of every weight tensor (quantized ones with their scales), each once, in the order of
+/// WeightUsesOf.
+double WeightBytes(const Graph& g, const WeightUses& uses) {
   double bytes = 0;
-  thread_local std::vector<char> seen;  // kept between calls: a sweep asks at every point
-  seen.assign(g.tensors().size(), 0);
-  for (const Op& op : g.ops()) {
-    for (size_t j = 0; j < op.roles.size(); ++j) {
-      if (op.roles[j] != TensorRole::kWeight) continue;
-      const int id = op.operands[j];
-      if (seen[id]) continue;
-      seen[id] = 1;
-      bytes += g.tensors()[id].bytes() * static_cast<double>(op.repeat);
-    }
-  }
+  for (const auto& [id, repeat] : uses) bytes += g.tensors()[id].bytes() * repeat;
   return bytes;
 }
 
@@ -46,9 +37,24 @@ double Workspace(const Graph& g) {
 
 }  // namespace
 
+WeightUses WeightUsesOf(const Graph& g) {
+  WeightUses uses;
+  std::vector<char> seen(g.tensors().size(), 0);
+  for (const Op& op : g.ops()) {
+    for (size_t j = 0; j < op.roles.size(); ++j) {
+      if (op.roles[j] != TensorRole::kWeight) continue;
+      const int id = op.operands[j];
+      if (seen[id]) continue;
+      seen[id] = 1;
+      uses.emplace_back(id, static_cast<double>(op.repeat));
+    }
+  }
+  return uses;
+}
+
 MemoryFootprint FootprintFromGraph(const TransformerConfig& c, const Workload& w,
                                    const Device& device, const Graph& decode, int64_t batch,
-                                   int64_t context) {
+                                   int64_t context, const WeightUses* weights) {
   MemoryFootprint m;
   m.stages = w.Stages();
   m.devices = w.Chips();
@@ -59,7 +65,9 @@ MemoryFootprint FootprintFromGraph(const TransformerConfig& c, const Workload& w
     m.capacity_bytes = device.memory[1].total_capacity_bytes();
   }
   const double stages = static_cast<double>(m.stages);
-  m.weights_bytes = WeightBytes(decode) / stages;
+  m.weights_bytes = (weights != nullptr ? WeightBytes(decode, *weights)
+                                         : WeightBytes(decode, WeightUsesOf(decode))) /
+                    stages;
   // KV cache: per token and layer, what the decode step's attention reads per key.
   const DType act = w.dtype.value_or(c.torch_dtype);
   const double ekv = BytesOf(w.kv_dtype.value_or(act));

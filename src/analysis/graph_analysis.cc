@@ -113,12 +113,13 @@ void CostKernels(const Graph& graph, const CostModel& model, GraphCosts& g, bool
   for (size_t i = 0; i < n; ++i) {
     const KernelCost& c = g.costs[i];
     const double r = static_cast<double>(c.repeat);
-    const double t = c.time_s * r;
-    totals.flops += c.flops * r;
+    const double t = c.time_s * r, f = c.flops * r;
+    totals.flops += f;
     totals.time_s += t;
     for (int l = 0; l < c.num_levels; ++l) totals.bytes[l] += c.bytes[l] * r;
     totals.comm_bytes += c.comm_bytes * r;
-    all.Add(c, r);
+    const auto cls = static_cast<size_t>(g.classes[i]);
+    ResourceTimes::AddToBoth(all, class_times[cls], c, r);
     switch (c.bound.kind) {
       case BoundKind::kCompute:
         compute_bound += t;
@@ -140,10 +141,8 @@ void CostKernels(const Graph& graph, const CostModel& model, GraphCosts& g, bool
       totals.expected_host_s += e.host_s * r;
       totals.expected_by_bound[static_cast<size_t>(e.bound.kind)] += e.time_s * r;
     }
-    const auto cls = static_cast<size_t>(g.classes[i]);
     class_present[cls] = true;
-    class_times[cls].Add(c, r);
-    class_flops[cls] += c.flops * r;
+    class_flops[cls] += f;
     class_bytes[cls] += c.bytes[0] * r;
     class_time_s[cls] += (c.time_s - c.overhead_s) * r;
     overhead += c.overhead_s * r;

@@ -371,6 +371,7 @@ void GraphCache::FixTwins(Entry& e) {
 
 void GraphCache::FuseEntry(Entry& e, FusionMode fusion) {
   e.fusion = fusion;
+  e.weight_uses.reset();
   e.analysis = GraphCosts{};
   e.analysis.kernels = Fuse(e.graph.graph, fusion);
   for (const Kernel& k : e.analysis.kernels) {
@@ -448,9 +449,10 @@ Result<GraphCache::Entry*> GraphCache::Get(const TransformerConfig& c, const Wor
     e.affine.reset();
     e.line_tried = false;
   }
-  // Replayed or built: no line vouches for the twins.
+  // Replayed or built: no line vouches for the twins, and the roles may be new.
   e.analysis.twins_fixed.clear();
   e.twins_pending = false;
+  e.weight_uses.reset();
   if (e.built && e.fusion == w.fusion && ReplayLlmGraph(c, w, e.graph).ok()) {
     ++replays_;
     return &e;
@@ -497,9 +499,10 @@ Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const
     return Status::Invalid("--pp", "device '" + d.id + "' lists no link between chips");
   }
   // The footprint's decode graph is built at the longer of prompt and context.
-  auto footprint_from = [&](const Graph& decode) {
+  auto footprint_from = [&](GraphCache::Entry& e) {
     if (footprint != nullptr) {
-      *footprint = FootprintFromGraph(c, w, d, decode, w.batch, context);
+      if (!e.weight_uses) e.weight_uses = WeightUsesOf(e.graph.graph);
+      *footprint = FootprintFromGraph(c, w, d, e.graph.graph, w.batch, context, &*e.weight_uses);
     }
   };
   if (footprint != nullptr && (which == PhaseSelection::kPrefill || context != w.DecodeContext())) {
@@ -507,7 +510,7 @@ Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const
     wf.context = context;
     Result<GraphCache::Entry*> g = cache->Get(c, wf, Phase::kDecode, 1);
     if (!g.ok()) return g.status();
-    footprint_from((*g)->graph.graph);
+    footprint_from(**g);
     footprint = nullptr;  // done
   }
   for (Phase p : {Phase::kPrefill, Phase::kDecode}) {
@@ -516,7 +519,7 @@ Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const
     Result<GraphCache::Entry*> entry = cache->Get(c, w, p, 0);
     if (!entry.ok()) return entry.status();
     const Graph& graph = (*entry)->graph.graph;
-    if (p == Phase::kDecode) footprint_from(graph);
+    if (p == Phase::kDecode) footprint_from(**entry);
     GraphCosts& a = (*entry)->analysis;
     CostKernels(graph, model, a);
     if ((*entry)->twins_pending) GraphCache::FixTwins(**entry);

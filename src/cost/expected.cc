@@ -8,6 +8,7 @@
 
 #include "roofline/cost.h"
 #include "roofline/units.h"
+#include "src/cost/round_whole.h"
 
 namespace roofline {
 namespace {
@@ -136,19 +137,35 @@ double CostModel::MatmulEfficiency(double m, double n, double k, double batch,
   // Fewer rows than the smallest tile (decode's skinny products): GEMV and skinny-M kernels
   // cover them without padding the rows.
   const bool skinny = m < smallest_tile_m_;
-  // Columns of tiles per tile shape, kept for the last n (a sweep varies the rows, m, and keeps
-  // the output width).
-  thread_local double cols_n = -1;
-  thread_local std::array<double, 8> cols_of{};
-  const bool cached = n == cols_n && tile_sides_.size() <= cols_of.size();
+  // Columns of tiles per tile shape, kept for the last few output widths n (a sweep varies the
+  // rows, m, of each product and keeps its width).
+  struct Widths {
+    double n = -1;
+    std::array<double, 8> cols{};
+  };
+  thread_local std::array<Widths, 8> widths;
+  thread_local size_t next_width = 0;
+  Widths* w = nullptr;
+  if (tile_sides_.size() <= Widths{}.cols.size()) {
+    for (Widths& x : widths) {
+      if (x.n == n) w = &x;
+    }
+  }
+  const bool cached = w != nullptr;
+  if (!cached && tile_sides_.size() <= Widths{}.cols.size()) {
+    w = &widths[next_width];
+    next_width = (next_width + 1) % widths.size();
+    w->n = -1;  // filled below
+  }
   for (size_t i = 0; i < tile_sides_.size(); ++i) {
     const TileSides& t = tile_sides_[i];
     const double tm = skinny ? m : t.m, tn = t.n;
-    // x / 2^j and x * 2^-j are the same double: the powers of two are multiplied.
-    const double rows = std::ceil(!skinny && t.exact_m ? m * t.inv_m : m / tm);
-    const double cols =
-        cached ? cols_of[i] : std::ceil(t.exact_n ? n * t.inv_n : n / tn);
-    if (!cached && i < cols_of.size()) cols_of[i] = cols;
+    // x / 2^j and x * 2^-j are the same double: the powers of two are multiplied. A skinny
+    // product's one row of tiles is m / m = 1.
+    const double rows = skinny && m > 0 ? 1.0
+                                        : CeilWhole(!skinny && t.exact_m ? m * t.inv_m : m / tm);
+    const double cols = cached ? w->cols[i] : CeilWhole(t.exact_n ? n * t.inv_n : n / tn);
+    if (!cached && w != nullptr) w->cols[i] = cols;
     // Tile quantization: the padded part of the last row and column of tiles is computed too.
     double eff = (m * n) / (rows * tm * cols * tn);
     // The wave factor below is at most 1, so a tile no better than the best before it cannot
@@ -160,15 +177,15 @@ double CostModel::MatmulEfficiency(double m, double n, double k, double batch,
       double tiles = rows * cols * batch;
       const double sms = static_cast<double>(sm_count_);
       if (tiles < sms)
-        tiles *= std::max(1.0, std::min(std::floor(sms / tiles), std::floor(k / 256)));
-      eff *= tiles / (std::ceil(tiles / sms) * sms);
+        tiles *= std::max(1.0, std::min(FloorWhole(sms / tiles), FloorWhole(k * (1.0 / 256))));
+      eff *= tiles / (CeilWhole(tiles / sms) * sms);
     }
     if (eff > best) {
       best = eff;
       if (picked != nullptr) *picked = options_.efficiency->matmul_tiles[i];
     }
   }
-  cols_n = tile_sides_.size() <= cols_of.size() ? n : -1;
+  if (!cached && w != nullptr) w->n = n;
   return std::clamp(best, 1e-9, 1.0);
 }
 

@@ -8,13 +8,14 @@
 #include <cmath>
 
 #include "roofline/units.h"
+#include "src/cost/round_whole.h"
 
 namespace roofline {
 namespace {
 
 double D(int64_t v) { return static_cast<double>(v); }
 
-double CeilDiv(double a, double b) { return std::ceil(a / b); }
+double CeilDiv(double a, double b) { return CeilWhole(a / b); }
 
 double Pow2Floor(double x) {
   double p = 1;
@@ -283,7 +284,7 @@ void Conv2dRule(const Graph& g, const Op& op, const Conv2dSpec& s, const LevelMo
 
 }  // namespace
 
-double Floor16(double x) { return std::max(16.0, std::floor(x / 16) * 16); }
+double Floor16(double x) { return std::max(16.0, FloorWhole(x / 16) * 16); }
 
 double LevelModel::TileSideOf(double capacity, double ea_plus_eb) {
   return Floor16(std::sqrt(capacity / ea_plus_eb));
