@@ -179,7 +179,7 @@ def attention_kernels(torch, dev, repetitions):
 
 
 def memory_kernels(torch, dev, repetitions):
-    """Memory-bound PyTorch kernels in bf16 over sizes from 8 KB to 1 GB per tensor: add
+    """Memory-bound PyTorch kernels in bf16 over sizes from 8 kB to 512 MiB per tensor: add
     (2 reads, 1 write), silu (1 read, 1 write) and rms_norm over rows of 4096 (1 read, 1 write);
     bytes moved per second, the L2 written before each timed launch, launches queued ahead."""
     import torch.nn.functional as F

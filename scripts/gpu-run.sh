@@ -47,7 +47,7 @@ has() {  # has MODE...: whether this run includes one of the modes
 # The card's clock, power and throttle reasons every 200 ms for the whole run (clocks.csv), so a
 # figure can be read against the clock it ran at.
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
-  --format=csv -lms 200 > "$OUT/clocks-$WHAT.csv" 2>/dev/null &
+  --format=csv -lms 200 > "$OUT/clocks-$WHAT.csv" 2> "$OUT/clocks-$WHAT.err" &
 SAMPLER=$!
 trap 'kill $SAMPLER 2>/dev/null' EXIT
 

@@ -235,6 +235,30 @@ TEST(Expected, MatmulEfficiencyFollowsTileAndWaveQuantization) {
   EXPECT_NEAR(model.MatmulEfficiency(1, 2560, 256, 1), 0.4, 1e-12);
 }
 
+// MatmulEfficiency keeps tile columns per output width on each thread: two models with other
+// tiles, asked in turn for the same widths, each get what a fresh model of theirs gives.
+TEST(Expected, MatmulEfficiencyCacheKeepsModelsApart) {
+  const Device& h100 = Dev("h100-sxm");
+  EfficiencyData other = *Data();
+  other.matmul_tiles = {MatmulTile{96, 96}, MatmulTile{192, 80}};
+  CostOptions o;
+  o.efficiency = std::make_shared<const EfficiencyData>(other);
+  auto fresh = [&](bool default_tiles, double m, double n) {
+    const CostModel model = default_tiles ? Expecting(h100) : CostModel(h100, o);
+    return model.MatmulEfficiency(m, n, 4096, 1);
+  };
+  const CostModel a = Expecting(h100);
+  const CostModel b(h100, o);
+  for (double n : {2560.0, 4096.0, 11008.0, 2560.0}) {
+    for (double m : {1.0, 200.0, 1344.0}) {
+      EXPECT_DOUBLE_EQ(a.MatmulEfficiency(m, n, 4096, 1), fresh(true, m, n)) << m << " " << n;
+      EXPECT_DOUBLE_EQ(b.MatmulEfficiency(m, n, 4096, 1), fresh(false, m, n)) << m << " " << n;
+    }
+  }
+  // The two tile sets do differ on one of these shapes (else the test would prove nothing).
+  EXPECT_NE(fresh(true, 200, 2560), fresh(false, 200, 2560));
+}
+
 TEST(Expected, ShortKernelsAreLaunchBoundAndLongOnesAreNot) {
   const Device& h100 = Dev("h100-sxm");
   const CostModel eager = Expecting(h100, CeilingSet::kAchievable, Runtime::kEager);

@@ -23,11 +23,11 @@ TEST(NumberText, AppendG17WritesTheBytesOfFmt) {
     ++checked;
     return ours == fmt::format("{:.17g}", v) ? std::string() : ours;
   };
-  for (double v : {0.0, -0.0, 1.0, -1.0, 0.1, 1e-5, 1e-4, 9.9999999999999995e-5, 1e15, 1e16,
-                   1e17, 1e21, 13745338880.0, 0.0080454607652657266, 5e-324,
-                   std::numeric_limits<double>::max(), std::numeric_limits<double>::infinity(),
-                   -std::numeric_limits<double>::infinity(),
-                   std::numeric_limits<double>::quiet_NaN()}) {
+  for (double v :
+       {0.0, -0.0, 1.0, -1.0, 0.1, 1e-5, 1e-4, 9.9999999999999995e-5, 1e15, 1e16, 1e17, 1e21,
+        13745338880.0, 0.0080454607652657266, 5e-324, std::numeric_limits<double>::max(),
+        std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+        std::numeric_limits<double>::quiet_NaN()}) {
     EXPECT_EQ(same(v), "") << fmt::format("{:.17g}", v);
   }
   for (int i = 0; i < 200000; ++i) {

@@ -385,14 +385,25 @@ TEST(TorchOpCost, AttentionCountsLikeFlopCounter) {
 // (tests/fixtures/profiles/torch_h100_llama3_8b_decode_gqa.json.gz): one decode query per
 // sequence over 4097 cached keys of 8 grouped heads.
 TEST(TorchOpCost, KernelLevelAttentionOps) {
-  const TorchOpCost cudnn = CostTorchOp(
-      "aten::_cudnn_attention_forward",
-      Shapes({{1, 32, 1, 128}, {1, 8, 4097, 128}, {1, 8, 4097, 128}, {}, {}, {}, {}, {}, {}, {},
-              {}, {}, {}},
-             {"c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "", "", "", "Scalar", "Scalar",
-              "Scalar", "Scalar", "Scalar", "Scalar", "Scalar"},
-             {"", "", "", "", "", "", "1", "4097", "False", "0.", "False", "False",
-              "0.088388347648318447"}));
+  const TorchOpCost cudnn =
+      CostTorchOp("aten::_cudnn_attention_forward",
+                  Shapes({{1, 32, 1, 128},
+                          {1, 8, 4097, 128},
+                          {1, 8, 4097, 128},
+                          {},
+                          {},
+                          {},
+                          {},
+                          {},
+                          {},
+                          {},
+                          {},
+                          {},
+                          {}},
+                         {"c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "", "", "", "Scalar",
+                          "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar"},
+                         {"", "", "", "", "", "", "1", "4097", "False", "0.", "False", "False",
+                          "0.088388347648318447"}));
   ASSERT_TRUE(cudnn.flops.has_value()) << cudnn.note;
   EXPECT_DOUBLE_EQ(*cudnn.flops, 2.0 * 32 * 1 * 4097 * (128 + 128));
   EXPECT_DOUBLE_EQ(*cudnn.min_bytes, (32 * 128 + 2 * 8 * 4097 * 128 + 32 * 128) * 2.0);
@@ -402,8 +413,8 @@ TEST(TorchOpCost, KernelLevelAttentionOps) {
   const TorchOpCost flash = CostTorchOp(
       "aten::_flash_attention_forward",
       Shapes({{2, 512, 32, 64}, {2, 512, 8, 64}, {2, 512, 8, 64}, {}, {}, {}, {}, {}, {}, {}},
-             {"c10::Half", "c10::Half", "c10::Half", "", "", "Scalar", "Scalar", "Scalar",
-              "Scalar", "Scalar"},
+             {"c10::Half", "c10::Half", "c10::Half", "", "", "Scalar", "Scalar", "Scalar", "Scalar",
+              "Scalar"},
              {"", "", "", "", "", "512", "512", "0.", "True", "False"}));
   ASSERT_TRUE(flash.flops.has_value()) << flash.note;
   EXPECT_DOUBLE_EQ(*flash.flops, 2.0 * 2 * 32 * 512 * 512 * (64 + 64));
@@ -417,26 +428,36 @@ TEST(TorchOpCost, KernelLevelAttentionOps) {
              {"", "", "", "", "", "", "", "", "0.", "1", "False"}));
   ASSERT_TRUE(eff.flops.has_value()) << eff.note;
   EXPECT_DOUBLE_EQ(*eff.flops, 2.0 * 4 * 100 * 300 * (32 + 48));
-  EXPECT_DOUBLE_EQ(*eff.min_bytes, (4 * 100 * 32 + 4 * 300 * 32 + 4 * 300 * 48 + 4 * 100 * 48) *
-                                       4.0);
+  EXPECT_DOUBLE_EQ(*eff.min_bytes,
+                   (4 * 100 * 32 + 4 * 300 * 32 + 4 * 300 * 48 + 4 * 100 * 48) * 4.0);
   EXPECT_NE(eff.note.find("causal=True"), std::string::npos) << eff.note;
+  // Packed (varlen) sequences: the cumulative lengths are tensors, the pairs per sequence are
+  // not in the trace, so no figures (not the quadratic count over every token).
+  const TorchOpCost packed = CostTorchOp(
+      "aten::_flash_attention_forward",
+      Shapes({{1000, 32, 64}, {1000, 8, 64}, {1000, 8, 64}, {5}, {5}, {}, {}, {}, {}, {}},
+             {"c10::Half", "c10::Half", "c10::Half", "int", "int", "Scalar", "Scalar", "Scalar",
+              "Scalar", "Scalar"},
+             {"", "", "", "", "", "300", "300", "0.", "True", "False"}));
+  EXPECT_FALSE(packed.flops.has_value());
+  EXPECT_NE(packed.note.find("packed sequences"), std::string::npos) << packed.note;
 }
 
 // HuggingFace's RMSNorm (x.pow(2).mean(-1, keepdim=True)), its static-cache write and its
 // position ids, as recorded in the same trace.
 TEST(TorchOpCost, ReductionsCacheWritesAndRanges) {
-  const TorchOpCost mean =
-      CostTorchOp("aten::mean", Shapes({{1, 1, 4096}, {}, {}, {}},
-                                       {"float", "ScalarList", "Scalar", ""}, {"", "[-1]", "True", ""}));
+  const TorchOpCost mean = CostTorchOp(
+      "aten::mean", Shapes({{1, 1, 4096}, {}, {}, {}}, {"float", "ScalarList", "Scalar", ""},
+                           {"", "[-1]", "True", ""}));
   ASSERT_TRUE(mean.flops.has_value()) << mean.note;
   EXPECT_DOUBLE_EQ(*mean.flops, 4096);
   EXPECT_DOUBLE_EQ(*mean.min_bytes, (4096 + 1) * 4.0);
   EXPECT_NE(mean.note.find("[1, 1, 1]"), std::string::npos) << mean.note;
   const TorchOpCost sum = CostTorchOp("aten::sum", Shapes({{3, 5}}, {"c10::Half"}));
   EXPECT_DOUBLE_EQ(*sum.min_bytes, (15 + 1) * 2.0);  // no dims: the whole tensor
-  const TorchOpCost bad =
-      CostTorchOp("aten::amax", Shapes({{3, 5}, {}, {}}, {"float", "ScalarList", "Scalar"},
-                                       {"", "[4]", "False"}));
+  const TorchOpCost bad = CostTorchOp(
+      "aten::amax",
+      Shapes({{3, 5}, {}, {}}, {"float", "ScalarList", "Scalar"}, {"", "[4]", "False"}));
   EXPECT_FALSE(bad.flops.has_value());
   const TorchOpCost ic = CostTorchOp(
       "aten::index_copy_",
@@ -446,14 +467,36 @@ TEST(TorchOpCost, ReductionsCacheWritesAndRanges) {
   EXPECT_DOUBLE_EQ(*ic.flops, 0);
   EXPECT_DOUBLE_EQ(*ic.min_bytes, 8 + 2 * 8 * 128 * 2.0);  // index, source read, slots written
   const TorchOpCost ar = CostTorchOp(
-      "aten::arange", Shapes({{}, {}, {}, {}, {}}, {"Scalar", "", "", "", "Scalar"},
-                             {"1", "", "", "", "False"}));
+      "aten::arange",
+      Shapes({{}, {}, {}, {}, {}}, {"Scalar", "", "", "", "Scalar"}, {"1", "", "", "", "False"}));
   ASSERT_TRUE(ar.min_bytes.has_value()) << ar.note;
   EXPECT_DOUBLE_EQ(*ar.min_bytes, 8);
-  const TorchOpCost ar3 =
-      CostTorchOp("aten::arange", Shapes({{}, {}, {}}, {"Scalar", "Scalar", "Scalar"},
-                                         {"2", "11", "3"}));
+  // arange.start_step(start, end, step, dtype, layout, device, pin_memory) with a dtype given:
+  // the bounds are the first three, whatever else is recorded as a Scalar.
+  const TorchOpCost ar3 = CostTorchOp(
+      "aten::arange", Shapes({{}, {}, {}, {}, {}, {}, {}},
+                             {"Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "", "Scalar"},
+                             {"2", "11", "3", "4", "0", "", "False"}));
+  ASSERT_TRUE(ar3.min_bytes.has_value()) << ar3.note;
   EXPECT_DOUBLE_EQ(*ar3.min_bytes, 3 * 8.0);  // 2, 5, 8
+  // arange(end, dtype=torch.long, layout=strided): 5 elements, not start 5 and end 4.
+  const TorchOpCost ar1 = CostTorchOp(
+      "aten::arange", Shapes({{}, {}, {}, {}, {}}, {"Scalar", "Scalar", "Scalar", "", "Scalar"},
+                             {"5", "4", "0", "", "False"}));
+  ASSERT_TRUE(ar1.min_bytes.has_value()) << ar1.note;
+  EXPECT_DOUBLE_EQ(*ar1.min_bytes, 5 * 8.0);
+  // sum(x, dtype=torch.float32) records the ScalarType where a dim list would be: a full sum.
+  const TorchOpCost sum_dtype =
+      CostTorchOp("aten::sum", Shapes({{3, 5}, {}}, {"c10::BFloat16", "Scalar"}, {"", "6"}));
+  ASSERT_TRUE(sum_dtype.min_bytes.has_value()) << sum_dtype.note;
+  EXPECT_DOUBLE_EQ(*sum_dtype.min_bytes, (15 + 1) * 2.0);
+  // Out of place, index_copy copies self whole around the source.
+  const TorchOpCost ic_out = CostTorchOp(
+      "aten::index_copy",
+      Shapes({{1, 8, 4097, 128}, {}, {1}, {1, 8, 1, 128}},
+             {"c10::BFloat16", "Scalar", "long int", "c10::BFloat16"}, {"", "2", "", ""}));
+  ASSERT_TRUE(ic_out.min_bytes.has_value()) << ic_out.note;
+  EXPECT_DOUBLE_EQ(*ic_out.min_bytes, 8 + (8 * 128 + 2 * 8 * 4097 * 128) * 2.0);
   // A size too long for an int64 is not a size.
   EXPECT_FALSE(CostTorchOp("aten::arange", Shapes({{}}, {"Scalar"}, {"99999999999999999999"}))
                    .min_bytes.has_value());

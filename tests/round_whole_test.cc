@@ -20,10 +20,10 @@ TEST(RoundWhole, GivesTheBitsOfCeilAndFloor) {
     EXPECT_TRUE(SameBits(CeilWhole(x), std::ceil(x))) << x;
     EXPECT_TRUE(SameBits(FloorWhole(x), std::floor(x))) << x;
   };
-  for (double x : {0.0, -0.0, 0.5, 1.0, 1.5, 2.5, 0.49999999999999994, 4503599627370495.5,
-                   4503599627370496.0, 1e300, -1.5, 5e-324,
-                   std::numeric_limits<double>::quiet_NaN(),
-                   std::numeric_limits<double>::infinity()}) {
+  for (double x :
+       {0.0, -0.0, 0.5, 1.0, 1.5, 2.5, 0.49999999999999994, 4503599627370495.5, 4503599627370496.0,
+        1e300, -1.5, 5e-324, std::numeric_limits<double>::quiet_NaN(),
+        std::numeric_limits<double>::infinity()}) {
     check(x);
   }
   std::mt19937_64 rng(7);

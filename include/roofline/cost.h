@@ -98,15 +98,15 @@ struct KernelCost {
   /// FLOP per byte at `level` (0 when no bytes cross it).
   double Intensity(int level) const { return bytes[level] > 0 ? flops / bytes[level] : 0.0; }
 
-  /// Takes every figure of `other` but its name and repeat (a kernel that does the same work):
-  /// field by field, so the name's storage is neither copied nor freed. A field added to the
-  /// struct is added here (the test 'CostKernels.ReusedCostsEqualFreshOnes' catches a miss).
   /// Sets `name` unless it already holds `n` (compared inline: a sweep re-costs the same kernel
   /// at every point, and its name is short).
   void SetName(const std::string& n) {
     if (name.size() == n.size() && std::equal(n.begin(), n.end(), name.begin())) return;
     name.assign(n);
   }
+  /// Takes every figure of `other` but its name and repeat (a kernel that does the same work):
+  /// field by field, so the name's storage is neither copied nor freed. A field added to the
+  /// struct is added here (the test 'CostKernels.ReusedCostsEqualFreshOnes' catches a miss).
   void AssignFigures(const KernelCost& other) {
     num_engines = other.num_engines;
     engines = other.engines;
@@ -241,6 +241,9 @@ class CostModel {
   };
   std::vector<TileSides> tile_sides_;
   double smallest_tile_m_ = 0;
+  /// Tells this model's tile sides apart in MatmulEfficiency's per-thread cache of tile columns
+  /// (one number per constructed model; a copy keeps it, and the same sides with it).
+  uint64_t tiles_id_ = 0;
 };
 
 /// FLOPs (each kernel's times its repeat) the device lists no ceiling for, by the requested

@@ -177,7 +177,8 @@ struct Peak {
   double value = 0;  ///< FLOP/s, 0 when unknown
   std::string formula;
 };
-Peak TheoreticalVectorPeak(const CudaDeviceInfo& info, std::string_view dtype);  ///< fp32/64/16, bf16
+/// fp32, fp64, fp16, bf16 on the CUDA cores.
+Peak TheoreticalVectorPeak(const CudaDeviceInfo& info, std::string_view dtype);
 Peak TheoreticalTensorPeak(const CudaDeviceInfo& info, std::string_view dtype);
 /// 2 x memory clock x bus width / 8 (double data rate).
 Peak TheoreticalDramBandwidth(const CudaDeviceInfo& info);

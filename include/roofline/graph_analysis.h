@@ -85,7 +85,9 @@ GraphCosts AnalyzeGraph(const Graph& graph, const CostModel& model, FusionMode f
 
 /// Costs `out.kernels` (fused from a graph of the same structure) again on `graph` as it is now,
 /// reusing `out`'s storage: a sweep re-sizes one graph from point to point. `out.classes` is
-/// kept when it has one class per kernel, else computed.
+/// kept when it has one class per kernel, else computed. The kernels must not change between
+/// costings of one `out` (twins, classes and the costs' names are kept for them); give new
+/// kernels a fresh GraphCosts.
 void CostKernels(const Graph& graph, const CostModel& model, GraphCosts& out,
                  bool with_trace = false);
 

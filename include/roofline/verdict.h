@@ -34,7 +34,7 @@ struct ResourceTimes {
   int levels = 0;
   double compute_s = 0;  ///< every engine term
   double comm_s = 0;
-  int link = -1;  ///< the link of the last kernel that communicates
+  int link = -1;    ///< the link of the last kernel that communicates
   int engines = 0;  ///< engine_s[e] is 0 for every ceiling index e >= engines
 
   void Add(const KernelCost& cost, double repeat) {  // inline: a sweep adds every kernel twice
@@ -52,8 +52,7 @@ struct ResourceTimes {
   }
   /// a.Add(cost, repeat) and b.Add(cost, repeat) in one pass: each product made once and added
   /// to both (the same sums, bit for bit). A step's totals and its class's, per kernel.
-  static void AddToBoth(ResourceTimes& a, ResourceTimes& b, const KernelCost& cost,
-                        double repeat) {
+  static void AddToBoth(ResourceTimes& a, ResourceTimes& b, const KernelCost& cost, double repeat) {
     const int levels = cost.num_levels;
     a.levels = a.levels > levels ? a.levels : levels;
     b.levels = b.levels > levels ? b.levels : levels;

@@ -66,7 +66,7 @@ MemoryFootprint FootprintFromGraph(const TransformerConfig& c, const Workload& w
   }
   const double stages = static_cast<double>(m.stages);
   m.weights_bytes = (weights != nullptr ? WeightBytes(decode, *weights)
-                                         : WeightBytes(decode, WeightUsesOf(decode))) /
+                                        : WeightBytes(decode, WeightUsesOf(decode))) /
                     stages;
   // KV cache: per token and layer, what the decode step's attention reads per key.
   const DType act = w.dtype.value_or(c.torch_dtype);

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
+#include <cstdint>
 
 #include "roofline/cost.h"
 #include "roofline/units.h"
@@ -119,6 +121,8 @@ void CostModel::SetUpExpected() {
   for (const auto& [key, q] : d.info) {
     if (key == "sm_count" || key == "cu_count") sm_count_ = static_cast<int64_t>(q.value);
   }
+  static std::atomic<uint64_t> next_tiles_id{1};
+  tiles_id_ = next_tiles_id.fetch_add(1, std::memory_order_relaxed);
   for (const MatmulTile& t : e.matmul_tiles) {
     auto power_of_two = [](double x) {
       int exp = 0;
@@ -140,6 +144,7 @@ double CostModel::MatmulEfficiency(double m, double n, double k, double batch,
   // Columns of tiles per tile shape, kept for the last few output widths n (a sweep varies the
   // rows, m, of each product and keeps its width).
   struct Widths {
+    uint64_t tiles = 0;  ///< the CostModel's tiles_id_ (0: empty)
     double n = -1;
     std::array<double, 8> cols{};
   };
@@ -148,22 +153,23 @@ double CostModel::MatmulEfficiency(double m, double n, double k, double batch,
   Widths* w = nullptr;
   if (tile_sides_.size() <= Widths{}.cols.size()) {
     for (Widths& x : widths) {
-      if (x.n == n) w = &x;
+      if (x.tiles == tiles_id_ && x.n == n) w = &x;
     }
   }
   const bool cached = w != nullptr;
   if (!cached && tile_sides_.size() <= Widths{}.cols.size()) {
     w = &widths[next_width];
     next_width = (next_width + 1) % widths.size();
-    w->n = -1;  // filled below
+    w->tiles = 0;  // filled below
+    w->n = -1;
   }
   for (size_t i = 0; i < tile_sides_.size(); ++i) {
     const TileSides& t = tile_sides_[i];
     const double tm = skinny ? m : t.m, tn = t.n;
     // x / 2^j and x * 2^-j are the same double: the powers of two are multiplied. A skinny
     // product's one row of tiles is m / m = 1.
-    const double rows = skinny && m > 0 ? 1.0
-                                        : CeilWhole(!skinny && t.exact_m ? m * t.inv_m : m / tm);
+    const double rows =
+        skinny && m > 0 ? 1.0 : CeilWhole(!skinny && t.exact_m ? m * t.inv_m : m / tm);
     const double cols = cached ? w->cols[i] : CeilWhole(t.exact_n ? n * t.inv_n : n / tn);
     if (!cached && w != nullptr) w->cols[i] = cols;
     // Tile quantization: the padded part of the last row and column of tiles is computed too.
@@ -185,7 +191,10 @@ double CostModel::MatmulEfficiency(double m, double n, double k, double batch,
       if (picked != nullptr) *picked = options_.efficiency->matmul_tiles[i];
     }
   }
-  if (!cached && w != nullptr) w->n = n;
+  if (!cached && w != nullptr) {
+    w->tiles = tiles_id_;
+    w->n = n;
+  }
   return std::clamp(best, 1e-9, 1.0);
 }
 
@@ -263,7 +272,9 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
                              : Bound{BoundKind::kMemory, 0};
   for (int l = 0; l < c.num_levels; ++l) {
     const double bw = used_memory_[l].value;
-    e.memory_s[l] = bw <= 0 ? 0 : other_eff == 1.0 ? c.bytes[l] / bw : c.bytes[l] / bw / other_eff;
+    e.memory_s[l] = !(bw > 0)          ? 0
+                    : other_eff == 1.0 ? c.bytes[l] / bw
+                                       : c.bytes[l] / bw / other_eff;
     if (e.memory_s[l] > e.roofline_s) {
       e.roofline_s = e.memory_s[l];
       e.term = {BoundKind::kMemory, l};

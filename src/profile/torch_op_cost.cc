@@ -108,19 +108,27 @@ TorchOpCost Attention(std::string_view op, const Args& a) {
     std::string_view name;
     int causal, mask;  // argument indices, -1: none
     bool bshd = false, mask_type = false;
+    int packed = -1;  // the cumulative sequence lengths of packed (varlen) inputs, -1: none
   };
   static constexpr std::array<Layout, 7> kOps = {{
       {"scaled_dot_product_attention", 5, 3},
       {"_scaled_dot_product_flash_attention", 4, -1},
       {"_scaled_dot_product_efficient_attention", 6, 3},
       {"_scaled_dot_product_cudnn_attention", 6, 3},
-      {"_cudnn_attention_forward", 10, 3},
-      {"_flash_attention_forward", 8, -1, true},
-      {"_efficient_attention_forward", 9, 3, true, true},
+      {"_cudnn_attention_forward", 10, 3, false, false, 4},
+      {"_flash_attention_forward", 8, -1, true, false, 3},
+      {"_efficient_attention_forward", 9, 3, true, true, 4},
   }};
-  Layout l{};
+  Layout l{"", -1, -1};  // an sdpa variant not listed: no causal flag or mask known
   for (const Layout& k : kOps) {
     if (k.name == op) l = k;
+  }
+  if (l.packed >= 0 && (a.IsTensor(l.packed) || a.IsTensor(l.packed + 1))) {
+    // Sequences packed one after another: q and k hold every sequence's tokens, and the pairs
+    // are per sequence (their lengths are in the cumulative-length tensors, not recorded).
+    return None(fmt::format("{}: packed sequences (cumulative lengths given): pairs per sequence "
+                            "unknown",
+                            op));
   }
   const std::vector<int64_t>&q = a.Dims(0), &k = a.Dims(1), &v = a.Dims(2);
   const size_t seq = l.bshd ? 3 : 2;  // the sequence axis, from the right
@@ -158,6 +166,10 @@ TorchOpCost CostTorchOp(std::string_view op_name, const TorchOpShapes& shapes) {
   const std::string_view op = tc::BaseName(op_name);
   if (shapes.dims.empty()) return tc::None("no shapes recorded (record_shapes=False)");
   const tc::Args a(shapes);
+  if (op == "index_copy") {
+    const bool in_place = !op_name.empty() && op_name.back() == '_';
+    return tc::IndexCopy(a, in_place);
+  }
   if (op == "mm" || op == "addmm" || op == "bmm" || op == "baddbmm") return tc::Gemm(op, a);
   if (op == "matmul") return tc::Matmul(a);
   if (op == "linear") return tc::Linear(a);

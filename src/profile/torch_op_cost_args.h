@@ -134,6 +134,10 @@ inline std::optional<bool> Flag(std::string_view s) {
 
 /// Costs of the conv ops (torch_op_cost_conv.cc).
 TorchOpCost Conv(std::string_view op, const Args& a);
+/// index_copy(self, dim, index, source): in place, the index and source read and as many
+/// elements of self written; out of place, self copied whole around them
+/// (torch_op_cost_pointwise.cc).
+TorchOpCost IndexCopy(const Args& a, bool in_place);
 /// Costs of pointwise, norm, softmax and copy ops (torch_op_cost_pointwise.cc).
 TorchOpCost Pointwise(std::string_view op, const Args& a);
 

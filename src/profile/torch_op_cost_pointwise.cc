@@ -147,7 +147,9 @@ TorchOpCost Reduction(std::string_view op, const Args& a) {
   const std::vector<int64_t>& in = a.Dims(0);
   if (!a.IsTensor(0)) return None(fmt::format("aten::{}: no tensor input recorded", op));
   const int64_t rank = static_cast<int64_t>(in.size());
-  std::vector<int64_t> dims = IntList(a.Concrete(1));
+  // The dims only when recorded as a list (sum(x, dtype=...) records a ScalarType there).
+  std::vector<int64_t> dims;
+  if (!a.HasTypes() || a.Type(1) == "ScalarList") dims = IntList(a.Concrete(1));
   const bool keep = Flag(a.Concrete(2)).value_or(false);
   std::vector<bool> reduced(in.size(), dims.empty());
   for (int64_t d : dims) {
@@ -170,30 +172,20 @@ TorchOpCost Reduction(std::string_view op, const Args& a) {
                           op, Shape(in), Shape(out), flops));
 }
 
-/// index_copy(self, dim, index, source): the index and the source read, as many elements of
-/// self written.
-TorchOpCost IndexCopy(const Args& a) {
-  const std::vector<int64_t>& source = a.Dims(3);
-  if (!a.IsTensor(3)) return None("index_copy: no source shape recorded");
-  Bytes bytes;
-  bytes.AddArg(a, 2);
-  bytes.AddArg(a, 3);
-  bytes.Add(Elems(source), a.Type(0));
-  return Done(0.0, bytes,
-              fmt::format("index_copy source {}: index and source read, as many elements of self "
-                          "written; no arithmetic",
-                          Shape(source)));
-}
-
 /// arange(end) or arange(start, end[, step]) from the concrete inputs: the output written, 8-byte
-/// integers (torch's default dtype for integer bounds).
+/// integers (torch's default dtype for integer bounds). The overload follows from the argument
+/// count: arange, arange.start and arange.start_step take 1, 2 or 3 bounds then dtype, layout,
+/// device and pin_memory (recorded as Scalars too); the out variants end with the out tensor.
 TorchOpCost Arange(const Args& a) {
+  const size_t args = a.size();
+  const size_t count = args > 0 && a.IsTensor(args - 1) ? args - 1 : args >= 5 ? args - 4 : 0;
   std::vector<int64_t> bounds;
-  for (size_t i = 0; i < 3 && i < a.size(); ++i) {
+  for (size_t i = 0; i < count && i < 3; ++i) {
     const std::vector<int64_t> v = IntList(a.Concrete(i));
     if (v.size() != 1 || a.Type(i) != "Scalar") break;
     bounds.push_back(v[0]);
   }
+  if (bounds.size() != count) bounds.clear();
   int64_t start = 0, end = 0, step = 1;
   if (bounds.size() == 1) {
     end = bounds[0];
@@ -215,9 +207,29 @@ TorchOpCost Arange(const Args& a) {
 
 }  // namespace
 
+TorchOpCost IndexCopy(const Args& a, bool in_place) {
+  const std::vector<int64_t>& source = a.Dims(3);
+  if (!a.IsTensor(3)) return None("index_copy: no source shape recorded");
+  Bytes bytes;
+  bytes.AddArg(a, 2);
+  bytes.AddArg(a, 3);
+  if (in_place) {
+    bytes.Add(Elems(source), a.Type(0));
+    return Done(0.0, bytes,
+                fmt::format("index_copy_ source {}: index and source read, as many elements of "
+                            "self written; no arithmetic",
+                            Shape(source)));
+  }
+  bytes.AddArg(a, 0);
+  bytes.AddArg(a, 0);
+  return Done(0.0, bytes,
+              fmt::format("index_copy source {} into a copy of {}: self read and the copy "
+                          "written whole, index and source read; no arithmetic",
+                          Shape(source), Shape(a.Dims(0))));
+}
+
 TorchOpCost Pointwise(std::string_view op, const Args& a) {
   if (op == "sum" || op == "mean" || op == "amax" || op == "amin") return Reduction(op, a);
-  if (op == "index_copy") return IndexCopy(a);
   if (op == "arange") return Arange(a);
   if (op == "copy_" || op == "to" || op == "_to_copy" || op == "clone" || op == "contiguous" ||
       op == "cat" || op == "stack" || op == "fill" || op == "zero") {

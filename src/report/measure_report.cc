@@ -104,9 +104,9 @@ std::string RenderCudaMeasurement(const CudaMeasurement& m) {
       "bandwidth = bytes read + bytes written per second; launches timed with CUDA events after "
       "warm-up; each ceiling is the fastest launch of the fastest kernel (the device file's "
       "value)\n";
-  TextTable s({"GEMM shape (m x n x k)", "dtype", "layout", "fastest call", "fastest", "median",
-               "spread"},
-              {false, false, false, false, true, true, true});
+  TextTable s(
+      {"GEMM shape (m x n x k)", "dtype", "layout", "fastest call", "fastest", "median", "spread"},
+      {false, false, false, false, true, true, true});
   for (const CudaGemm& g : m.gemms) {
     const char* unit = g.dtype == "int8" ? "OP/s" : "FLOP/s";
     for (const CudaGemmShape& x : g.shapes) {

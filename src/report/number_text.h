@@ -12,8 +12,8 @@ namespace roofline {
 /// fmt on a 100k-point sweep's CSV. The equality with fmt is a unit test.
 inline void AppendG17(std::string& out, double v) {
   char buf[32];
-  const std::to_chars_result r = std::to_chars(buf, buf + sizeof buf, v,
-                                               std::chars_format::general, 17);
+  const std::to_chars_result r =
+      std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 17);
   out.append(buf, r.ptr);
 }
 

@@ -19,8 +19,8 @@ constexpr const char* kTool = "roofline measure --device cuda";
 double CeilingOf(const Sample& s) { return CudaCeilingOf(s); }
 
 std::string HowRead(const Sample& s, const char* unit) {
-  return fmt::format("the fastest of {} launches timed with CUDA events (median {})",
-                     s.repetitions, Si(s.median, unit));
+  return fmt::format("the fastest of {} launches timed with CUDA events (median {})", s.repetitions,
+                     Si(s.median, unit));
 }
 
 /// The fastest kernel of a level, or nullptr.
@@ -62,7 +62,8 @@ Device ToDevice(const CudaMeasurement& m) {
   std::string notes = fmt::format(
       "Measured by `{}` ({} mode) on {} on CUDA device {} (compute capability {}, {} SMs, "
       "driver {}, runtime {}). Vector ceilings are register-only FMA loops on the CUDA cores; "
-      "tensor ceilings are the fastest of cuBLASLt and cuBLAS GEMMs at seven large shapes and two layouts ({}); "
+      "tensor ceilings are the fastest of cuBLASLt and cuBLAS GEMMs at seven large shapes and two "
+      "layouts ({}); "
       "bandwidths "
       "count bytes read + written, device memory on buffers far larger than L2.",
       kTool, m.quick ? "quick" : "full", m.date, info.index, info.ComputeCapability(),
@@ -92,8 +93,9 @@ Device ToDevice(const CudaMeasurement& m) {
   }
   for (const MeasuredCeiling& c : m.ceilings) {
     if (!(CeilingOf(c.flops_per_s) > 0)) continue;
-    Quantity q = MeasuredQuantity(CeilingOf(c.flops_per_s), "FLOP/s",
-                                  std::string(kTool) + ": " + c.method, m.date, c.flops_per_s.spread);
+    Quantity q =
+        MeasuredQuantity(CeilingOf(c.flops_per_s), "FLOP/s", std::string(kTool) + ": " + c.method,
+                         m.date, c.flops_per_s.spread);
     if (c.theoretical > 0) {
       q.note = fmt::format("{}; {:.0f}% of theoretical {} = {}", HowRead(c.flops_per_s, "FLOP/s"),
                            100 * CeilingOf(c.flops_per_s) / c.theoretical,

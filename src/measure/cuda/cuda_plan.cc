@@ -163,12 +163,13 @@ Peak TheoreticalVectorPeak(const CudaDeviceInfo& info, std::string_view dtype) {
                                     : Fp32LanesPerSm(info.Sm());
   if (lanes == 0 || info.sm_count <= 0 || info.sm_clock_hz <= 0) return p;
   p.value = info.sm_count * static_cast<double>(lanes) * 2 * info.sm_clock_hz;
-  p.formula =
-      half16 ? fmt::format("{} SMs x {} {} multiply-adds per clock (non-tensor peaks of the A100 "
+  p.formula = half16 ? fmt::format(
+                           "{} SMs x {} {} multiply-adds per clock (non-tensor peaks of the A100 "
                            "and H100 whitepapers and the L40S datasheet, cc {}) x 2 FLOP x {:.4g} "
                            "Hz (peak SM clock, cudaDevAttrClockRate)",
                            info.sm_count, lanes, dtype, info.ComputeCapability(), info.sm_clock_hz)
-             : fmt::format("{} SMs x {} {} FMA lanes (CUDA C++ Programming Guide, arithmetic "
+                     : fmt::format(
+                           "{} SMs x {} {} FMA lanes (CUDA C++ Programming Guide, arithmetic "
                            "instruction throughput, cc {}) x 2 FLOP x {:.4g} Hz (peak SM clock, "
                            "cudaDevAttrClockRate)",
                            info.sm_count, lanes, dtype, info.ComputeCapability(), info.sm_clock_hz);
