@@ -1,5 +1,5 @@
-// Efficiency data (data/efficiency.json: assumed fractions, matmul tiles, flash attention,
-// launch costs): parse, then expect a matmul, an attention and a tiny kernel with it.
+// Efficiency data (data/efficiency.json: assumed fractions, matmul tiles, flash attention and
+// its waves, launch costs): parse, then expect a matmul, an attention and a tiny kernel with it.
 #include <memory>
 
 #include "fuzz/fuzz_util.h"
@@ -21,6 +21,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)g.AddOp("matmul", mm);
   AttentionSpec at;
   (void)g.AddOp("attention", at);
+  AttentionSpec prefill;  // 32 heads x 8 blocks of 128 queries: waves of blocks
+  prefill.heads = 32;
+  prefill.kv_heads = 8;
+  prefill.head_dim = 128;
+  prefill.q_len = prefill.kv_len = 1000;
+  prefill.causal = true;
+  (void)g.AddOp("attention", prefill);
   ElementwiseSpec tiny;
   (void)g.AddOp("add", tiny);
   for (const Device& d : db->devices()) {

@@ -91,8 +91,14 @@ TEST(EfficiencyData, BadFilesAreRejectedWithTheFieldAndReason) {
        "at most 1"},
       {Replace(*text, "\"value\": 0.79,", "\"value\": 0,"), "assumed.compute", "positive"},
       {Replace(*text, "\"value\": 0.79,", "\"value\": \"high\","), "assumed.compute", "number"},
-      {Replace(*text, "\"value\": 7e-6,", "\"value\": 2,"), "launch.eager.host_s.value",
-       "at most"},
+      {Replace(*text, "\"value\": 1.06e-5, \"source\": \"PyTorch eager", "\"value\": 2, \"source\": \"x"),
+       "launch.eager.host_s.value", "at most"},
+      {Replace(*text, "\"q_block\": 128,", "\"q_block\": 0,"), "attention_waves[0].q_block",
+       "integer between 1 and 4096"},
+      {Replace(*text, "\"q_block\": 128, \"value\": 1.06e-5,", "\"q_block\": 128, \"value\": 1,"),
+       "attention_waves[0].value", "at most"},
+      {Replace(*text, "\"q_block\": 128,", "\"q_block\": 128, \"qblock\": 1,"),
+       "attention_waves[0]", "qblock"},
       {Replace(*text, "\"cuda-graph\": {", "\"cuda-grph\": {"), "launch", "did you mean"},
       {Replace(*text, "[[64, 64],", "[[64, -1],"), "matmul_tiles.tiles[0]", "integers"},
       {Replace(*text, "\"schema_version\": 1", "\"schema_version\": 2"), "schema_version",
@@ -325,6 +331,90 @@ TEST(Expected, EveryClassOverrideScalesItsKernelsTerms) {
   EXPECT_EQ(c0.expected.bound.kind, BoundKind::kComm);
 }
 
+// Fused attention pays a fixed time per wave of thread blocks (data/efficiency.json,
+// attention_waves): blocks = batch x heads x ceil(q_len / 128) over the H100's 132 SMs; a
+// grouped-query decode puts a group's queries in one block per K/V head.
+TEST(Expected, FusedAttentionPaysItsWaveTimePerWaveOfBlocks) {
+  const Device& h100 = Dev("h100-sxm");
+  const double wave = Data()->attention_waves.front().wave_s.value;
+  ASSERT_EQ(Data()->attention_waves.front().device, "h100-sxm");
+  EXPECT_GT(wave, 0);
+  auto waves_of = [&](const AttentionSpec& s, const CostModel& m) {
+    const OpAnalysis a = Analyze(OpRequest{s}, m);
+    return a.costs[0].expected.wave_s / wave;
+  };
+  const CostModel model = Expecting(h100);
+  AttentionSpec prefill;
+  prefill.heads = prefill.kv_heads = 32;
+  prefill.head_dim = 128;
+  prefill.q_len = prefill.kv_len = 1024;  // 32 x 8 = 256 blocks: 2 waves of 132
+  prefill.causal = true;
+  EXPECT_NEAR(waves_of(prefill, model), 2, 1e-12);
+  prefill.q_len = prefill.kv_len = 8192;  // 32 x 64 = 2048 blocks: 16 waves
+  EXPECT_NEAR(waves_of(prefill, model), 16, 1e-12);
+  AttentionSpec decode = prefill;
+  decode.kv_heads = 8;
+  decode.q_len = 1;
+  decode.causal = false;
+  decode.batch = 64;  // 64 x 8 heads x ceil(4 / 128) = 512 blocks: 4 waves
+  EXPECT_NEAR(waves_of(decode, model), 4, 1e-12);
+  decode.batch = 1;  // 8 blocks: one wave
+  const OpAnalysis d = Analyze(OpRequest{decode}, model);
+  const ExpectedCost& e = d.costs[0].expected;
+  EXPECT_NEAR(e.wave_s, wave, 1e-18);
+  // The largest term plus the wave time, then the launch gap.
+  const double largest = std::max({e.compute_s, e.memory_s[0], e.memory_s[1], e.memory_s[2]});
+  EXPECT_NEAR(e.roofline_s, largest + wave, 1e-15);
+  EXPECT_NEAR(e.time_s, e.roofline_s + e.overhead_s, 1e-15);
+  // An --efficiency attention=F override replaces the model, the wave time with it; matmuls
+  // have no wave time.
+  CostOptions o;
+  o.efficiency = Data();
+  ASSERT_TRUE(ParseEfficiencyOverride("attention=0.5", o.expected).ok());
+  EXPECT_EQ(Analyze(OpRequest{decode}, CostModel(h100, o)).costs[0].expected.wave_s, 0);
+  EXPECT_EQ(Analyze(OpRequest{Mm(1, 4096, 4096)}, model).costs[0].expected.wave_s, 0);
+  // Eager attention (three kernels) has none either.
+  OpRequest eager{decode};
+  eager.attention_impl = AttentionImpl::kEager;
+  for (const KernelCost& c : Analyze(eager, model).costs) EXPECT_EQ(c.expected.wave_s, 0);
+  // Block and wave edges: 129 query rows take two blocks; 132 blocks fill one wave, 133 two.
+  AttentionSpec edge = prefill;
+  edge.heads = edge.kv_heads = 1;
+  edge.q_len = edge.kv_len = 129;
+  edge.batch = 66;  // 66 x 2 = 132 blocks
+  EXPECT_NEAR(waves_of(edge, model), 1, 1e-12);
+  edge.batch = 67;  // 134 blocks
+  EXPECT_NEAR(waves_of(edge, model), 2, 1e-12);
+  // Decode without grouping (MHA, group 1): one block per head and sequence.
+  AttentionSpec mha = decode;
+  mha.kv_heads = 32;
+  mha.batch = 5;  // 160 blocks
+  EXPECT_NEAR(waves_of(mha, model), 2, 1e-12);
+  // Outside the kernels it was measured on, no wave time: a device with no SM count, MLA's
+  // absorbed form (V a slice of K), head dims above 256.
+  EXPECT_EQ(Analyze(OpRequest{decode}, Expecting(Dev("gaudi3"))).costs[0].expected.wave_s, 0);
+  AttentionSpec mla = decode;
+  mla.v_in_k = true;
+  EXPECT_EQ(Analyze(OpRequest{mla}, model).costs[0].expected.wave_s, 0);
+  AttentionSpec wide = decode;
+  wide.head_dim = 512;
+  EXPECT_EQ(Analyze(OpRequest{wide}, model).costs[0].expected.wave_s, 0);
+  // Another GPU takes the H100 figure, and --explain says it is assumed there.
+  Result<OpAnalysis> a100 = AnalyzeOp(OpRequest{decode}, Expecting(Dev("a100-sxm-80gb")), true);
+  ASSERT_TRUE(a100.ok());
+  EXPECT_NEAR(a100->costs[0].expected.wave_s, wave, 1e-18);
+  std::string explained;
+  for (const std::string& line : a100->traces[0]) explained += line + "\n";
+  EXPECT_NE(explained.find("attention waves: 8 blocks of 128 query rows over 108 SMs = 1 wave(s)"),
+            std::string::npos)
+      << explained;
+  EXPECT_NE(explained.find("measured on h100-sxm, assumed here"), std::string::npos) << explained;
+  // A batch-1 decode's 10.6 us of waves outweighs its 1.4 us of K/V reads: the fixed costs
+  // decide the verdict.
+  EXPECT_EQ(e.bound.kind, BoundKind::kOverhead);
+  EXPECT_EQ(e.term.kind, BoundKind::kMemory);
+}
+
 TEST(ExpectedCli, ModelPrintsExpectedBesideTheBoundAndRejectsBadFlags) {
   const auto o = RunCli({"model", "llama-2-7b", "--batch", "1", "--prompt", "128", "--format",
                          "json", "--runtime", "cuda-graph"});
@@ -394,6 +484,23 @@ TEST(Published, TheBoundIsBelowEveryPublishedMeasurement) {
   EXPECT_GE(3 * holdout, v->all.rows);
   EXPECT_EQ(v->all.rows, static_cast<int>(v->checks.size()) - v->bound_only);
   EXPECT_EQ(v->development.rows + v->holdout.rows, v->all.rows);
+  // Blind rows are a part of the holdout rows, each of them counted there too.
+  int blind = 0;
+  for (const PublishedCheck& c : v->checks) {
+    if (!c.run.blind) continue;
+    EXPECT_TRUE(c.run.holdout) << c.run.id;
+    blind += c.has_expected;
+  }
+  // Every blind row still gets the expected time it was first computed with: a change to the
+  // model that moves one must make it a plain holdout row (drop "blind") and say so.
+  EXPECT_EQ(v->blind.rows, blind);
+  EXPECT_GE(blind, 20);
+  for (const PublishedCheck& c : v->checks) {
+    if (c.run.blind) {
+      EXPECT_TRUE(c.blind) << c.run.id << ": expected " << c.expected_s << " s, first computed "
+                           << c.run.blind_expected_s << " s";
+    }
+  }
   EXPECT_LE(v->all.median_abs_error, v->all.max_abs_error);
   // gpt-fast's Llama-2-7B bf16 on one A100-80GB, batch 1: 104.9 tokens/s (pytorch-labs/gpt-fast
   // README) is a step of 9.53 ms.
@@ -401,6 +508,32 @@ TEST(Published, TheBoundIsBelowEveryPublishedMeasurement) {
                                [](const PublishedCheck& c) { return c.run.id == "gptfast-01"; });
   ASSERT_NE(gf, v->checks.end());
   EXPECT_NEAR(gf->run.measured_s, 1 / 104.9, 1e-12);
+}
+
+// A blind row whose expected time moved (the model changed after it was first computed) is
+// counted and labelled as a plain holdout row.
+TEST(Published, ABlindRowWhoseTimeMovedIsAPlainHoldoutRow) {
+  const std::string run =
+      R"({"schema_version": 1, "runs": [{"id": "r1", "model": "llama-2-7b", "hw": "h100-sxm",
+      "tp": 1, "batch": 1, "phase": "decode", "prompt": 5, "context": 105, "dtype": "bf16",
+      "weight_dtype": "bf16", "kv_dtype": "bf16", "runtime": "compiled", "fusion": "fused",
+      "measured": {"metric": "decode_tokens_per_s_per_user", "value": 100}, "framework": "f",
+      "source": "s", "quote": "q", "holdout": true, "blind": true, "blind_expected_s": 0.001}]})";
+  Result<std::vector<PublishedRun>> runs = ParsePublishedRuns(run, "runs.json");
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
+  ASSERT_TRUE(registry.ok());
+  Result<PublishedValidation> v = ValidatePublished(*runs, testing::Db(), *registry, Data());
+  ASSERT_TRUE(v.ok());
+  EXPECT_FALSE(v->checks[0].blind);
+  EXPECT_EQ(v->blind.rows, 0);
+  EXPECT_EQ(v->holdout.rows, 1);
+  // Given the time the model gives, the same row is blind.
+  (*runs)[0].blind_expected_s = v->checks[0].expected_s;
+  v = ValidatePublished(*runs, testing::Db(), *registry, Data());
+  ASSERT_TRUE(v.ok());
+  EXPECT_TRUE(v->checks[0].blind);
+  EXPECT_EQ(v->blind.rows, 1);
 }
 
 TEST(Published, BadRunsAreRejectedWithTheRunAndField) {
@@ -427,6 +560,12 @@ TEST(Published, BadRunsAreRejectedWithTheRunAndField) {
       {Replace(good, "\"batch\": 1", "\"batch\": 0"), "batch", ""},
       {good.substr(0, 80), "runs.json:", ""},
       {"{\"schema_version\": 1, \"runs\": []}", "runs", "non-empty"},
+      {Replace(good, "\"quote\": \"q\"", "\"quote\": \"q\", \"blind\": true"), "runs[0] (r1).blind",
+       "set holdout too"},
+      {Replace(good, "\"quote\": \"q\"", "\"quote\": \"q\", \"holdout\": true, \"blind\": 1"),
+       "runs[0] (r1).blind", "true or false"},
+      {Replace(good, "\"quote\": \"q\"", "\"quote\": \"q\", \"holdout\": true, \"blind\": true"),
+       "runs[0] (r1).blind_expected_s", "missing"},
   };
   // A device or model the database lacks: the file, run and field.
   Result<std::vector<PublishedRun>> unknown =

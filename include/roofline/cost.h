@@ -59,7 +59,8 @@ struct ExpectedCost {
   std::array<double, kMaxLevels> memory_s{};  ///< bytes per level at the bandwidths used
   double comm_s = 0;     ///< comm bytes at the link's bandwidth used + steps * latency
   double efficiency = 1;  ///< of the compute term: matmul quantization, flash attention, override
-  double roofline_s = 0;  ///< the largest term
+  double roofline_s = 0;  ///< the largest term (+ fused attention's per-wave time, wave_s)
+  double wave_s = 0;      ///< fused attention: waves of thread blocks x fixed time per wave
   double overhead_s = 0;  ///< GPU gap between kernels + the --launch-overhead-us figure
   double host_s = 0;      ///< host time to launch it (hidden while the GPU is busy)
   double time_s = 0;      ///< roofline_s + overhead_s
@@ -241,6 +242,11 @@ class CostModel {
   };
   std::vector<TileSides> tile_sides_;
   double smallest_tile_m_ = 0;
+  /// Fused attention's fixed time per wave of thread blocks on this device (0: none listed),
+  /// its query rows per block, and where the figure comes from.
+  double attention_wave_s_ = 0;
+  double attention_q_block_ = 128;
+  std::string attention_wave_why_;
   /// Tells this model's tile sides apart in MatmulEfficiency's per-thread cache of tile columns
   /// (one number per constructed model; a copy keeps it, and the same sides with it).
   uint64_t tiles_id_ = 0;

@@ -66,6 +66,19 @@ struct EfficiencyData {
     Figure figure;
   };
   std::vector<DeviceFigure> flash_attention;
+  /// Fused attention's fixed GPU time per wave of thread blocks (optional): each block loads its
+  /// query tile and the first K/V tiles before any overlap, and reduces and writes its output
+  /// after the last, a cost the achieved FLOP rate of long sequences hides but short ones show.
+  /// A kernel over `b` sequences runs b x heads x ceil(q_len / q_block) blocks (decode with
+  /// grouped queries: b x kv_heads x ceil(group / q_block), the queries of a group in one tile)
+  /// in ceil(blocks / SMs) waves, at least one. A device not listed takes the first entry's
+  /// (printed as assumed); none listed: no such term.
+  struct AttentionWaves {
+    std::string device;
+    int64_t q_block = 128;  ///< query rows per thread block
+    Figure wave_s;          ///< seconds per wave
+  };
+  std::vector<AttentionWaves> attention_waves;
   /// Latency of one step of a ring collective on a device's link, from published small-message
   /// NCCL times (the time of a tiny all-reduce / its 2(n-1) steps); a device or link not
   /// listed takes the first entry's (printed as assumed).

@@ -30,6 +30,11 @@ struct PublishedRun {
   std::string framework, source, quote, notes, gpu_as_published;
   bool holdout = false;  ///< kept aside while the expected-time model was built
   std::string where;     ///< "<file>: runs[i] (<id>)", for errors
+  /// Collected by someone who computed no prediction and first computed on a frozen model,
+  /// whose expected time then was `blind_expected_s`: the row stays blind while the model
+  /// still gives that time (PublishedCheck::blind), else it is a plain holdout row.
+  bool blind = false;
+  double blind_expected_s = 0;
 };
 
 /// Parses a file of published runs; errors name `origin`, the run and the field.
@@ -50,6 +55,8 @@ struct PublishedCheck {
   bool has_expected = true;
   double error = 0;       ///< (expected - measured) / measured
   bool bound_below = false;  ///< bound_s <= measured_s, as it must be
+  /// A blind run whose expected time is still the one first computed (to 1e-9 relative).
+  bool blind = false;
 };
 
 /// Median and largest |error| of a set of checks, and how many are within 40%.
@@ -63,7 +70,8 @@ struct ErrorSummary {
 struct PublishedValidation {
   std::string origin;  ///< the file of runs
   std::vector<PublishedCheck> checks;
-  ErrorSummary all, development, holdout;
+  /// `blind` is a part of `holdout`.
+  ErrorSummary all, development, holdout, blind;
   std::string efficiency_origin;  ///< the efficiency data used
   int bounds_above = 0;           ///< runs whose bound is above the measurement (must be 0)
   int bound_only = 0;             ///< runs on devices without expected times (not in the errors)

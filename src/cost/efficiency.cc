@@ -34,7 +34,7 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
   RequireObject(root, "");
   CheckKeys(root, "",
             {"schema_version", "comment", "assumed", "matmul_tiles", "flash_attention",
-             "collective_latency", "launch"});
+             "attention_waves", "collective_latency", "launch"});
   if (RequireNumber(root, "schema_version", "") != 1) {
     throw JsonFieldError("schema_version", "unsupported schema_version (expected 1)");
   }
@@ -84,6 +84,37 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
     df.figure = ParseFigure(json{{"value", need(f, "value", field)}, {"source", need(f, "source", field)}},
                             field, 1, false);
     d.flash_attention.push_back(std::move(df));
+  }
+
+  if (root.contains("attention_waves")) {
+    const json& waves = root.at("attention_waves");
+    if (!waves.is_array() || waves.empty() || waves.size() > 64) {
+      throw JsonFieldError("attention_waves",
+                           "expected a non-empty array of {\"device\", \"q_block\", \"value\", "
+                           "\"source\"}");
+    }
+    for (size_t i = 0; i < waves.size(); ++i) {
+      const std::string field = "attention_waves[" + std::to_string(i) + "]";
+      const json& f = waves[i];
+      RequireObject(f, field);
+      CheckKeys(f, field, {"device", "q_block", "value", "source"});
+      EfficiencyData::AttentionWaves w;
+      w.device = RequireString(f, "device", field, "the device it was measured on");
+      for (const auto& earlier : d.attention_waves) {
+        if (earlier.device == w.device) {
+          throw JsonFieldError(field + ".device", "'" + w.device + "' is listed twice");
+        }
+      }
+      const json& q = need(f, "q_block", field);
+      if (!q.is_number_integer() || q.get<int64_t>() < 1 || q.get<int64_t>() > 4096) {
+        throw JsonFieldError(field + ".q_block", "expected an integer between 1 and 4096");
+      }
+      w.q_block = q.get<int64_t>();
+      w.wave_s = ParseFigure(
+          json{{"value", need(f, "value", field)}, {"source", need(f, "source", field)}}, field,
+          1e-3, false);
+      d.attention_waves.push_back(std::move(w));
+    }
   }
 
   const json& lat = need(root, "collective_latency", "");

@@ -66,11 +66,15 @@ bool MatmulShape(const Graph& graph, const Kernel& kernel, double& m, double& n,
   return false;
 }
 
-bool HasFusedAttention(const Graph& graph, const Kernel& kernel) {
+const AttentionSpec* FusedAttention(const Graph& graph, const Kernel& kernel) {
   for (int o : kernel.ops) {
-    if (std::holds_alternative<AttentionSpec>(graph.ops()[o].spec)) return true;
+    if (const auto* a = std::get_if<AttentionSpec>(&graph.ops()[o].spec)) return a;
   }
-  return false;
+  return nullptr;
+}
+
+bool HasFusedAttention(const Graph& graph, const Kernel& kernel) {
+  return FusedAttention(graph, kernel) != nullptr;
 }
 
 }  // namespace
@@ -120,6 +124,17 @@ void CostModel::SetUpExpected() {
   }
   for (const auto& [key, q] : d.info) {
     if (key == "sm_count" || key == "cu_count") sm_count_ = static_cast<int64_t>(q.value);
+  }
+  if (!e.attention_waves.empty()) {
+    const EfficiencyData::AttentionWaves* w = &e.attention_waves.front();
+    for (const auto& entry : e.attention_waves) {
+      if (entry.device == d.id) w = &entry;
+    }
+    attention_wave_s_ = w->wave_s.value;
+    attention_q_block_ = static_cast<double>(w->q_block);
+    attention_wave_why_ = w->device == d.id
+                              ? w->wave_s.source
+                              : w->wave_s.source + "; measured on " + w->device + ", assumed here";
   }
   static std::atomic<uint64_t> next_tiles_id{1};
   tiles_id_ = next_tiles_id.fetch_add(1, std::memory_order_relaxed);
@@ -213,7 +228,7 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
   e.comm_s = 0;
   e.efficiency = 1;
   if (!options_.efficiency) {
-    e.roofline_s = e.overhead_s = e.host_s = e.time_s = 0;
+    e.roofline_s = e.wave_s = e.overhead_s = e.host_s = e.time_s = 0;
     e.term = e.bound = Bound{};
     return;
   }
@@ -290,14 +305,38 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
     }
   }
 
+  // Fused attention's fixed time per wave of thread blocks: only for the kernels the figure
+  // was measured on (flash kernels of head dims up to 256, not MLA's absorbed form) on a
+  // device with a known SM count, and not under an --efficiency override, which replaces the
+  // model for its class.
+  e.wave_s = 0;
+  double blocks = 0, waves = 0;
+  const AttentionSpec* a = nullptr;
+  if (attention_wave_s_ > 0 && forced == 0 && sm_count_ > 0 && cls == KernelClass::kAttention) {
+    a = FusedAttention(graph, kernel);
+    if (a != nullptr && (a->v_in_k || a->head_dim > 256)) a = nullptr;
+    if (a != nullptr) {
+      // Decode with grouped queries: the queries of a group share their K/V head's tile.
+      const bool grouped = a->q_len == 1 && a->kv_heads > 0 && a->heads % a->kv_heads == 0;
+      const double rows =
+          grouped ? static_cast<double>(a->heads / a->kv_heads) : static_cast<double>(a->q_len);
+      const double heads = static_cast<double>(grouped ? a->kv_heads : a->heads);
+      blocks = static_cast<double>(a->batch) * heads * CeilWhole(rows / attention_q_block_);
+      waves = std::max(1.0, CeilWhole(blocks / static_cast<double>(sm_count_)));
+      e.wave_s = waves * attention_wave_s_;
+      e.roofline_s += e.wave_s;
+    }
+  }
+
   // Launching it.
   const LaunchCost& launch = data.launch[static_cast<size_t>(o.runtime)];
   e.overhead_s = launch.gap_s.value + options_.launch_overhead_s;
   e.host_s = launch.host_s.value;
   e.time_s = e.roofline_s + e.overhead_s;
   // Host time is hidden while the GPU is busy with earlier kernels: whether it is is a question
-  // for the whole step (Totals::expected_s), not for one kernel.
-  const bool launch_bound = e.overhead_s > e.roofline_s;
+  // for the whole step (Totals::expected_s), not for one kernel. The fixed costs (the launch
+  // gap, attention's waves) against the largest throughput term decide the verdict.
+  const bool launch_bound = e.overhead_s + e.wave_s > e.roofline_s - e.wave_s;
   e.bound = launch_bound ? Bound{BoundKind::kOverhead, 0} : e.term;
 
   if (trace) {
@@ -328,16 +367,34 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
                              c.comm_steps, Seconds(lat.value), Seconds(e.comm_s),
                              u.figure.Describe(), lat.figure.Describe()));
     }
+    if (e.wave_s > 0) {
+      std::string range;
+      if (waves > 16) range += "; extrapolated: the fit saw at most 16 waves";
+      if (a->head_dim != 64 && a->head_dim != 128) {
+        range += fmt::format("; extrapolated: head dim {}, the fit saw 64 and 128", a->head_dim);
+      }
+      trace->Add(
+          fmt::format("  attention waves: {} blocks of {} query rows over {} SMs = {} wave(s) x {} "
+                      "= {}{}  [{}]",
+                      blocks, attention_q_block_, sm_count_, waves, Seconds(attention_wave_s_),
+                      Seconds(e.wave_s), range, attention_wave_why_));
+    }
     trace->Add(fmt::format("  launch ({}): {} between kernels [{}]{}; host {} per launch [{}]",
                            NameOf(o.runtime), Seconds(launch.gap_s.value), launch.gap_s.source,
                            options_.launch_overhead_s > 0
                                ? " + --launch-overhead-us " + Seconds(options_.launch_overhead_s)
                                : "",
                            Seconds(e.host_s), launch.host_s.source));
-    trace->Add(fmt::format("Expected = largest term {} + overhead {} = {} ({} the bound {}){}",
-                           Seconds(e.roofline_s), Seconds(e.overhead_s), Seconds(e.time_s),
+    trace->Add(fmt::format("Expected = largest term {}{} + overhead {} = {} ({} the bound {}){}",
+                           Seconds(e.roofline_s - e.wave_s),
+                           e.wave_s > 0 ? " + attention waves " + Seconds(e.wave_s) : "",
+                           Seconds(e.overhead_s), Seconds(e.time_s),
                            c.time_s > 0 ? fmt::format("{:.2f}x", e.time_s / c.time_s) : "-",
-                           Seconds(c.time_s), launch_bound ? " -> overhead (launch-bound)" : ""));
+                           Seconds(c.time_s),
+                           !launch_bound  ? ""
+                           : e.wave_s > 0 ? " -> overhead (the launch gap and attention's waves "
+                                            "exceed the largest term)"
+                                          : " -> overhead (launch-bound)"));
   }
 }
 

@@ -42,6 +42,7 @@ void WriteKernelJson(const KernelCost& c, const CostModel& model, Json& k) {
     if (c.link >= 0) xt["comm:" + d.links[c.link].name] = e.comm_s;
     x["time_terms_s"] = xt;
     x["efficiency"] = e.efficiency;
+    if (e.wave_s > 0) x["attention_waves_s"] = e.wave_s;
     x["overhead_s"] = e.overhead_s;
     x["host_launch_s"] = e.host_s;
     x["bound"] = model.BoundName(c, e.bound);

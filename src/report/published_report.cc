@@ -50,7 +50,7 @@ std::string RenderPublishedTable(const PublishedValidation& v) {
               c.has_expected ? std::string(NameOf(r.runtime)) : "-", Seconds(r.measured_s),
               Seconds(c.bound_s), c.has_expected ? Seconds(c.expected_s) : "-",
               c.has_expected ? fmt::format("{:+.1f}%", 100 * c.error) : "-",
-              !c.has_expected ? "bound" : (r.holdout ? "holdout" : "dev")});
+              !c.has_expected ? "bound" : (c.blind ? "blind" : r.holdout ? "holdout" : "dev")});
   }
   std::string out = "Published end-to-end runs (" + v.origin +
                     ", each with its source): the step each measurement implies (decode: 1 / "
@@ -59,7 +59,12 @@ std::string RenderPublishedTable(const PublishedValidation& v) {
   out += t.Render();
   out += Summary("all", v.all);
   out += Summary("development (looked at while the model was built)", v.development);
-  out += Summary("holdout (kept aside until the model was frozen)", v.holdout);
+  out += Summary("holdout (not used to set any figure of the model)", v.holdout);
+  if (v.blind.rows > 0) {
+    out += Summary(
+        "  of which blind (collected without predictions; each still at its first computed time)",
+        v.blind);
+  }
   if (v.bound_only > 0) {
     // SRAM-only and wafer-scale devices: no expected-time model; how far the bound is.
     double lo = 0, hi = 0;
@@ -109,6 +114,7 @@ std::string RenderPublishedJson(const PublishedValidation& v) {
     }
     row["bound_below_measured"] = c.bound_below;
     row["holdout"] = r.holdout;
+    row["blind"] = c.blind;
     row["framework"] = r.framework;
     row["source"] = r.source;
     rows.push_back(row);
@@ -116,7 +122,8 @@ std::string RenderPublishedJson(const PublishedValidation& v) {
   j["runs"] = rows;
   j["summary"] = {{"all", SummaryJson(v.all)},
                   {"development", SummaryJson(v.development)},
-                  {"holdout", SummaryJson(v.holdout)}};
+                  {"holdout", SummaryJson(v.holdout)},
+                  {"blind", SummaryJson(v.blind)}};
   j["efficiency_data"] = v.efficiency_origin;
   j["runs_file"] = v.origin;
   j["bounds_above_measured"] = v.bounds_above;

@@ -27,7 +27,7 @@ PublishedRun ParseRun(const json& r, const std::string& field) {
   CheckKeys(r, field,
             {"id", "model", "hw", "tp", "batch", "phase", "prompt", "context", "dtype",
              "weight_dtype", "kv_dtype", "group_size", "runtime", "fusion", "measured",
-             "framework", "gpu_as_published", "source", "quote", "notes", "holdout", "pp"});
+             "framework", "gpu_as_published", "source", "quote", "notes", "holdout", "blind", "blind_expected_s", "pp"});
   PublishedRun p;
   p.id = RequireString(r, "id", field);
   const std::string where = field + " (" + p.id + ")";
@@ -91,6 +91,16 @@ PublishedRun ParseRun(const json& r, const std::string& field) {
     if (!r.at("holdout").is_boolean()) throw JsonFieldError(where + ".holdout", "expected true or false");
     p.holdout = r.at("holdout").get<bool>();
   }
+  if (r.contains("blind")) {
+    if (!r.at("blind").is_boolean()) throw JsonFieldError(where + ".blind", "expected true or false");
+    p.blind = r.at("blind").get<bool>();
+    if (p.blind && !p.holdout) {
+      throw JsonFieldError(where + ".blind", "a blind run is a holdout run: set holdout too");
+    }
+    if (p.blind) {
+      p.blind_expected_s = RequirePositive(r, "blind_expected_s", where);
+    }
+  }
   return p;
 }
 
@@ -99,6 +109,7 @@ ErrorSummary Summarize(const std::vector<PublishedCheck>& checks, int which) {
   for (const PublishedCheck& c : checks) {
     if (which == 1 && c.run.holdout) continue;
     if (which == 2 && !c.run.holdout) continue;
+    if (which == 3 && !c.blind) continue;
     if (!c.has_expected) continue;  // bound-only rows: no expected time to judge
     errors.push_back(std::abs(c.error));
   }
@@ -197,6 +208,8 @@ Result<PublishedValidation> ValidatePublished(const std::vector<PublishedRun>& r
     if (c.has_expected) {
       c.expected_s = phase->totals.expected_s;
       c.error = (c.expected_s - run.measured_s) / run.measured_s;
+      c.blind = run.blind &&
+                std::abs(c.expected_s - run.blind_expected_s) <= 1e-9 * run.blind_expected_s;
     } else {
       ++v.bound_only;
     }
@@ -207,6 +220,7 @@ Result<PublishedValidation> ValidatePublished(const std::vector<PublishedRun>& r
   v.all = Summarize(v.checks, 0);
   v.development = Summarize(v.checks, 1);
   v.holdout = Summarize(v.checks, 2);
+  v.blind = Summarize(v.checks, 3);
   return v;
 }
 
