@@ -281,6 +281,86 @@ TEST(NetworkAnalysis, UnboundDimensionIsAnError) {
   EXPECT_TRUE(AnalyzeNetwork(*g, {{"batch", 2}}, m).ok());
 }
 
+// --dtype and --tf32 on a graph: every floating-point tensor re-typed (integer ones kept), the
+// FLOPs unchanged, the bytes of the new width, and fp32 products on TF32 tensor cores.
+TEST(NetworkRetype, FloatingPointTensorsTakeTheNewDTypeAndIntegersStay) {
+  Result<NetworkGraph> g = LoadGraphFile(Fixture("all_ops.json"));
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  const CostModel h100(testing::Dev("h100-sxm"));
+  Result<NetworkAnalysis> before = AnalyzeNetwork(*g, {}, h100);
+  ASSERT_TRUE(before.ok());
+  int floats = 0, ints = 0;
+  for (const NetTensor& t : g->tensors) {
+    floats += t.bits == 0 && (t.dtype == DType::kFp32 || t.dtype == DType::kFp16);
+    ints += t.bits == 64;
+  }
+  ASSERT_GT(floats, 0);
+  ASSERT_GT(ints, 0);  // int64 indices
+  NetworkGraph fp8 = *g;
+  NetRetype r;
+  r.dtype = DType::kFp8;
+  Result<int> n = RetypeNetwork(fp8, r);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(*n, floats);
+  for (const NetTensor& t : fp8.tensors) {
+    if (t.bits == 64) continue;
+    EXPECT_EQ(t.dtype, DType::kFp8) << t.name;
+  }
+  EXPECT_NE(fp8.notes.back().find("--dtype fp8: " + std::to_string(floats)), std::string::npos)
+      << fp8.notes.back();
+  Result<NetworkAnalysis> after = AnalyzeNetwork(fp8, {}, h100);
+  ASSERT_TRUE(after.ok());
+  EXPECT_DOUBLE_EQ(after->matrix_flops, before->matrix_flops);
+  EXPECT_LT(after->weight_bytes, before->weight_bytes);
+  // Re-typing again to the same dtype changes nothing.
+  EXPECT_EQ(*RetypeNetwork(fp8, r), 0);
+  // A dtype a graph is not re-typed to.
+  r.dtype = DType::kInt8;
+  const Result<int> bad = RetypeNetwork(fp8, r);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().ToString().find("--dtype"), std::string::npos);
+  EXPECT_NE(bad.status().ToString().find("not int8"), std::string::npos);
+}
+
+TEST(NetworkRetype, Tf32PutsFp32ProductsOnTensorCoresAndKeepsTheirBytes) {
+  Result<NetworkGraph> g = LoadGraphFile(Fixture("small_cnn.json"));
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  const CostModel h100(testing::Dev("h100-sxm"));
+  Result<NetworkAnalysis> fp32 = AnalyzeNetwork(*g, {}, h100);
+  ASSERT_TRUE(fp32.ok());
+  NetworkGraph tf32 = *g;
+  NetRetype r;
+  r.tf32 = true;
+  ASSERT_TRUE(RetypeNetwork(tf32, r).ok());
+  Result<NetworkAnalysis> t = AnalyzeNetwork(tf32, {}, h100);
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t->costs.size(), fp32->costs.size());
+  int on_tf32 = 0;
+  for (size_t i = 0; i < t->costs.size(); ++i) {
+    const KernelCost& c = t->costs[i];
+    EXPECT_DOUBLE_EQ(c.bytes[0], fp32->costs[i].bytes[0]) << c.name;  // fp32 storage
+    EXPECT_DOUBLE_EQ(c.flops, fp32->costs[i].flops) << c.name;
+    for (int e = 0; e < c.num_engines; ++e) {
+      const std::string name = h100.CeilingName(c.engines[e]);
+      if (t->info[i].matrix_flops > 0 && c.engines[e].requested.tensor) {
+        EXPECT_EQ(name, "tensor.tf32") << c.name;
+        ++on_tf32;
+      } else {
+        EXPECT_NE(name, "tensor.tf32") << c.name;  // elementwise work stays on fp32 cores
+      }
+    }
+  }
+  EXPECT_GT(on_tf32, 0);
+  // The products' compute terms are shorter on TF32 tensor cores than on fp32 cores.
+  double compute_tf32 = 0, compute_fp32 = 0;
+  for (size_t i = 0; i < t->costs.size(); ++i) {
+    if (t->info[i].matrix_flops <= 0) continue;
+    compute_tf32 += t->costs[i].compute_time_s;
+    compute_fp32 += fp32->costs[i].compute_time_s;
+  }
+  EXPECT_LT(compute_tf32, compute_fp32 / 2);
+}
+
 TEST(NetworkSweep, FindsTheExactBatchWhereMatricesTurnComputeBound) {
   Result<NetworkGraph> g = LoadGraphFile(Fixture("transformer_block.json"));
   ASSERT_TRUE(g.ok());

@@ -146,6 +146,37 @@ struct BadCase {
   std::string expected;  ///< part of the one error line
 };
 
+// --dtype re-types a graph and --tf32 puts its fp32 products on TF32 tensor cores; each says so
+// in a note. Neither is accepted where it means nothing.
+TEST(NetworkCli, DtypeAndTf32RetypeAGraph) {
+  const Output bf16 = RunCli({"model", Fixture("small_cnn.json"), "--hw", "h100-sxm", "--dtype",
+                              "bf16", "--format", "json"});
+  ASSERT_EQ(bf16.status, 0) << bf16.err;
+  const Output fp32 =
+      RunCli({"model", Fixture("small_cnn.json"), "--hw", "h100-sxm", "--format", "json"});
+  ASSERT_EQ(fp32.status, 0) << fp32.err;
+  const nlohmann::json a = nlohmann::json::parse(bf16.out), b = nlohmann::json::parse(fp32.out);
+  EXPECT_DOUBLE_EQ(2 * a["network"]["weight_bytes"].get<double>(),
+                   b["network"]["weight_bytes"].get<double>());
+  EXPECT_NE(bf16.out.find("--dtype bf16: "), std::string::npos);
+  const Output tf32 = RunCli({"model", Fixture("small_cnn.json"), "--hw", "h100-sxm", "--tf32"});
+  ASSERT_EQ(tf32.status, 0) << tf32.err;
+  EXPECT_NE(tf32.out.find("tensor.tf32"), std::string::npos) << tf32.out;
+  EXPECT_NE(tf32.out.find("note: --tf32: "), std::string::npos) << tf32.out;
+  const Output sweep = RunCli({"sweep", Fixture("small_cnn.json"), "--hw", "h100-sxm", "--vary",
+                               "batch=1:64:x4", "--dtype", "fp16"});
+  ASSERT_EQ(sweep.status, 0) << sweep.err;
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"model", Fixture("small_cnn.json"), "--dtype", "int8"},
+        std::vector<std::string>{"model", Fixture("small_cnn.json"), "--dtype", "bf17"},
+        std::vector<std::string>{"model", "llama-3-8b", "--tf32"}}) {
+    const Output o = RunCli(bad);
+    EXPECT_EQ(o.status, 2) << bad[1] << " " << bad[2];
+    EXPECT_TRUE(o.out.empty());
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  }
+}
+
 TEST(NetworkCli, BadInputExitsTwoWithOneLine) {
   const std::string f = Fixture("");
   const std::vector<BadCase> cases = {

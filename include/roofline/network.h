@@ -96,6 +96,20 @@ Result<NetworkGraph> LoadGraphFile(const std::string& path);
 /// Writes a graph in the file format (pretty JSON).
 std::string GraphToJson(const NetworkGraph& graph);
 
+/// How `--dtype` and `--tf32` re-type a graph (a capture in fp32 run as bf16, fp32 matmuls on
+/// TF32 tensor cores).
+struct NetRetype {
+  std::optional<DType> dtype;  ///< every floating-point tensor: fp32, bf16, fp16 or fp8
+  bool tf32 = false;           ///< then: fp32 tensors stay 4 bytes, their products run as TF32
+};
+
+/// Re-types `graph`'s floating-point tensors (fp64, fp32, tf32, bf16 and fp16: activations,
+/// weights and buffers; integer, 8-bit and 4-bit tensors are left as they are) and adds a note
+/// saying how many changed. Returns that number. Errors name `flag`: a dtype other than fp32,
+/// bf16, fp16 or fp8.
+Result<int> RetypeNetwork(NetworkGraph& graph, const NetRetype& retype,
+                          const std::string& flag = "--dtype");
+
 /// Symbolic dimensions bound from the command line (`--dim batch=8`).
 using DimBindings = std::map<std::string, int64_t>;
 

@@ -1,9 +1,10 @@
 // The network IR's small pieces: attributes, tensor dtypes, symbolic dimensions and shapes.
+#include "roofline/network.h"
+
 #include <fmt/format.h>
 
 #include <charconv>
 
-#include "roofline/network.h"
 #include "roofline/op.h"
 
 namespace roofline {
@@ -61,6 +62,39 @@ const NetTensor* NetworkGraph::FindTensor(std::string_view name) const {
     if (t.name == name) return &t;
   }
   return nullptr;
+}
+
+Result<int> RetypeNetwork(NetworkGraph& graph, const NetRetype& retype, const std::string& flag) {
+  if (retype.dtype && *retype.dtype != DType::kFp32 && *retype.dtype != DType::kBf16 &&
+      *retype.dtype != DType::kFp16 && *retype.dtype != DType::kFp8) {
+    return Status::Invalid(flag,
+                           "a graph re-types its floating-point tensors to fp32, bf16, "
+                           "fp16 or fp8, not " +
+                               std::string(NameOf(*retype.dtype)));
+  }
+  auto floating = [](const NetTensor& t) {
+    return t.bits == 0 &&
+           (t.dtype == DType::kFp64 || t.dtype == DType::kFp32 || t.dtype == DType::kTf32 ||
+            t.dtype == DType::kBf16 || t.dtype == DType::kFp16);
+  };
+  int changed = 0;
+  for (NetTensor& t : graph.tensors) {
+    if (!floating(t)) continue;
+    DType to = retype.dtype.value_or(t.dtype);
+    if (retype.tf32 && to == DType::kFp32) to = DType::kTf32;
+    if (to == t.dtype) continue;
+    t.dtype = to;
+    ++changed;
+  }
+  std::string what;
+  if (retype.dtype) what = "--dtype " + std::string(NameOf(*retype.dtype));
+  if (retype.tf32) what += std::string(what.empty() ? "" : " ") + "--tf32";
+  if (!what.empty()) {
+    graph.notes.push_back(
+        fmt::format("{}: {} floating-point tensor(s) re-typed{}", what, changed,
+                    retype.tf32 ? " (tf32: fp32 storage, products on TF32 tensor cores)" : ""));
+  }
+  return changed;
 }
 
 bool SetNetDType(NetTensor& tensor, std::string_view name) {

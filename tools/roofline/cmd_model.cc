@@ -29,7 +29,9 @@ int RunNetworkModel(Context& ctx, const CLI::App& app, const ModelOptions& o,
                                      "graph files and ONNX models print table or "
                                      "json"));
   }
-  Result<NetworkInput> in = LoadNetworkInput(ctx, o.model, o.hw, dim_args);
+  Result<NetRetype> retype = NetRetypeOf(o);
+  if (!retype.ok()) return Fail(ctx, retype.status());
+  Result<NetworkInput> in = LoadNetworkInput(ctx, o.model, o.hw, dim_args, *retype);
   if (!in.ok()) return Fail(ctx, in.status());
   const NetworkGraph& graph = in->graph;
   const DimBindings& bound = in->bound;

@@ -110,7 +110,9 @@ int RunNetworkSweep(Context& ctx, const CLI::App& app, const ModelOptions& o,
   const bool onnx = IsOnnxFile(o.model);
   std::vector<std::string> dim_args = so.dims;
   if (onnx) dim_args.push_back(axis->first + "=" + std::to_string(axis->second.front()));
-  Result<NetworkInput> in = LoadNetworkInput(ctx, o.model, o.hw, dim_args);
+  Result<NetRetype> retype = NetRetypeOf(o);
+  if (!retype.ok()) return Fail(ctx, retype.status());
+  Result<NetworkInput> in = LoadNetworkInput(ctx, o.model, o.hw, dim_args, *retype);
   if (!in.ok()) return Fail(ctx, in.status());
   const Device* device = &in->device;
   Result<CostOptions> options = MakeCostOptions(o, *device);
@@ -125,7 +127,11 @@ int RunNetworkSweep(Context& ctx, const CLI::App& app, const ModelOptions& o,
                    if (!dims.ok()) return dims.status();
                    (*dims)[axis->first] = v;
                    DimBindings unused;
-                   return LoadNetwork(o.model, *dims, &unused);
+                   Result<NetworkGraph> g = LoadNetwork(o.model, *dims, &unused);
+                   if (!g.ok()) return g;
+                   Result<int> retyped = RetypeNetwork(*g, *retype);
+                   if (!retyped.ok()) return retyped.status();
+                   return g;
                  },
                  in->bound, model, axis->first, axis->second)
            : SweepNetwork(in->graph, in->bound, model, axis->first, axis->second);

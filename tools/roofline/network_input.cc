@@ -50,7 +50,7 @@ Result<NetworkGraph> LoadNetwork(const std::string& model, const DimBindings& di
 
 Status RejectLlmFlags(const CLI::App& app) {
   for (const char* flag :
-       {"--batch", "--prompt", "--context", "--dtype", "--weight-dtype", "--kv-dtype",
+       {"--batch", "--prompt", "--context", "--weight-dtype", "--kv-dtype",
         "--group-size", "--tp", "--attention", "--fusion", "--mla", "--all-logits", "--phase"}) {
     if (app.count(flag) > 0) {
       return Status::Invalid(flag,
@@ -61,14 +61,28 @@ Status RejectLlmFlags(const CLI::App& app) {
   return Status::Ok();
 }
 
+Result<NetRetype> NetRetypeOf(const ModelOptions& o) {
+  NetRetype r;
+  r.tf32 = o.tf32;
+  if (!o.dtype.empty()) {
+    Result<DType> d = ParseDType(o.dtype, "--dtype");
+    if (!d.ok()) return d.status();
+    r.dtype = *d;
+  }
+  return r;
+}
+
 Result<NetworkInput> LoadNetworkInput(Context& ctx, const std::string& model, const std::string& hw,
-                                      const std::vector<std::string>& dim_args) {
+                                      const std::vector<std::string>& dim_args,
+                                      const NetRetype& retype) {
   Result<DimBindings> dims = ParseDims(dim_args);
   if (!dims.ok()) return dims.status();
   NetworkInput in;
   Result<NetworkGraph> graph = LoadNetwork(model, *dims, &in.bound);
   if (!graph.ok()) return graph.status();
   in.graph = std::move(graph).value();
+  Result<int> retyped = RetypeNetwork(in.graph, retype);
+  if (!retyped.ok()) return retyped.status();
   Result<Device> device = ctx.ResolveHw(hw);
   if (!device.ok()) return device.status();
   in.device = std::move(device).value();

@@ -10,6 +10,7 @@
 #include "roofline/device.h"
 #include "roofline/network.h"
 #include "tools/roofline/commands.h"
+#include "tools/roofline/workload_options.h"
 
 namespace roofline::cli {
 
@@ -36,9 +37,13 @@ struct NetworkInput {
   Device device;
 };
 
-/// Parses `dim_args`, loads `model` with them and resolves `hw`.
+/// `--dtype` and `--tf32` as a graph re-typing; errors name the flag.
+Result<NetRetype> NetRetypeOf(const ModelOptions& o);
+
+/// Parses `dim_args`, loads `model` with them, re-types it and resolves `hw`.
 Result<NetworkInput> LoadNetworkInput(Context& ctx, const std::string& model, const std::string& hw,
-                                      const std::vector<std::string>& dim_args);
+                                      const std::vector<std::string>& dim_args,
+                                      const NetRetype& retype);
 
 /// An error naming the first LLM-only flag of `app` that was given (graph inputs take --dim).
 Status RejectLlmFlags(const CLI::App& app);

@@ -78,7 +78,12 @@ void AddWorkloadOptions(CLI::App& app, ModelOptions& o) {
       ->capture_default_str();
   app.add_option("--context", o.context,
                  "decode: keys each new token attends to (default: --prompt)");
-  app.add_option("--dtype", o.dtype, "activations (default: the config's torch_dtype)");
+  app.add_option("--dtype", o.dtype,
+                 "activations (default: the config's torch_dtype); graph files and ONNX models: "
+                 "every floating-point tensor re-typed to fp32|bf16|fp16|fp8");
+  app.add_flag("--tf32", o.tf32,
+               "graph files and ONNX models: fp32 matmuls and convolutions on TF32 tensor cores "
+               "(PyTorch's default for cuDNN convolutions)");
   app.add_option("--weight-dtype", o.weight_dtype,
                  "decoder linear weights: bf16|fp16|fp8|int8|int4 (default: --dtype)");
   app.add_option("--kv-dtype", o.kv_dtype, "KV cache: bf16|fp16|fp8|int8 (default: --dtype)");
@@ -109,6 +114,11 @@ void AddWorkloadOptions(CLI::App& app, ModelOptions& o) {
 }
 
 Result<Workload> MakeWorkload(const ModelOptions& o) {
+  if (o.tf32) {
+    return Status::Invalid("--tf32",
+                           "applies to graph files and ONNX models (an LLM config's "
+                           "products run in --dtype)");
+  }
   Workload w;
   w.batch = o.batch;
   w.prompt = o.prompt;

@@ -50,6 +50,7 @@ struct ModelOptions {
   std::string fusion = "eager";
   std::string mla = "auto";
   bool all_logits = false;
+  bool tf32 = false;  ///< graph files and ONNX models: fp32 products on TF32 tensor cores
   double launch_overhead_us = 0;
   ExpectedFlags expected;
   OutputFormat format = OutputFormat::kTable;
