@@ -302,9 +302,15 @@ TEST(NetworkRetype, FloatingPointTensorsTakeTheNewDTypeAndIntegersStay) {
   Result<int> n = RetypeNetwork(fp8, r);
   ASSERT_TRUE(n.ok()) << n.status().ToString();
   EXPECT_EQ(*n, floats);
-  for (const NetTensor& t : fp8.tensors) {
-    if (t.bits == 64) continue;
-    EXPECT_EQ(t.dtype, DType::kFp8) << t.name;
+  for (size_t i = 0; i < fp8.tensors.size(); ++i) {
+    const NetTensor& t = fp8.tensors[i];
+    if (g->tensors[i].bits == 64) {  // int64 indices: as they were
+      EXPECT_EQ(t.bits, 64) << t.name;
+      EXPECT_EQ(t.dtype, g->tensors[i].dtype) << t.name;
+      EXPECT_DOUBLE_EQ(t.ElementBytes(), 8) << t.name;
+    } else {
+      EXPECT_EQ(t.dtype, DType::kFp8) << t.name;
+    }
   }
   EXPECT_NE(fp8.notes.back().find("--dtype fp8: " + std::to_string(floats)), std::string::npos)
       << fp8.notes.back();
@@ -314,6 +320,12 @@ TEST(NetworkRetype, FloatingPointTensorsTakeTheNewDTypeAndIntegersStay) {
   EXPECT_LT(after->weight_bytes, before->weight_bytes);
   // Re-typing again to the same dtype changes nothing.
   EXPECT_EQ(*RetypeNetwork(fp8, r), 0);
+  // --tf32 with a dtype other than fp32 has no fp32 products to move.
+  r.tf32 = true;
+  const Result<int> both = RetypeNetwork(fp8, r);
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.status().ToString().find("--tf32"), std::string::npos);
+  r.tf32 = false;
   // A dtype a graph is not re-typed to.
   r.dtype = DType::kInt8;
   const Result<int> bad = RetypeNetwork(fp8, r);

@@ -164,16 +164,34 @@ TEST(NetworkCli, DtypeAndTf32RetypeAGraph) {
   EXPECT_NE(tf32.out.find("tensor.tf32"), std::string::npos) << tf32.out;
   EXPECT_NE(tf32.out.find("note: --tf32: "), std::string::npos) << tf32.out;
   const Output sweep = RunCli({"sweep", Fixture("small_cnn.json"), "--hw", "h100-sxm", "--vary",
-                               "batch=1:64:x4", "--dtype", "fp16"});
+                               "batch=1:64:x4", "--dtype", "fp16", "--format", "json"});
   ASSERT_EQ(sweep.status, 0) << sweep.err;
-  for (const std::vector<std::string>& bad :
-       {std::vector<std::string>{"model", Fixture("small_cnn.json"), "--dtype", "int8"},
-        std::vector<std::string>{"model", Fixture("small_cnn.json"), "--dtype", "bf17"},
-        std::vector<std::string>{"model", "llama-3-8b", "--tf32"}}) {
-    const Output o = RunCli(bad);
-    EXPECT_EQ(o.status, 2) << bad[1] << " " << bad[2];
+  const Output sweep32 = RunCli({"sweep", Fixture("small_cnn.json"), "--hw", "h100-sxm", "--vary",
+                                 "batch=1:64:x4", "--format", "json"});
+  ASSERT_EQ(sweep32.status, 0) << sweep32.err;
+  const nlohmann::json s16 = nlohmann::json::parse(sweep.out);
+  const nlohmann::json s32 = nlohmann::json::parse(sweep32.out);
+  ASSERT_EQ(s16["points"].size(), s32["points"].size());
+  EXPECT_LT(s16["points"][0]["bytes"].get<double>(), s32["points"][0]["bytes"].get<double>());
+  const Output sweep_table = RunCli({"sweep", Fixture("small_cnn.json"), "--hw", "h100-sxm",
+                                     "--vary", "batch=1:64:x4", "--tf32"});
+  ASSERT_EQ(sweep_table.status, 0) << sweep_table.err;
+  EXPECT_NE(sweep_table.out.find("sweep batch (--tf32)"), std::string::npos) << sweep_table.out;
+  struct Bad {
+    std::vector<std::string> args;
+    std::string flag;
+  };
+  for (const Bad& bad :
+       {Bad{{"model", Fixture("small_cnn.json"), "--hw", "h100-sxm", "--dtype", "int8"}, "--dtype"},
+        Bad{{"model", Fixture("small_cnn.json"), "--hw", "h100-sxm", "--dtype", "bf17"}, "--dtype"},
+        Bad{{"model", Fixture("small_cnn.json"), "--hw", "h100-sxm", "--dtype", "bf16", "--tf32"},
+            "--tf32"},
+        Bad{{"model", "llama-3-8b", "--hw", "h100-sxm", "--tf32"}, "--tf32"}}) {
+    const Output o = RunCli(bad.args);
+    EXPECT_EQ(o.status, 2) << bad.flag;
     EXPECT_TRUE(o.out.empty());
     EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+    EXPECT_NE(o.err.find(bad.flag), std::string::npos) << o.err;
   }
 }
 
@@ -230,6 +248,31 @@ TEST(NetworkCli, OnnxWithoutTheLibraryOrBadFileFails) {
   EXPECT_TRUE(o.out.empty());
   EXPECT_NE(o.err.find(path), std::string::npos) << o.err;
   std::filesystem::remove_all(dir);
+}
+
+// An ONNX model's why section reloads it at each batch it searches: re-typed like the table.
+TEST(NetworkCli, ARetypedOnnxModelsWhyReloadsItRetyped) {
+  if (!OnnxFrontendAvailable()) GTEST_SKIP() << "built without the ONNX library";
+  const std::string onnx =
+      std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/onnx/resnet50_shapes.onnx";
+  const Output o = RunCli({"model", onnx, "--hw", "a100-sxm-80gb", "--dim", "batch=1", "--tf32"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const size_t why = o.out.find("== why ==");
+  ASSERT_NE(why, std::string::npos) << o.out;
+  const std::string text = o.out.substr(why);
+  EXPECT_NE(text.find("compute:tensor.tf32"), std::string::npos) << text;
+  EXPECT_EQ(text.find("vector.fp32"), std::string::npos) << text;
+  // The same in a sweep: every reload re-typed.
+  const Output s = RunCli({"sweep", onnx, "--hw", "a100-sxm-80gb", "--vary", "batch=1,64",
+                           "--dtype", "bf16", "--format", "json"});
+  ASSERT_EQ(s.status, 0) << s.err;
+  const Output s32 =
+      RunCli({"sweep", onnx, "--hw", "a100-sxm-80gb", "--vary", "batch=1,64", "--format", "json"});
+  ASSERT_EQ(s32.status, 0) << s32.err;
+  const nlohmann::json a = nlohmann::json::parse(s.out), b = nlohmann::json::parse(s32.out);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_LT(a["points"][i]["bytes"].get<double>(), 0.6 * b["points"][i]["bytes"].get<double>());
+  }
 }
 
 TEST(NetworkCli, SweepAnOnnxModelReloadsItPerValue) {

@@ -535,5 +535,33 @@ TEST(OnnxFrontend, BadFilesAreErrorsNamingTheFile) {
   EXPECT_NE(dir.what().find("directory"), std::string::npos) << dir.ToString();
 }
 
+// --dtype re-types an ONNX model's floating-point tensors only: its int64 starts, ends, axes
+// and indices (held as fp64, the type of their size) keep their dtype and bytes.
+TEST(OnnxFrontend, RetypingKeepsIntegerTensors) {
+  REQUIRE_ONNX();
+  NetworkGraph g = Load("misc_ops.onnx");
+  int fixed = 0, floating = 0;
+  std::map<std::string, DType> before;
+  for (const NetTensor& t : g.tensors) {
+    before[t.name] = t.dtype;
+    fixed += t.fixed_dtype;
+    floating += !t.fixed_dtype && t.bits == 0;
+  }
+  ASSERT_GT(fixed, 0);
+  ASSERT_GT(floating, 0);
+  NetRetype r;
+  r.dtype = DType::kBf16;
+  Result<int> n = RetypeNetwork(g, r);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_GT(*n, 0);
+  for (const NetTensor& t : g.tensors) {
+    if (t.fixed_dtype) {
+      EXPECT_EQ(t.dtype, before[t.name]) << t.name;
+    } else if (t.bits == 0 && before[t.name] != DType::kInt8) {
+      EXPECT_EQ(t.dtype, DType::kBf16) << t.name;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace roofline

@@ -35,6 +35,9 @@ struct NetTensor {
   /// Storage bits of dtypes the cost model has no DType for (int64: 64, int32: 32, int16: 16,
   /// uint8 and bool: 8; `dtype` then holds kInt8); 0: BitsOf(dtype). Set both with SetNetDType.
   int bits = 0;
+  /// An integer, boolean or complex tensor held under a floating-point DType of its size (ONNX
+  /// INT64 as fp64, ...): never re-typed by RetypeNetwork.
+  bool fixed_dtype = false;
   bool weight = false;    ///< a parameter or buffer: read once per pass
   bool parameter = true;  ///< counted in the parameter total (false for buffers); weights only
 

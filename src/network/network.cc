@@ -72,8 +72,12 @@ Result<int> RetypeNetwork(NetworkGraph& graph, const NetRetype& retype, const st
                            "fp16 or fp8, not " +
                                std::string(NameOf(*retype.dtype)));
   }
+  if (retype.tf32 && retype.dtype && *retype.dtype != DType::kFp32) {
+    return Status::Invalid("--tf32", "runs fp32 products on TF32 tensor cores; with --dtype " +
+                                         std::string(NameOf(*retype.dtype)) + " there are none");
+  }
   auto floating = [](const NetTensor& t) {
-    return t.bits == 0 &&
+    return t.bits == 0 && !t.fixed_dtype &&
            (t.dtype == DType::kFp64 || t.dtype == DType::kFp32 || t.dtype == DType::kTf32 ||
             t.dtype == DType::kBf16 || t.dtype == DType::kFp16);
   };

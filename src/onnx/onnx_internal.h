@@ -88,6 +88,9 @@ Status CheckNodeAttributes(const onnx::GraphProto& graph, const std::string& ori
 
 /// The roofline dtype of an ONNX element type (unknown types map by byte size).
 DType DTypeOfElemType(int32_t elem_type);
+/// True for ONNX's floating-point element types (float, double, float16, bfloat16, float8):
+/// the ones `--dtype` may re-type.
+bool IsFloatElemType(int32_t elem_type);
 
 /// Bytes per element of an ONNX element type (0 for strings and unknown types).
 double ElemTypeBytes(int32_t elem_type);

@@ -95,6 +95,7 @@ class Mapper {
     const ValueInfo* info = Info(name);
     if (info != nullptr) {
       t.dtype = DTypeOfElemType(info->elem_type);
+      t.fixed_dtype = !IsFloatElemType(info->elem_type);
       if (info->known) {
         for (int64_t d : info->dims) t.shape.push_back(ShapeEntry::Const(d));
       }
@@ -120,6 +121,7 @@ class Mapper {
       NetTensor t;
       t.name = name;
       t.dtype = DTypeOfElemType(elem_type);
+      t.fixed_dtype = !IsFloatElemType(elem_type);
       for (int64_t d : dims) t.shape.push_back(ShapeEntry::Const(d));
       out_->tensors.push_back(std::move(t));
     }

@@ -51,6 +51,12 @@ double ElemTypeBytes(int32_t elem_type) {
   }
 }
 
+bool IsFloatElemType(int32_t elem_type) {
+  return elem_type == TensorProto::FLOAT || elem_type == TensorProto::DOUBLE ||
+         elem_type == TensorProto::FLOAT16 || elem_type == TensorProto::BFLOAT16 ||
+         (elem_type >= 17 && elem_type <= 20);
+}
+
 DType DTypeOfElemType(int32_t elem_type) {
   // Names of docs/graph-format.md; where this build's DType lacks one, the type of the same size.
   const char* name = nullptr;

@@ -88,8 +88,7 @@ int RunNetworkModel(Context& ctx, const CLI::App& app, const ModelOptions& o,
         Result<DimBindings> dims = ParseDims(dim_args);
         if (!dims.ok()) return dims.status();
         (*dims)["batch"] = v;
-        DimBindings unused;
-        return LoadNetwork(o.model, *dims, &unused);
+        return LoadNetworkRetyped(o.model, *dims, *retype);
       },
       bound);
   if (!report.empty()) {

@@ -126,17 +126,13 @@ int RunNetworkSweep(Context& ctx, const CLI::App& app, const ModelOptions& o,
                    Result<DimBindings> dims = ParseDims(dim_args);
                    if (!dims.ok()) return dims.status();
                    (*dims)[axis->first] = v;
-                   DimBindings unused;
-                   Result<NetworkGraph> g = LoadNetwork(o.model, *dims, &unused);
-                   if (!g.ok()) return g;
-                   Result<int> retyped = RetypeNetwork(*g, *retype);
-                   if (!retyped.ok()) return retyped.status();
-                   return g;
+                   return LoadNetworkRetyped(o.model, *dims, *retype);
                  },
                  in->bound, model, axis->first, axis->second)
            : SweepNetwork(in->graph, in->bound, model, axis->first, axis->second);
   if (!r.ok()) return Fail(ctx, r.status());
-  const std::string title = r->name + " on " + device->id + ": sweep " + axis->first;
+  const std::string title =
+      r->name + " on " + device->id + ": sweep " + axis->first + RetypeSuffix(*retype);
   const std::string table = RenderNetSweepTable(*r, title);
   const std::string svg = NetSweepChart(*r, title).svg;
   if (!so.plot.empty()) {

@@ -50,8 +50,8 @@ Result<NetworkGraph> LoadNetwork(const std::string& model, const DimBindings& di
 
 Status RejectLlmFlags(const CLI::App& app) {
   for (const char* flag :
-       {"--batch", "--prompt", "--context", "--weight-dtype", "--kv-dtype",
-        "--group-size", "--tp", "--attention", "--fusion", "--mla", "--all-logits", "--phase"}) {
+       {"--batch", "--prompt", "--context", "--weight-dtype", "--kv-dtype", "--group-size", "--tp",
+        "--attention", "--fusion", "--mla", "--all-logits", "--phase"}) {
     if (app.count(flag) > 0) {
       return Status::Invalid(flag,
                              "applies to LLM configs; graph files and ONNX models take "
@@ -59,6 +59,23 @@ Status RejectLlmFlags(const CLI::App& app) {
     }
   }
   return Status::Ok();
+}
+
+Result<NetworkGraph> LoadNetworkRetyped(const std::string& model, const DimBindings& dims,
+                                        const NetRetype& retype) {
+  DimBindings unused;
+  Result<NetworkGraph> g = LoadNetwork(model, dims, &unused);
+  if (!g.ok()) return g;
+  Result<int> retyped = RetypeNetwork(*g, retype);
+  if (!retyped.ok()) return retyped.status();
+  return g;
+}
+
+std::string RetypeSuffix(const NetRetype& retype) {
+  std::string s;
+  if (retype.dtype) s += "--dtype " + std::string(NameOf(*retype.dtype));
+  if (retype.tf32) s += std::string(s.empty() ? "" : " ") + "--tf32";
+  return s.empty() ? s : " (" + s + ")";
 }
 
 Result<NetRetype> NetRetypeOf(const ModelOptions& o) {

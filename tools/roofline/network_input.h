@@ -37,6 +37,13 @@ struct NetworkInput {
   Device device;
 };
 
+/// LoadNetwork, then RetypeNetwork (an ONNX model reloaded at another value of a dimension).
+Result<NetworkGraph> LoadNetworkRetyped(const std::string& model, const DimBindings& dims,
+                                        const NetRetype& retype);
+
+/// " (--dtype bf16 --tf32)" for a title, or "" when nothing is re-typed.
+std::string RetypeSuffix(const NetRetype& retype);
+
 /// `--dtype` and `--tf32` as a graph re-typing; errors name the flag.
 Result<NetRetype> NetRetypeOf(const ModelOptions& o);
 

@@ -82,8 +82,9 @@ void AddWorkloadOptions(CLI::App& app, ModelOptions& o) {
                  "activations (default: the config's torch_dtype); graph files and ONNX models: "
                  "every floating-point tensor re-typed to fp32|bf16|fp16|fp8");
   app.add_flag("--tf32", o.tf32,
-               "graph files and ONNX models: fp32 matmuls and convolutions on TF32 tensor cores "
-               "(PyTorch's default for cuDNN convolutions)");
+               "graph files and ONNX models: fp32 matmuls, convolutions and attention on TF32 "
+               "tensor cores (PyTorch's default for cuDNN convolutions; matmuls need "
+               "allow_tf32)");
   app.add_option("--weight-dtype", o.weight_dtype,
                  "decoder linear weights: bf16|fp16|fp8|int8|int4 (default: --dtype)");
   app.add_option("--kv-dtype", o.kv_dtype, "KV cache: bf16|fp16|fp8|int8 (default: --dtype)");
