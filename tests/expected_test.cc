@@ -87,11 +87,11 @@ TEST(EfficiencyData, BadFilesAreRejectedWithTheFieldAndReason) {
     std::string json, field, why;
   };
   const Case cases[] = {
-      {Replace(*text, "\"value\": 0.79,", "\"value\": 1.5,"), "assumed.compute.value",
-       "at most 1"},
+      {Replace(*text, "\"value\": 0.79,", "\"value\": 1.5,"), "assumed.compute.value", "at most 1"},
       {Replace(*text, "\"value\": 0.79,", "\"value\": 0,"), "assumed.compute", "positive"},
       {Replace(*text, "\"value\": 0.79,", "\"value\": \"high\","), "assumed.compute", "number"},
-      {Replace(*text, "\"value\": 1.06e-5, \"source\": \"PyTorch eager", "\"value\": 2, \"source\": \"x"),
+      {Replace(*text, "\"value\": 1.06e-5, \"source\": \"PyTorch eager",
+               "\"value\": 2, \"source\": \"x"),
        "launch.eager.host_s.value", "at most"},
       {Replace(*text, "\"q_block\": 128,", "\"q_block\": 0,"), "attention_waves[0].q_block",
        "integer between 1 and 4096"},
@@ -454,7 +454,6 @@ TEST(ExpectedCli, ModelPrintsExpectedBesideTheBoundAndRejectsBadFlags) {
   }
 }
 
-
 // Issue "expected times", validation table: every published run parses with its source, and
 // the ideal bound is below every measurement (a bound above a real run is a counting error).
 // The error of the expected time is reported (docs/validation.md), not asserted: the target
@@ -465,8 +464,7 @@ TEST(Published, TheBoundIsBelowEveryPublishedMeasurement) {
   ASSERT_GE(runs->size(), 20u);
   Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
   ASSERT_TRUE(registry.ok());
-  Result<PublishedValidation> v =
-      ValidatePublished(*runs, testing::Db(), *registry, Data());
+  Result<PublishedValidation> v = ValidatePublished(*runs, testing::Db(), *registry, Data());
   ASSERT_TRUE(v.ok()) << v.status().ToString();
   int holdout = 0;
   for (const PublishedCheck& c : v->checks) {
@@ -510,15 +508,20 @@ TEST(Published, TheBoundIsBelowEveryPublishedMeasurement) {
   EXPECT_NEAR(gf->run.measured_s, 1 / 104.9, 1e-12);
 }
 
+// One valid run of a published-runs file, for the tests below to vary.
+const std::string kOneRun =
+    R"({"schema_version": 1, "runs": [{"id": "r1", "model": "llama-2-7b", "hw": "h100-sxm",
+      "tp": 1, "batch": 1, "phase": "decode", "prompt": 5, "context": 105, "dtype": "bf16",
+      "weight_dtype": "bf16", "kv_dtype": "bf16", "runtime": "compiled", "fusion": "fused",
+      "measured": {"metric": "decode_tokens_per_s_per_user", "value": 100}, "framework": "f",
+      "source": "s", "quote": "q"}]})";
+
 // A blind row whose expected time moved (the model changed after it was first computed) is
 // counted and labelled as a plain holdout row.
 TEST(Published, ABlindRowWhoseTimeMovedIsAPlainHoldoutRow) {
   const std::string run =
-      R"({"schema_version": 1, "runs": [{"id": "r1", "model": "llama-2-7b", "hw": "h100-sxm",
-      "tp": 1, "batch": 1, "phase": "decode", "prompt": 5, "context": 105, "dtype": "bf16",
-      "weight_dtype": "bf16", "kv_dtype": "bf16", "runtime": "compiled", "fusion": "fused",
-      "measured": {"metric": "decode_tokens_per_s_per_user", "value": 100}, "framework": "f",
-      "source": "s", "quote": "q", "holdout": true, "blind": true, "blind_expected_s": 0.001}]})";
+      Replace(kOneRun, "\"quote\": \"q\"",
+              "\"quote\": \"q\", \"holdout\": true, \"blind\": true, \"blind_expected_s\": 0.001");
   Result<std::vector<PublishedRun>> runs = ParsePublishedRuns(run, "runs.json");
   ASSERT_TRUE(runs.ok()) << runs.status().ToString();
   Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
@@ -537,12 +540,7 @@ TEST(Published, ABlindRowWhoseTimeMovedIsAPlainHoldoutRow) {
 }
 
 TEST(Published, BadRunsAreRejectedWithTheRunAndField) {
-  const std::string good =
-      R"({"schema_version": 1, "runs": [{"id": "r1", "model": "llama-2-7b", "hw": "h100-sxm",
-      "tp": 1, "batch": 1, "phase": "decode", "prompt": 5, "context": 105, "dtype": "bf16",
-      "weight_dtype": "bf16", "kv_dtype": "bf16", "runtime": "compiled", "fusion": "fused",
-      "measured": {"metric": "decode_tokens_per_s_per_user", "value": 100}, "framework": "f",
-      "source": "s", "quote": "q"}]})";
+  const std::string& good = kOneRun;
   ASSERT_TRUE(ParsePublishedRuns(good, "runs.json").ok());
   struct Case {
     std::string json, field, why;
@@ -573,7 +571,8 @@ TEST(Published, BadRunsAreRejectedWithTheRunAndField) {
   ASSERT_TRUE(unknown.ok());
   Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
   ASSERT_TRUE(registry.ok());
-  const Result<PublishedValidation> v = ValidatePublished(*unknown, testing::Db(), *registry, Data());
+  const Result<PublishedValidation> v =
+      ValidatePublished(*unknown, testing::Db(), *registry, Data());
   ASSERT_FALSE(v.ok());
   EXPECT_NE(v.status().ToString().find("runs.json: runs[0] (r1).hw"), std::string::npos)
       << v.status().ToString();

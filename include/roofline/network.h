@@ -106,6 +106,9 @@ struct NetRetype {
   bool tf32 = false;           ///< then: fp32 tensors stay 4 bytes, their products run as TF32
 };
 
+/// The flags a re-typing stands for ("--dtype bf16 --tf32"; "" when it changes nothing).
+std::string DescribeRetype(const NetRetype& retype);
+
 /// Re-types `graph`'s floating-point tensors (fp64, fp32, tf32, bf16 and fp16: activations,
 /// weights and buffers; integer, 8-bit and 4-bit tensors are left as they are) and adds a note
 /// saying how many changed. Returns that number. Errors name `flag`: a dtype other than fp32,

@@ -30,6 +30,24 @@ Figure ParseFigure(const json& j, const std::string& field, double max, bool zer
   return f;
 }
 
+// A non-empty array (at most 64) of objects with exactly `keys`; `entry(object, field)` reads
+// each ("name[i]").
+template <typename Entry>
+void ForEachEntry(const json& list, const std::string& name, const std::vector<std::string>& keys,
+                  Entry entry) {
+  if (!list.is_array() || list.empty() || list.size() > 64) {
+    std::string shape;
+    for (const std::string& k : keys) shape += (shape.empty() ? "\"" : ", \"") + k + "\"";
+    throw JsonFieldError(name, "expected a non-empty array of {" + shape + "}");
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string field = name + "[" + std::to_string(i) + "]";
+    RequireObject(list[i], field);
+    CheckKeys(list[i], field, keys);
+    entry(list[i], field);
+  }
+}
+
 EfficiencyData ParseEfficiencyJson(const json& root) {
   RequireObject(root, "");
   CheckKeys(root, "",
@@ -60,81 +78,59 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
   for (size_t i = 0; i < list.size(); ++i) {
     const std::string field = "matmul_tiles.tiles[" + std::to_string(i) + "]";
     const json& t = list[i];
-    if (!t.is_array() || t.size() != 2 || !t[0].is_number_integer() ||
-        !t[1].is_number_integer() || t[0].get<int64_t>() < 1 || t[1].get<int64_t>() < 1 ||
-        t[0].get<int64_t>() > 4096 || t[1].get<int64_t>() > 4096) {
+    if (!t.is_array() || t.size() != 2 || !t[0].is_number_integer() || !t[1].is_number_integer() ||
+        t[0].get<int64_t>() < 1 || t[1].get<int64_t>() < 1 || t[0].get<int64_t>() > 4096 ||
+        t[1].get<int64_t>() > 4096) {
       throw JsonFieldError(field, "expected [m, n]: two integers between 1 and 4096");
     }
     d.matmul_tiles.push_back({t[0].get<int64_t>(), t[1].get<int64_t>()});
   }
   d.matmul_tiles_source = RequireString(tiles, "source", "matmul_tiles", "the tiles need a source");
 
-  const json& flash = need(root, "flash_attention", "");
-  if (!flash.is_array() || flash.empty() || flash.size() > 64) {
-    throw JsonFieldError("flash_attention",
-                         "expected a non-empty array of {\"device\", \"value\", \"source\"}");
-  }
-  for (size_t i = 0; i < flash.size(); ++i) {
-    const std::string field = "flash_attention[" + std::to_string(i) + "]";
-    const json& f = flash[i];
-    RequireObject(f, field);
-    CheckKeys(f, field, {"device", "value", "source"});
-    EfficiencyData::DeviceFigure df;
-    df.device = RequireString(f, "device", field, "the device the fraction was measured on");
-    df.figure = ParseFigure(json{{"value", need(f, "value", field)}, {"source", need(f, "source", field)}},
-                            field, 1, false);
-    d.flash_attention.push_back(std::move(df));
-  }
+  // An entry's {"value", "source"} as a figure of at most `max`.
+  auto figure = [&](const json& f, const std::string& field, double max) {
+    return ParseFigure(
+        json{{"value", need(f, "value", field)}, {"source", need(f, "source", field)}}, field, max,
+        false);
+  };
+  ForEachEntry(need(root, "flash_attention", ""), "flash_attention", {"device", "value", "source"},
+               [&](const json& f, const std::string& field) {
+                 EfficiencyData::DeviceFigure df;
+                 df.device =
+                     RequireString(f, "device", field, "the device the fraction was measured on");
+                 df.figure = figure(f, field, 1);
+                 d.flash_attention.push_back(std::move(df));
+               });
 
   if (root.contains("attention_waves")) {
-    const json& waves = root.at("attention_waves");
-    if (!waves.is_array() || waves.empty() || waves.size() > 64) {
-      throw JsonFieldError("attention_waves",
-                           "expected a non-empty array of {\"device\", \"q_block\", \"value\", "
-                           "\"source\"}");
-    }
-    for (size_t i = 0; i < waves.size(); ++i) {
-      const std::string field = "attention_waves[" + std::to_string(i) + "]";
-      const json& f = waves[i];
-      RequireObject(f, field);
-      CheckKeys(f, field, {"device", "q_block", "value", "source"});
-      EfficiencyData::AttentionWaves w;
-      w.device = RequireString(f, "device", field, "the device it was measured on");
-      for (const auto& earlier : d.attention_waves) {
-        if (earlier.device == w.device) {
-          throw JsonFieldError(field + ".device", "'" + w.device + "' is listed twice");
-        }
-      }
-      const json& q = need(f, "q_block", field);
-      if (!q.is_number_integer() || q.get<int64_t>() < 1 || q.get<int64_t>() > 4096) {
-        throw JsonFieldError(field + ".q_block", "expected an integer between 1 and 4096");
-      }
-      w.q_block = q.get<int64_t>();
-      w.wave_s = ParseFigure(
-          json{{"value", need(f, "value", field)}, {"source", need(f, "source", field)}}, field,
-          1e-3, false);
-      d.attention_waves.push_back(std::move(w));
-    }
+    ForEachEntry(
+        root.at("attention_waves"), "attention_waves", {"device", "q_block", "value", "source"},
+        [&](const json& f, const std::string& field) {
+          EfficiencyData::AttentionWaves w;
+          w.device = RequireString(f, "device", field, "the device it was measured on");
+          for (const auto& earlier : d.attention_waves) {
+            if (earlier.device == w.device) {
+              throw JsonFieldError(field + ".device", "'" + w.device + "' is listed twice");
+            }
+          }
+          const json& q = need(f, "q_block", field);
+          if (!q.is_number_integer() || q.get<int64_t>() < 1 || q.get<int64_t>() > 4096) {
+            throw JsonFieldError(field + ".q_block", "expected an integer between 1 and 4096");
+          }
+          w.q_block = q.get<int64_t>();
+          w.wave_s = figure(f, field, 1e-3);
+          d.attention_waves.push_back(std::move(w));
+        });
   }
 
-  const json& lat = need(root, "collective_latency", "");
-  if (!lat.is_array() || lat.empty() || lat.size() > 64) {
-    throw JsonFieldError("collective_latency",
-                         "expected a non-empty array of {\"device\", \"link\", \"value\", "
-                         "\"source\"}");
-  }
-  for (size_t i = 0; i < lat.size(); ++i) {
-    const std::string field = "collective_latency[" + std::to_string(i) + "]";
-    const json& f = lat[i];
-    RequireObject(f, field);
-    CheckKeys(f, field, {"device", "link", "value", "source"});
-    EfficiencyData::LinkLatency l;
-    l.device = RequireString(f, "device", field, "the device it was measured on");
-    l.link = RequireString(f, "link", field, "the link it was measured on");
-    l.step_s = ParseFigure(json{{"value", need(f, "value", field)}, {"source", need(f, "source", field)}},
-                           field, 1e-3, false);
-    d.collective_latency.push_back(std::move(l));
-  }
+  ForEachEntry(need(root, "collective_latency", ""), "collective_latency",
+               {"device", "link", "value", "source"}, [&](const json& f, const std::string& field) {
+                 EfficiencyData::LinkLatency l;
+                 l.device = RequireString(f, "device", field, "the device it was measured on");
+                 l.link = RequireString(f, "link", field, "the link it was measured on");
+                 l.step_s = figure(f, field, 1e-3);
+                 d.collective_latency.push_back(std::move(l));
+               });
 
   const json& launch = need(root, "launch", "");
   RequireObject(launch, "launch");
@@ -206,8 +202,8 @@ Status ParseEfficiencyOverride(std::string_view text, ExpectedOptions& options) 
   static const std::vector<std::string> kClasses = {"matmul", "attention", "vector", "comm"};
   const size_t eq = text.find('=');
   if (eq == std::string_view::npos) {
-    return Status::Invalid("--efficiency", "expected CLASS=F (e.g. matmul=0.7), got '" +
-                                               std::string(text) + "'");
+    return Status::Invalid("--efficiency",
+                           "expected CLASS=F (e.g. matmul=0.7), got '" + std::string(text) + "'");
   }
   const std::string cls(text.substr(0, eq));
   const std::string value(text.substr(eq + 1));
@@ -223,9 +219,9 @@ Status ParseEfficiencyOverride(std::string_view text, ExpectedOptions& options) 
   char* end = nullptr;
   const double f = std::strtod(value.c_str(), &end);
   if (value.empty() || end != value.c_str() + value.size() || !(f >= 1e-3 && f <= 1)) {
-    return Status::Invalid("--efficiency", "efficiency of " + cls +
-                                               " must be a number in (0, 1], at least 0.001; got '" +
-                                               value + "'");
+    return Status::Invalid("--efficiency",
+                           "efficiency of " + cls +
+                               " must be a number in (0, 1], at least 0.001; got '" + value + "'");
   }
   options.class_efficiency[index] = f;
   return Status::Ok();

@@ -64,6 +64,13 @@ const NetTensor* NetworkGraph::FindTensor(std::string_view name) const {
   return nullptr;
 }
 
+std::string DescribeRetype(const NetRetype& retype) {
+  std::string s;
+  if (retype.dtype) s = "--dtype " + std::string(NameOf(*retype.dtype));
+  if (retype.tf32) s += std::string(s.empty() ? "" : " ") + "--tf32";
+  return s;
+}
+
 Result<int> RetypeNetwork(NetworkGraph& graph, const NetRetype& retype, const std::string& flag) {
   if (retype.dtype && *retype.dtype != DType::kFp32 && *retype.dtype != DType::kBf16 &&
       *retype.dtype != DType::kFp16 && *retype.dtype != DType::kFp8) {
@@ -90,9 +97,7 @@ Result<int> RetypeNetwork(NetworkGraph& graph, const NetRetype& retype, const st
     t.dtype = to;
     ++changed;
   }
-  std::string what;
-  if (retype.dtype) what = "--dtype " + std::string(NameOf(*retype.dtype));
-  if (retype.tf32) what += std::string(what.empty() ? "" : " ") + "--tf32";
+  const std::string what = DescribeRetype(retype);
   if (!what.empty()) {
     graph.notes.push_back(
         fmt::format("{}: {} floating-point tensor(s) re-typed{}", what, changed,

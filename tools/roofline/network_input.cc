@@ -72,9 +72,7 @@ Result<NetworkGraph> LoadNetworkRetyped(const std::string& model, const DimBindi
 }
 
 std::string RetypeSuffix(const NetRetype& retype) {
-  std::string s;
-  if (retype.dtype) s += "--dtype " + std::string(NameOf(*retype.dtype));
-  if (retype.tf32) s += std::string(s.empty() ? "" : " ") + "--tf32";
+  const std::string s = DescribeRetype(retype);
   return s.empty() ? s : " (" + s + ")";
 }
 
