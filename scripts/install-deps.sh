@@ -16,6 +16,8 @@ packages=(
   libonnx-dev         # ONNX frontend (`roofline model x.onnx`): onnx_pb.h, shape inference
   libprotobuf-dev     # protobuf headers and library the ONNX frontend needs
   python3             # scripts/check-layers.py (a ctest test)
+  python3-dev         # Python.h: the Python package's extension module (pip install .)
+  python3-venv        # the virtual environments of the Python tests
   chromium            # scripts/check-html.py: the HTML reports opened headless (a ctest test)
   fonts-dejavu-core   # a font for chromium's screenshots
   clang               # scripts/fuzz.sh: the libFuzzer targets

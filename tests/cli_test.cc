@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -220,6 +219,47 @@ TEST(Cli, ModelsListShowsPresetsWithCounts) {
   EXPECT_EQ(o.out.find("warning"), std::string::npos);
 }
 
+// The JSON listings the Python package reads (roofline.models.list(), roofline.hw.list()): the
+// same entries as the tables, with the figures in base units.
+TEST(Cli, ListingsAsJson) {
+  const Output models = RunCli({"models", "list", "--format", "json"});
+  ASSERT_EQ(models.status, 0) << models.err;
+  const nlohmann::json m = nlohmann::json::parse(models.out);
+  const Output table = RunCli({"models", "list"});
+  EXPECT_NE(table.out.find(std::to_string(m["models"].size()) + " presets"), std::string::npos);
+  EXPECT_TRUE(m["warnings"].empty());
+  const auto mixtral =
+      std::find_if(m["models"].begin(), m["models"].end(),
+                   [](const nlohmann::json& r) { return r["id"] == "mixtral-8x7b"; });
+  ASSERT_NE(mixtral, m["models"].end());
+  // Mixtral-8x7B: 46.7 B parameters, 12.9 B active (Mistral AI's announcement, to 0.1 B).
+  EXPECT_NEAR((*mixtral)["parameters_total"].get<double>(), 46.7e9, 0.05e9);
+  EXPECT_NEAR((*mixtral)["parameters_active"].get<double>(), 12.9e9, 0.05e9);
+  EXPECT_EQ((*mixtral)["kv_heads"], 8);
+  const auto deepseek =
+      std::find_if(m["models"].begin(), m["models"].end(),
+                   [](const nlohmann::json& r) { return r["id"] == "deepseek-v3"; });
+  ASSERT_NE(deepseek, m["models"].end());
+  EXPECT_TRUE((*deepseek)["kv_heads"].is_null());
+  EXPECT_EQ((*deepseek)["mla"], true);
+
+  const Output hw = RunCli({"hw", "list", "--format", "json"});
+  ASSERT_EQ(hw.status, 0) << hw.err;
+  const nlohmann::json h = nlohmann::json::parse(hw.out);
+  const auto h100 = std::find_if(h["devices"].begin(), h["devices"].end(),
+                                 [](const nlohmann::json& r) { return r["id"] == "h100-sxm"; });
+  ASSERT_NE(h100, h["devices"].end());
+  // NVIDIA H100 datasheet: 989 TFLOP/s dense bf16 (SXM), 3.35 TB/s HBM3, 80 GB.
+  EXPECT_NEAR((*h100)["tensor_bf16_flops_per_s"].get<double>(), 989e12, 1e12);
+  EXPECT_DOUBLE_EQ((*h100)["memory_bytes_per_s"].get<double>(), 3.35e12);
+  EXPECT_DOUBLE_EQ((*h100)["memory_bytes"].get<double>(), 80e9);
+  const auto v5e = std::find_if(h["devices"].begin(), h["devices"].end(),
+                                [](const nlohmann::json& r) { return r["id"] == "tpu-v5e"; });
+  ASSERT_NE(v5e, h["devices"].end());
+  EXPECT_TRUE((*v5e)["tensor_fp8_flops_per_s"].is_null());
+  EXPECT_EQ(RunCli({"hw", "list", "--format", "csv"}).status, 2);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     ModelContract, CliBadInput,
     ::testing::Values(
@@ -385,14 +425,15 @@ TEST(Cli, ModelTopAndWhy) {
 /// on that device, each device's crossover equals its own one-device sweep's, and the CSV and
 /// JSON name the device. --hw beside it, an unknown id, an id twice are one-line errors.
 TEST(Cli, SweepOverDevices) {
-  const Output j = RunCli({"sweep", "llama-3-8b", "--vary", "hw=h100-sxm,h200", "--batch", "16",
-                           "--format", "json"});
+  const Output j = RunCli(
+      {"sweep", "llama-3-8b", "--vary", "hw=h100-sxm,h200", "--batch", "16", "--format", "json"});
   ASSERT_EQ(j.status, 0) << j.err;
   const nlohmann::json doc = nlohmann::json::parse(j.out);
   ASSERT_EQ(doc.at("devices").size(), 2u);
   for (const auto& d : doc.at("devices")) {
     const std::string id = d.at("device");
-    const Output m = RunCli({"model", "llama-3-8b", "--hw", id, "--batch", "16", "--format", "json"});
+    const Output m =
+        RunCli({"model", "llama-3-8b", "--hw", id, "--batch", "16", "--format", "json"});
     ASSERT_EQ(m.status, 0) << m.err;
     const nlohmann::json model = nlohmann::json::parse(m.out);
     const auto& point = d.at("sweep").at("points").at(0);
@@ -418,8 +459,8 @@ TEST(Cli, SweepOverDevices) {
             std::string::npos)
       << t.out;
   EXPECT_NE(t.out.find("; h200 batch >= " + std::to_string(h200)), std::string::npos) << t.out;
-  const Output csv = RunCli({"sweep", "llama-3-8b", "--vary", "hw=h100-sxm,h200", "--format",
-                             "csv", "--phase", "decode"});
+  const Output csv = RunCli({"sweep", "llama-3-8b", "--vary", "hw=h100-sxm,h200", "--format", "csv",
+                             "--phase", "decode"});
   ASSERT_EQ(csv.status, 0) << csv.err;
   EXPECT_EQ(csv.out.rfind("device,batch,phase,", 0), 0u) << csv.out.substr(0, 100);
   EXPECT_NE(csv.out.find("\nh200,1,decode,"), std::string::npos) << csv.out;
@@ -437,8 +478,8 @@ TEST(Cli, SweepOverDevices) {
   EXPECT_EQ(fields[1], fields[0]) << mixed.out;
   EXPECT_EQ(fields[2], fields[0]) << mixed.out;
   EXPECT_NE(mixed.out.find("expected_time_s"), std::string::npos);
-  const Output mixed_table = RunCli({"sweep", "llama-3-8b", "--vary", "hw=cerebras-cs3,h100-sxm",
-                                     "--phase", "decode"});
+  const Output mixed_table =
+      RunCli({"sweep", "llama-3-8b", "--vary", "hw=cerebras-cs3,h100-sxm", "--phase", "decode"});
   ASSERT_EQ(mixed_table.status, 0) << mixed_table.err;
   EXPECT_NE(mixed_table.out.find("expected on h100-sxm"), std::string::npos) << mixed_table.out;
   EXPECT_EQ(mixed_table.out.find("expected on cerebras"), std::string::npos) << mixed_table.out;
@@ -477,8 +518,8 @@ TEST(Cli, SweepExplainAroundTheFlip) {
   EXPECT_NE(o.out.substr(b, a - b).find("-> memory:hbm"), std::string::npos);
   EXPECT_NE(o.out.substr(a).find("-> compute:tensor.bf16"), std::string::npos);
   EXPECT_NE(o.out.find("(at the decode matmuls crossover)"), std::string::npos);
-  const Output bad = RunCli({"sweep", "llama-3-8b", "--vary", "batch=1:64:x4", "--explain",
-                             "gate_prj"});
+  const Output bad =
+      RunCli({"sweep", "llama-3-8b", "--vary", "batch=1:64:x4", "--explain", "gate_prj"});
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("did you mean 'gate_proj'"), std::string::npos) << bad.err;
   EXPECT_TRUE(bad.out.empty());

@@ -18,8 +18,8 @@
 #include "roofline/output_format.h"
 #include "roofline/plan.h"
 #include "roofline/profile.h"
-#include "roofline/sweep.h"
 #include "roofline/published.h"
+#include "roofline/sweep.h"
 #include "roofline/validate.h"
 #include "roofline/why.h"
 
@@ -40,6 +40,8 @@ std::string RenderOpExplain(const OpAnalysis& analysis, const FlipAnalysis& flip
 
 /// `roofline hw list`: id, name, headline peaks, memory and bandwidth.
 std::string RenderHwList(const DeviceDatabase& db);
+/// `hw list --format json`: {"devices": [{id, name, peaks in FLOP/s (null when absent), memory}]}.
+std::string RenderHwListJson(const DeviceDatabase& db);
 /// `roofline hw show`: every ceiling with provenance, memory levels, links, ridge points.
 std::string RenderHwShow(const Device& device);
 /// `roofline hw show --format json`: the device in schema form plus a "ridge_points" table.
@@ -60,6 +62,9 @@ Result<std::string> RenderModelKernelExplain(const ModelAnalysis& a, const CostM
 
 /// `roofline models list`: presets with architecture, shape and parameter counts.
 std::string RenderModelsList(const ModelRegistry& registry);
+/// `models list --format json`: {"models": [{id, architecture, shapes, parameter counts}],
+/// "warnings": [presets that failed to parse]}.
+std::string RenderModelsListJson(const ModelRegistry& registry);
 /// `roofline model`: per phase the kernel table, totals, latency, then the memory footprint.
 /// `top` > 0 shows only the `top` kernels of each phase with the most time (execution order).
 std::string RenderModelTable(const ModelAnalysis& analysis, const CostModel& model, int top = 0);

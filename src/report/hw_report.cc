@@ -27,9 +27,37 @@ std::string RenderHwList(const DeviceDatabase& db) {
               link ? fmt::format("{} {}", link->name, Si(link->bandwidth.value, "B/s")) : "-"});
   }
   return t.Render() + fmt::format(
-                          "{} devices. Peaks are dense (no sparsity) unless a device's notes say otherwise, in TFLOP/s (TOP/s for "
+                          "{} devices. Peaks are dense (no sparsity) unless a device's notes say "
+                          "otherwise, in TFLOP/s (TOP/s for "
                           "int8). `roofline hw show ID` lists every figure with its source.\n",
                           db.devices().size());
+}
+
+std::string RenderHwListJson(const DeviceDatabase& db) {
+  nlohmann::json rows = nlohmann::json::array();
+  auto peak = [](const Device& d, const char* engine) -> nlohmann::json {
+    const ComputeCeiling* c = d.FindCompute(engine);
+    return c ? nlohmann::json(c->peak.value) : nlohmann::json(nullptr);
+  };
+  for (const Device& d : db.devices()) {
+    const MemoryLevel& m = d.device_memory();
+    const Link* link = d.PrimaryLink();
+    rows.push_back({{"id", d.id},
+                    {"name", d.name},
+                    {"vendor", d.vendor},
+                    {"kind", d.kind},
+                    {"tensor_bf16_flops_per_s", peak(d, "tensor.bf16")},
+                    {"tensor_fp8_flops_per_s", peak(d, "tensor.fp8")},
+                    {"tensor_int8_ops_per_s", peak(d, "tensor.int8")},
+                    {"vector_fp32_flops_per_s", peak(d, "vector.fp32")},
+                    {"memory_level", m.name},
+                    {"memory_bytes", m.total_capacity_bytes()},
+                    {"memory_bytes_per_s", m.bandwidth_bytes_per_s()},
+                    {"link", link ? nlohmann::json(link->name) : nlohmann::json(nullptr)},
+                    {"link_bytes_per_s",
+                     link ? nlohmann::json(link->bandwidth.value) : nlohmann::json(nullptr)}});
+  }
+  return nlohmann::json{{"devices", rows}}.dump(2) + "\n";
 }
 
 std::string RenderHwShow(const Device& d) {

@@ -2,14 +2,13 @@
 #include <fmt/format.h>
 
 #include <cmath>
-
 #include <nlohmann/json.hpp>
 
-#include "src/report/phrases.h"
 #include "roofline/report.h"
 #include "roofline/units.h"
 #include "src/report/expected_report.h"
 #include "src/report/kernel_json.h"
+#include "src/report/phrases.h"
 #include "src/report/table.h"
 
 namespace roofline {
@@ -65,6 +64,30 @@ std::string RenderModelsList(const ModelRegistry& registry) {
              registry.presets().size());
 }
 
+std::string RenderModelsListJson(const ModelRegistry& registry) {
+  json rows = json::array();
+  json warnings = json::array();
+  for (const ModelPreset& p : registry.presets()) {
+    Result<TransformerConfig> c = ParseHfConfig(p.text, p.origin);
+    if (!c.ok()) {
+      warnings.push_back(c.status().ToString());
+      continue;
+    }
+    const ParameterCount n = CountParameters(*c);
+    rows.push_back({{"id", p.id},
+                    {"architecture", c->architecture},
+                    {"layers", c->layers},
+                    {"hidden", c->hidden},
+                    {"heads", c->heads},
+                    {"kv_heads", c->mla ? json(nullptr) : json(c->kv_heads)},
+                    {"mla", c->mla},
+                    {"parameters_total", n.total},
+                    {"parameters_active", n.active},
+                    {"dtype", std::string(NameOf(c->torch_dtype))}});
+  }
+  return json{{"models", rows}, {"warnings", warnings}}.dump(2) + "\n";
+}
+
 std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model, int top) {
   const Device& d = model.device();
   std::string out;
@@ -75,22 +98,25 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model, int
                      Params(a.params.active));
   out += WorkloadLine(a) + "\n";
   out += a.workload.Stages() > 1
-             ? fmt::format("1 FLOP = one multiply or one add (a multiply-accumulate is 2); "
-                           "figures per tensor-parallel device, summed over the {} pipeline "
-                           "stages\n",
-                           a.workload.Stages())
+             ? fmt::format(
+                   "1 FLOP = one multiply or one add (a multiply-accumulate is 2); "
+                   "figures per tensor-parallel device, summed over the {} pipeline "
+                   "stages\n",
+                   a.workload.Stages())
              : "1 FLOP = one multiply or one add (a multiply-accumulate is 2); figures per "
                "device\n";
   std::vector<KernelCost> all_costs;
-  for (const PhaseResult& p : a.phases) all_costs.insert(all_costs.end(), p.costs.begin(), p.costs.end());
+  for (const PhaseResult& p : a.phases)
+    all_costs.insert(all_costs.end(), p.costs.begin(), p.costs.end());
   out += ExpectedSetupLine(model, all_costs);
   const bool expected = model.has_expected();
   for (const PhaseResult& p : a.phases) {
     out += fmt::format("\n== {} ==\n", NameOf(p.phase));
     const bool grouped = std::any_of(p.kernels.begin(), p.kernels.end(),
                                      [](const Kernel& k) { return k.repeat > 1; });
-    std::vector<std::string> header = {"kernel", "layers", "x",     "FLOP", d.memory[0].name + " bytes",
-                                       "FLOP/B", "time",   "bound", "share"};
+    std::vector<std::string> header = {
+        "kernel", "layers", "x",     "FLOP", d.memory[0].name + " bytes",
+        "FLOP/B", "time",   "bound", "share"};
     std::vector<bool> right = {false, false, true, true, true, true, true, false, true};
     if (expected) {
       header.insert(header.end(), {"expected", "expected bound"});
@@ -102,10 +128,15 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model, int
       const KernelCost& c = p.costs[i];
       const double share =
           p.totals.time_s > 0 ? c.time_s * static_cast<double>(c.repeat) / p.totals.time_s : 0;
-      std::vector<std::string> row = {
-          KernelLabel(c, p.kernels[i]), p.kernels[i].group, std::to_string(c.repeat),
-          Si(c.flops, ""), Si(c.bytes[0], "B"), c.bytes[0] > 0 ? Num(c.Intensity(0)) : "-",
-          Seconds(c.time_s), model.BoundName(c), Percent(share)};
+      std::vector<std::string> row = {KernelLabel(c, p.kernels[i]),
+                                      p.kernels[i].group,
+                                      std::to_string(c.repeat),
+                                      Si(c.flops, ""),
+                                      Si(c.bytes[0], "B"),
+                                      c.bytes[0] > 0 ? Num(c.Intensity(0)) : "-",
+                                      Seconds(c.time_s),
+                                      model.BoundName(c),
+                                      Percent(share)};
       if (c.has_expected) {
         row.push_back(Seconds(c.expected.time_s));
         row.push_back(model.BoundName(c, c.expected.bound));
@@ -124,11 +155,10 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model, int
         p.comm_bound_s > 0 ? fmt::format(", comm-bound {}", Percent(p.comm_bound_s / s.time_s))
                            : "");
     out += ClassSummaryLine(p, d);
-    out += fmt::format("at the bound: MFU {} (of {}), MBU {}{}\n", Percent(p.mfu), p.mfu_engine,
-                       Percent(p.mbu),
-                       a.workload.Stages() > 1
-                           ? "; both of one chip's peaks, as the stages run one at a time"
-                           : "");
+    out += fmt::format(
+        "at the bound: MFU {} (of {}), MBU {}{}\n", Percent(p.mfu), p.mfu_engine, Percent(p.mbu),
+        a.workload.Stages() > 1 ? "; both of one chip's peaks, as the stages run one at a time"
+                                : "");
     out += ExpectedTotalsLine(s);
     if (p.calibrated_s > 0) {
       const Calibration& cal = *d.calibration;
@@ -138,19 +168,18 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model, int
           cal.matmul, cal.attention, cal.vector, d.origin, cal.date, Seconds(p.calibrated_s));
     }
     if (p.phase == Phase::kPrefill) {
-      out += fmt::format("time to first token (whole prompt, batch {}): {}{}\n", a.workload.batch,
-                         Seconds(p.ttft_s),
-                         s.has_expected ? fmt::format(" bound, {} expected", Seconds(p.expected_ttft_s))
-                                        : "");
+      out += fmt::format(
+          "time to first token (whole prompt, batch {}): {}{}\n", a.workload.batch,
+          Seconds(p.ttft_s),
+          s.has_expected ? fmt::format(" bound, {} expected", Seconds(p.expected_ttft_s)) : "");
     } else {
-      out += fmt::format("time per output token {}, {} tokens/s (batch {}){}\n",
-                         Seconds(p.time_per_token_s), Num(std::round(p.tokens_per_s * 10) / 10),
-                         a.workload.batch,
-                         s.has_expected
-                             ? fmt::format("; expected {}, {} tokens/s",
-                                           Seconds(p.expected_time_per_token_s),
-                                           Num(std::round(p.expected_tokens_per_s * 10) / 10))
-                             : "");
+      out += fmt::format(
+          "time per output token {}, {} tokens/s (batch {}){}\n", Seconds(p.time_per_token_s),
+          Num(std::round(p.tokens_per_s * 10) / 10), a.workload.batch,
+          s.has_expected
+              ? fmt::format("; expected {}, {} tokens/s", Seconds(p.expected_time_per_token_s),
+                            Num(std::round(p.expected_tokens_per_s * 10) / 10))
+              : "");
     }
   }
   const MemoryFootprint& m = a.memory;
@@ -201,12 +230,12 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model, int
         "--tp\n",
         kMaxStagesCount);
   }
-  out += a.max_batch > 0 ? fmt::format(
-                               "largest batch that fits at this context: {}{} (weights + KV cache "
-                               "+ decode workspace)\n",
-                               a.max_batch,
-                               a.stages_chosen ? fmt::format(" on these {} chips", m.devices) : "")
-                         : "not even batch 1 fits at this context\n";
+  out += a.max_batch > 0
+             ? fmt::format(
+                   "largest batch that fits at this context: {}{} (weights + KV cache "
+                   "+ decode workspace)\n",
+                   a.max_batch, a.stages_chosen ? fmt::format(" on these {} chips", m.devices) : "")
+             : "not even batch 1 fits at this context\n";
   if (a.stages_chosen && a.max_batch_more_chips > a.max_batch) {
     out += fmt::format(
         "on more chips (the fewest that hold each batch, up to {} stages): up to batch {}, on {} "

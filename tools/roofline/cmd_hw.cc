@@ -1,4 +1,4 @@
-// `roofline hw list` and `roofline hw show ID [--format json]`.
+// `roofline hw list [--format json]` and `roofline hw show ID [--format json]`.
 #include <ostream>
 
 #include "roofline/report.h"
@@ -19,6 +19,8 @@ int RunHw(Context& ctx) {
       "roofline hw"};
   app.require_subcommand(1, 1);
   CLI::App* list = app.add_subcommand("list", "ids, names, headline peaks and bandwidth");
+  OutputFormat list_format = OutputFormat::kTable;
+  AddFormatOption(*list, list_format, {"table", "json"});
   HwShowOptions show_opts;
   CLI::App* show = app.add_subcommand(
       "show",
@@ -31,7 +33,7 @@ int RunHw(Context& ctx) {
   if (list->parsed()) {
     Result<const DeviceDatabase*> db = ctx.Database();
     if (!db.ok()) return Fail(ctx, db.status());
-    *ctx.out << RenderHwList(**db);
+    *ctx.out << (list_format == OutputFormat::kJson ? RenderHwListJson(**db) : RenderHwList(**db));
     return kExitOk;
   }
   Result<Device> device = ctx.ResolveHw(show_opts.id);

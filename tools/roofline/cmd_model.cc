@@ -57,11 +57,11 @@ int RunNetworkModel(Context& ctx, const CLI::App& app, const ModelOptions& o,
       if (c.flops <= 0 || c.bytes[0] <= 0 || c.time_s <= 0) continue;
       RooflinePoint pt{c.name, "network", c.Intensity(0), c.attainable_flops_per_s,
                        a->totals.time_s > 0 ? c.time_s / a->totals.time_s : 0};
-      pt.tip = fmt::format("{}\n{} FLOP, {} through {}, {} FLOP/B\ntime {} ({}), {:.1f}% of the "
-                           "pass",
-                           c.name, Si(c.flops, ""), Si(c.bytes[0], "B"), device->memory[0].name,
-                           Num(c.Intensity(0)), Seconds(c.time_s), model.BoundName(c),
-                           100 * pt.share);
+      pt.tip = fmt::format(
+          "{}\n{} FLOP, {} through {}, {} FLOP/B\ntime {} ({}), {:.1f}% of the "
+          "pass",
+          c.name, Si(c.flops, ""), Si(c.bytes[0], "B"), device->memory[0].name, Num(c.Intensity(0)),
+          Seconds(c.time_s), model.BoundName(c), 100 * pt.share);
       points.push_back(std::move(pt));
     }
     std::string dims_text;
@@ -215,11 +215,14 @@ int RunModels(Context& ctx) {
   CLI::App app{"Model presets: data/models/*.json (HF config.json files with their source).",
                "roofline models"};
   app.require_subcommand(1, 1);
-  app.add_subcommand("list", "ids, architectures, shapes and parameter counts");
+  CLI::App* list = app.add_subcommand("list", "ids, architectures, shapes and parameter counts");
+  OutputFormat format = OutputFormat::kTable;
+  AddFormatOption(*list, format, {"table", "json"});
   if (auto done = ParseArgs(app, ctx)) return *done;
   Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
   if (!registry.ok()) return Fail(ctx, registry.status());
-  *ctx.out << RenderModelsList(*registry);
+  *ctx.out << (format == OutputFormat::kJson ? RenderModelsListJson(*registry)
+                                             : RenderModelsList(*registry));
   return kExitOk;
 }
 

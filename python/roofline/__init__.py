@@ -1,0 +1,193 @@
+"""roofline: is an inference workload limited by compute, memory bandwidth, capacity, the
+interconnect or launch overhead, how fast will it run, and where does the verdict flip?
+
+    import roofline
+    r = roofline.model("llama-3-8b", hw="h100-sxm", batch=8, prompt=2048)
+    r.phase("decode").expected_time_s        # seconds per output token, expected
+    r.to_pandas()                            # one row per kernel and phase (pandas optional)
+    roofline.sweep("llama-3-8b", vary={"context": (1024, 131072, "x2")}).crossovers
+    roofline.op.matmul(m=16, n=4096, k=4096, hw="a100-sxm-80gb").bound
+
+Every function runs the same C++ core as the ``roofline`` command, in-process, with the same
+options (a keyword ``kv_dtype="fp8"`` is the CLI's ``--kv-dtype fp8``) and returns the numbers
+``--format json`` prints; ``str(result)`` is the CLI's table. Bad input raises
+``roofline.RooflineError`` with the CLI's one-line message. See python/README.md.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, Mapping, Optional, Union
+
+from . import _cli, op
+from ._cli import RooflineError, run
+from ._results import (Kernel, ModelResult, NetworkResult, OpResult, Phase, ProfileResult,
+                       Record, SweepResult)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "model", "sweep", "op", "profile", "capture", "hw", "models", "run", "RooflineError",
+    "ModelResult", "NetworkResult", "SweepResult", "OpResult", "ProfileResult", "Phase",
+    "Kernel", "Record", "__version__",
+]
+
+_ModelSource = Union[str, "os.PathLike[str]", Any]
+
+
+def _analysis(data: Dict[str, Any], argv, keep) -> Union[ModelResult, NetworkResult]:
+    return (NetworkResult if "network" in data else ModelResult)(data, argv, keep)
+
+
+def model(model: _ModelSource, hw: Optional[str] = None, *, phase: Optional[str] = None,
+          batch: Optional[int] = None, prompt: Optional[int] = None,
+          context: Optional[int] = None, dtype: Optional[str] = None,
+          weight_dtype: Optional[str] = None, kv_dtype: Optional[str] = None,
+          group_size: Optional[int] = None, tp: Optional[int] = None,
+          attention: Optional[str] = None, fusion: Optional[str] = None,
+          ceilings: Optional[str] = None, runtime: Optional[str] = None,
+          efficiency: Optional[Mapping[str, float]] = None,
+          dims: Optional[Mapping[str, int]] = None, tf32: bool = False,
+          **options: Any) -> Union[ModelResult, NetworkResult]:
+    """Analyses a model, as ``roofline model``.
+
+    model: a preset id (``roofline.models.list()``), a HuggingFace ``config.json`` (or its
+    directory), a graph JSON file, an ``.onnx`` file, or a graph from ``roofline.capture()``.
+    hw: a device id (``roofline.hw.list()``) or a device JSON file; the CLI's default
+    (h100-sxm) when None. The keywords are the CLI's options (``kv_dtype`` is ``--kv-dtype``;
+    ``efficiency={"matmul": 0.7}`` is ``--efficiency matmul=0.7``; ``dims={"batch": 32}`` is
+    ``--dim batch=32`` for graphs); any other CLI option can be given the same way
+    (``mla="absorbed"``, ``all_logits=True``, ``launch_overhead_us=5``, ``pp=2``).
+
+    Returns a ModelResult (LLMs: ``.phases``) or a NetworkResult (graphs: ``.kernels``).
+    """
+    keep: list = []
+    argv = ["model", _cli.model_source(model, keep)]
+    argv += _cli.options(hw=hw, phase=phase, batch=batch, prompt=prompt, context=context,
+                         dtype=dtype, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
+                         group_size=group_size, tp=tp, attention=attention, fusion=fusion,
+                         ceilings=ceilings, runtime=runtime, efficiency=efficiency, dims=dims,
+                         tf32=tf32, **options)
+    return _analysis(_cli.run_json(argv), argv, keep)
+
+
+def sweep(model: _ModelSource, vary: Mapping[str, Any], hw: Optional[str] = None, *,
+          phase: Optional[str] = None, **options: Any) -> SweepResult:
+    """Sweeps one or two variables, as ``roofline sweep``: the verdict and times at every
+    point and the exact values where a verdict flips (``.crossovers``).
+
+    vary: ``{"batch": (1, 1024)}``, ``{"context": (1024, 131072, "x2")}`` (a step ``"x2"``
+    multiplies, ``"+256"`` adds), ``{"batch": [1, 8, 64]}`` (the values), two variables for a
+    grid, and ``{"hw": ["h100-sxm", "h200"]}`` for the same sweep on each device. The other
+    keywords are ``model()``'s.
+    """
+    keep: list = []
+    argv = ["sweep", _cli.model_source(model, keep), *_cli.vary_options(vary)]
+    argv += _cli.options(hw=hw, phase=phase, **options)
+    return SweepResult(_cli.run_json(argv), argv, keep)
+
+
+def profile(source: Any, hw: Optional[str] = None, *, kind: Optional[str] = None,
+            model: Optional[_ModelSource] = None, **options: Any) -> ProfileResult:
+    """Reads a profile, as ``roofline profile``: measured kernels by class and op, and with
+    ``model`` (and its workload keywords: ``batch``, ``prompt``, ``phase``, ...) measured vs
+    expected vs ideal per kernel class.
+
+    source: a PyTorch profiler trace (``.json``/``.json.gz``), an Nsight Compute CSV, an Nsight
+    Systems ``cuda_gpu_kern_sum`` CSV, or a live ``torch.profiler.profile`` object (after it
+    stopped; its trace is exported to a temporary file). kind: ``"torch"``, ``"ncu"`` or
+    ``"nsys"``; found from the file when None.
+    """
+    keep: list = []
+    if hasattr(source, "export_chrome_trace") and not isinstance(source, (str, os.PathLike)):
+        import tempfile
+
+        tmp = tempfile.TemporaryDirectory(prefix="roofline-")
+        keep.append(tmp)
+        path = os.path.join(tmp.name, "trace.json")
+        source.export_chrome_trace(path)
+        kind = kind or "torch"
+    elif isinstance(source, (str, os.PathLike)):
+        path = _cli.absolute(os.fspath(source))
+    else:
+        raise TypeError("source: a profile file path or a torch.profiler.profile object, not "
+                        f"{type(source).__name__}")
+    kind = kind or _profile_kind(path)
+    argv = ["profile", kind, path]
+    if model is not None:
+        argv += ["--model", _cli.model_source(model, keep)]
+    argv += _cli.options(hw=hw, **options)
+    return ProfileResult(_cli.run_json(argv), argv, keep)
+
+
+def _profile_kind(path: str) -> str:
+    lower = path.lower()
+    if lower.endswith((".json", ".json.gz", ".gz")):
+        return "torch"
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096).decode("utf-8", "replace")
+    except OSError as e:
+        raise RooflineError(f"error: {path}: cannot be read ({e.strerror})", 2) from None
+    if any(mark in head for mark in ('"Metric Name"', '"Kernel Name"', "==PROF==")):
+        return "ncu"  # Nsight Compute: --csv --page details|raw, or its log around the CSV
+    if any(mark in head for mark in ("Time (%)", "Total Time", "Duration (ns)")):
+        return "nsys"  # nsys stats: cuda_gpu_kern_sum or cuda_gpu_trace
+    if head.lstrip().startswith(("{", "[")):
+        return "torch"
+    raise RooflineError(f"error: {path}: not a profile this reads (a PyTorch trace, an Nsight "
+                        "Compute CSV or an nsys cuda_gpu_kern_sum CSV); give kind=", 2)
+
+
+def capture(module: Any, example_inputs: Any = (), kwargs: Optional[Dict[str, Any]] = None, *,
+            dims: Optional[Mapping[str, int]] = None, name: Optional[str] = None,
+            input_names: Any = None):
+    """Records a ``torch.nn.Module``'s forward pass as a roofline graph (roofline_capture), to
+    pass to ``model()``/``sweep()`` or ``.save()``.
+
+    dims: ``{"batch": 0}`` makes dimension 0 of the tensor inputs the symbolic ``batch`` (so
+    ``model(g, dims={"batch": 64})`` and ``sweep(g, vary={"batch": ...})`` work). One symbolic
+    dimension per capture, the batch-like one that every input shares.
+    """
+    import torch  # noqa: F401  (a clear ImportError without PyTorch)
+
+    from roofline_capture import capture as _capture
+
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError(f"capture: module must be a torch.nn.Module, not {type(module).__name__}")
+    batch_dim, dim_name = None, "batch"
+    if dims:
+        if len(dims) != 1:
+            raise ValueError("capture: one symbolic dimension per capture (e.g. dims={'batch': "
+                             f"0}}), got {len(dims)}: {', '.join(dims)}")
+        ((dim_name, batch_dim),) = dims.items()
+    return _capture(module, example_inputs, kwargs, name=name, batch_dim=batch_dim,
+                    dim_name=dim_name, input_names=input_names)
+
+
+class _Listing:
+    """``roofline.hw`` and ``roofline.models``: the database and the presets."""
+
+    def __init__(self, command: str, key: str):
+        self._command, self._key = command, key
+
+    def list(self):
+        """One Record per entry (``roofline hw list`` or ``roofline models list``, as JSON)."""
+        data = _cli.run_json([self._command, "list"])
+        return [Record(r) for r in data[self._key]]
+
+    def to_pandas(self):
+        """The list as a DataFrame, one row per entry."""
+        from ._results import _frame
+
+        return _frame(_cli.run_json([self._command, "list"])[self._key])
+
+
+class _Hw(_Listing):
+    def show(self, device: str) -> Record:
+        """Every ceiling of a device with its provenance and ridge points (``hw show``)."""
+        return Record(_cli.run_json(["hw", "show", device]))
+
+
+hw = _Hw("hw", "devices")
+models = _Listing("models", "models")

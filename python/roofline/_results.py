@@ -1,0 +1,293 @@
+"""Result objects: read-only views of the CLI's JSON with attribute access, ``to_dict()``,
+``to_pandas()`` (one row per kernel, point or op), the CLI's text (``str()``) and, where the CLI
+draws one, the SVG roofline for Jupyter (``_repr_svg_``)."""
+
+from __future__ import annotations
+
+import copy
+import os
+import tempfile
+from typing import Any, Dict, Iterator, List, Optional, Sequence
+
+from . import _cli
+
+
+def _wrap(v: Any) -> Any:
+    if isinstance(v, dict):
+        return Record(v)
+    if isinstance(v, list):
+        return [_wrap(x) for x in v]
+    return v
+
+
+def _flatten(d: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
+    """{"bytes": {"hbm": 1}} -> {"bytes_hbm": 1}; lists are kept as they are."""
+    row: Dict[str, Any] = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            row.update(_flatten(v, key + "_"))
+        else:
+            row[key] = v
+    return row
+
+
+def _frame(rows: List[Dict[str, Any]]):
+    try:
+        import pandas
+    except ImportError as e:  # pandas is optional
+        raise ImportError("to_pandas() needs pandas: pip install pandas") from e
+    return pandas.DataFrame(rows)
+
+
+class Record:
+    """A JSON object of a result: fields as attributes (``phase.time_s``) and items
+    (``phase["time_s"]``); nested objects are Records, arrays lists."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Dict[str, Any]):
+        object.__setattr__(self, "_data", data)
+
+    def __getattr__(self, name: str) -> Any:
+        data = object.__getattribute__(self, "_data")
+        if name in data:
+            return self._field(name, data[name])
+        raise AttributeError(f"{type(self).__name__} has no field {name!r} "
+                             f"(fields: {', '.join(sorted(data))})")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is read-only")
+
+    def _field(self, name: str, value: Any) -> Any:
+        return _wrap(value)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._field(key, self._data[key])
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._data
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def keys(self):
+        return self._data.keys()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self._data else default
+
+    def __dir__(self) -> List[str]:
+        return sorted(set(object.__dir__(self)) | set(self._data))
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, Record) and self._data == other._data
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v!r}" for k, v in self._data.items()
+                           if not isinstance(v, (dict, list)))
+        return f"{type(self).__name__}({fields})"
+
+    def to_dict(self) -> Dict[str, Any]:
+        """A deep copy of the JSON object, exactly as ``--format json`` prints it."""
+        return copy.deepcopy(self._data)
+
+
+class Kernel(Record):
+    """One kernel: ``name``, ``flops``, ``bytes`` (per memory level), ``intensity``,
+    ``time_s`` (the ideal bound), ``expected_time_s``, ``bound`` and ``expected.bound``."""
+
+
+class Phase(Record):
+    """One phase of an LLM (``phase``: prefill or decode): totals, ``ttft_s`` or ``tpot_s``,
+    ``expected_time_s`` and its ``kernels``."""
+
+    def _field(self, name: str, value: Any) -> Any:
+        if name == "kernels":
+            return [Kernel(k) for k in value]
+        return _wrap(value)
+
+    def to_pandas(self):
+        """One row per kernel; nested fields flattened (``bytes_hbm``, ``expected_bound``)."""
+        return _frame([dict(phase=self._data.get("phase"), **_flatten(k))
+                       for k in self._data.get("kernels", [])])
+
+
+class _Result(Record):
+    """A whole command's result: its JSON, and the arguments that reproduce it."""
+
+    __slots__ = ("_argv", "_keep", "_text")
+
+    def __init__(self, data: Dict[str, Any], argv: Sequence[str], keep: Sequence[Any] = ()):
+        super().__init__(data)
+        object.__setattr__(self, "_argv", list(argv))
+        object.__setattr__(self, "_keep", list(keep))  # temporary graph files the argv names
+        object.__setattr__(self, "_text", None)
+
+    @property
+    def argv(self) -> List[str]:
+        """The CLI arguments that print this result (``roofline`` + argv)."""
+        return list(self._argv)
+
+    def __str__(self) -> str:
+        """The CLI's table for the same input."""
+        if self._text is None:
+            object.__setattr__(self, "_text", _cli.run(*self._argv))
+        return self._text
+
+    def _write(self, option: str, path: Optional[str]) -> str:
+        if path is not None:
+            _cli.run(*self._argv, option, os.fspath(path))
+            with open(path, encoding="utf-8") as f:
+                return f.read()
+        with tempfile.TemporaryDirectory(prefix="roofline-") as tmp:
+            out = os.path.join(tmp, "out.svg" if option == "--plot" else "out.html")
+            _cli.run(*self._argv, option, out)
+            with open(out, encoding="utf-8") as f:
+                return f.read()
+
+    def plot(self, path: Optional[str] = None) -> str:
+        """The SVG chart the CLI's ``--plot`` draws; written to ``path`` when given. Returns
+        the SVG text."""
+        return self._write("--plot", path)
+
+    def report(self, path: Optional[str] = None) -> str:
+        """The self-contained HTML report of ``--report``; written to ``path`` when given."""
+        return self._write("--report", path)
+
+    def _repr_svg_(self) -> Optional[str]:
+        """Jupyter shows the roofline chart inline."""
+        try:
+            return self.plot()
+        except _cli.RooflineError:
+            return None
+
+
+class ModelResult(_Result):
+    """``roofline.model()`` on an LLM: ``model``, ``workload``, ``memory``, ``phases``
+    (Phase: prefill, decode), ``notes``."""
+
+    def _field(self, name: str, value: Any) -> Any:
+        if name == "phases":
+            return [Phase(p) for p in value]
+        return _wrap(value)
+
+    def phase(self, name: str) -> Phase:
+        """The phase called ``name`` (``"prefill"`` or ``"decode"``)."""
+        for p in self._data.get("phases", []):
+            if p.get("phase") == name:
+                return Phase(p)
+        raise KeyError(f"no phase {name!r} (phases: "
+                       f"{', '.join(p.get('phase', '?') for p in self._data.get('phases', []))})")
+
+    def to_pandas(self):
+        """One row per kernel and phase (a ``phase`` column), nested fields flattened."""
+        return _frame([dict(phase=p.get("phase"), **_flatten(k))
+                       for p in self._data.get("phases", []) for k in p.get("kernels", [])])
+
+    def explain(self, kernel: str) -> str:
+        """The derivation of one kernel's numbers (``--explain KERNEL``)."""
+        return _cli.run(*self._argv, "--explain", kernel)
+
+    def __repr__(self) -> str:
+        parts = [f"{p.get('phase')} {p.get('time_s', 0):.4g} s bound"
+                 + (f", {p['expected_time_s']:.4g} s expected" if "expected_time_s" in p else "")
+                 + f" ({p.get('bound')})" for p in self._data.get("phases", [])]
+        model = self._data.get("model", {}).get("config", "?")
+        return f"<ModelResult {model} on {self._data.get('device')}: {'; '.join(parts)}>"
+
+
+class NetworkResult(_Result):
+    """``roofline.model()`` on a graph or ONNX model: ``network``, ``dims``, ``totals``,
+    ``kernels`` (Kernel), ``notes``."""
+
+    def _field(self, name: str, value: Any) -> Any:
+        if name == "kernels":
+            return [Kernel(k) for k in value]
+        return _wrap(value)
+
+    def to_pandas(self):
+        """One row per kernel, nested fields flattened."""
+        return _frame([_flatten(k) for k in self._data.get("kernels", [])])
+
+    def __repr__(self) -> str:
+        t = self._data.get("totals", {})
+        return (f"<NetworkResult {self._data.get('network', {}).get('name')} on "
+                f"{self._data.get('device')}: {t.get('time_s', 0):.4g} s bound "
+                f"({t.get('bound')})>")
+
+
+class SweepResult(_Result):
+    """``roofline.sweep()``: ``points`` (one per value of the variables, with per-phase times
+    for an LLM), ``crossovers`` (where a verdict flips) and ``never_flips``; across devices
+    (``vary={"hw": [...]}``) ``devices``, each with its ``sweep``."""
+
+    def to_pandas(self):
+        """One row per point (and phase, for an LLM); across devices a ``device`` column."""
+        rows: List[Dict[str, Any]] = []
+
+        def add(sweep: Dict[str, Any], extra: Dict[str, Any]) -> None:
+            for point in sweep.get("points", []):
+                base = {k: v for k, v in point.items() if k != "phases"}
+                phases = point.get("phases")
+                if phases:
+                    for p in phases:
+                        rows.append({**extra, **_flatten(base), **_flatten(p)})
+                else:
+                    rows.append({**extra, **_flatten(base)})
+
+        if "devices" in self._data:
+            for d in self._data["devices"]:
+                add(d.get("sweep", {}), {"device": d.get("device")})
+        else:
+            add(self._data, {})
+        return _frame(rows)
+
+    def __repr__(self) -> str:
+        n = len(self._data.get("points", [])) or sum(
+            len(d.get("sweep", {}).get("points", [])) for d in self._data.get("devices", []))
+        return (f"<SweepResult {n} points, {len(self._data.get('crossovers', []))} "
+                f"crossovers>")
+
+
+class OpResult(_Result):
+    """``roofline.op.*()``: one operator's ``flops``, ``bytes``, ``intensity``, ``time_s``,
+    ``expected_time_s``, ``bound``, ``flip`` (where the verdict flips) and ``kernels``."""
+
+    def _field(self, name: str, value: Any) -> Any:
+        if name == "kernels":
+            return [Kernel(k) for k in value]
+        return _wrap(value)
+
+    def to_pandas(self):
+        """One row per kernel of the operator."""
+        return _frame([_flatten(k) for k in self._data.get("kernels", [])])
+
+    def explain(self) -> str:
+        """The derivation of every number and the size where the verdict flips."""
+        return _cli.run(*self._argv, "--explain")
+
+    def _repr_svg_(self) -> Optional[str]:
+        return None  # the CLI draws no chart of one operator
+
+    def __repr__(self) -> str:
+        return (f"<OpResult {self._data.get('op')} on {self._data.get('device')}: "
+                f"{self._data.get('time_s', 0):.4g} s bound, "
+                f"{self._data.get('expected_time_s', 0):.4g} s expected "
+                f"({self._data.get('bound')})>")
+
+
+class ProfileResult(_Result):
+    """``roofline.profile()``: the measured kernels by op and class (``ops``, ``classes``),
+    with, given a model, the expected and ideal times beside them."""
+
+    def to_pandas(self):
+        """One row per op (torch traces) or kernel (Nsight files), nested fields flattened."""
+        for key in ("ops", "kernels", "rows"):
+            if isinstance(self._data.get(key), list):
+                return _frame([_flatten(r) for r in self._data[key]])
+        return _frame([])
+
+    def __repr__(self) -> str:
+        return (f"<ProfileResult {self._data.get('file')} ({self._data.get('format')}) on "
+                f"{self._data.get('device')}>")
