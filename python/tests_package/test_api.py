@@ -83,9 +83,14 @@ class SameNumbersAsTheCli(unittest.TestCase):
         # still finds the file.
         r = in_root(roofline.model, "tests/fixtures/captured/resnet50.json", hw="h100-sxm",
                     dtype="bf16", dims={"batch": 32})
-        self.assertNotEqual(os.getcwd(), ROOT)
-        self.check(r, ["model", RESNET, "--hw", "h100-sxm", "--dtype", "bf16", "--dim",
-                       "batch=32"])
+        old = os.getcwd()
+        with tempfile.TemporaryDirectory() as elsewhere:
+            os.chdir(elsewhere)
+            try:
+                self.check(r, ["model", RESNET, "--hw", "h100-sxm", "--dtype", "bf16", "--dim",
+                               "batch=32"])
+            finally:
+                os.chdir(old)
 
     def test_onnx_model(self):
         r = roofline.model(ONNX_CNN, hw="l4", tf32=True, dims={"batch": 8})
