@@ -226,8 +226,10 @@ TEST(Cli, ListingsAsJson) {
   ASSERT_EQ(models.status, 0) << models.err;
   const nlohmann::json m = nlohmann::json::parse(models.out);
   const Output table = RunCli({"models", "list"});
-  EXPECT_NE(table.out.find(std::to_string(m["models"].size()) + " presets"), std::string::npos);
+  EXPECT_NE(table.out.find(std::to_string(m["models"].size()) + " LLM presets"), std::string::npos);
   EXPECT_TRUE(m["warnings"].empty());
+  EXPECT_NE(table.out.find(std::to_string(m["networks"].size()) + " network presets"),
+            std::string::npos);
   const auto mixtral =
       std::find_if(m["models"].begin(), m["models"].end(),
                    [](const nlohmann::json& r) { return r["id"] == "mixtral-8x7b"; });

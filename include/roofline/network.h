@@ -170,6 +170,36 @@ struct LoweredNetwork {
 /// every node to an op of the IR. Errors name the file and the node.
 Result<LoweredNetwork> LowerNetwork(const NetworkGraph& graph, const DimBindings& bindings);
 
+/// A network preset: a graph file of data/graphs/ (diffusion and vision models captured from
+/// their libraries' own classes and configs by scripts/capture-presets.py).
+struct GraphPreset {
+  std::string id;      ///< the file name without .json ("sdxl-unet")
+  std::string text;    ///< the graph file
+  std::string origin;  ///< "<embedded>/data/graphs/sdxl-unet.json" or the file's path
+};
+
+/// The graph presets: $ROOFLINE_DATA_DIR/graphs/*.json when that variable is set (a missing
+/// folder is no presets), else the copies embedded at build time; sorted by id.
+Result<std::vector<GraphPreset>> LoadGraphPresets();
+
+/// The preset called `id`, parsed; nullopt when no preset has that id.
+Result<std::optional<NetworkGraph>> FindGraphPreset(const std::string& id);
+
+/// What `roofline models list` shows of a graph preset, at its default dims.
+struct GraphPresetInfo {
+  std::string id;
+  std::string name;  ///< the graph's name ("Stable Diffusion XL base UNet")
+  std::string note;  ///< its first note: where it was captured from and what one pass costs
+  DimBindings dims;  ///< the symbolic dimensions and their defaults
+  int64_t nodes = 0;
+  int64_t uncosted = 0;  ///< nodes that could not be costed
+  double parameters = 0;
+  double matrix_flops = 0;  ///< at the default dims
+};
+
+/// Every graph preset parsed and lowered at its default dims.
+Result<std::vector<GraphPresetInfo>> DescribeGraphPresets();
+
 /// Reads an ONNX model, binds its symbolic input dimensions from `dims` (every symbolic input
 /// dimension must be bound, or the error names it), runs ONNX shape inference and maps nodes to
 /// the ops of docs/graph-format.md. Only shapes are needed: external weight data need not be

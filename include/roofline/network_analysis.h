@@ -28,6 +28,31 @@ struct NetworkAnalysis : LoweredNetwork, GraphCosts {};
 Result<NetworkAnalysis> AnalyzeNetwork(const NetworkGraph& graph, const DimBindings& bindings,
                                        const CostModel& model);
 
+/// A denoiser run for whole images (`--steps N [--cfg]`): `steps` passes of the network per batch
+/// of images; with classifier-free guidance each pass evaluates the conditional and the
+/// unconditional input together, at twice the batch of images.
+struct DiffusionRun {
+  int64_t steps = 0;
+  bool cfg = false;
+  int64_t images = 0;          ///< images per batch
+  int64_t pass_batch = 0;      ///< the network's batch dimension in each pass (2 x images with cfg)
+  double time_s = 0;           ///< bound: steps x the pass's bound
+  double expected_time_s = 0;  ///< steps x the pass's expected time (0: no efficiency data)
+  double seconds_per_image() const { return time_s / static_cast<double>(images); }
+  double images_per_s() const { return time_s > 0 ? static_cast<double>(images) / time_s : 0; }
+  double expected_seconds_per_image() const {
+    return expected_time_s / static_cast<double>(images);
+  }
+  double expected_images_per_s() const {
+    return expected_time_s > 0 ? static_cast<double>(images) / expected_time_s : 0;
+  }
+};
+
+/// The run of `steps` passes of an analysed pass. Its batch is the dimension `batch` (1 image
+/// when the graph has none and no `cfg`); with `cfg` that batch holds 2 inputs per image, so it
+/// must exist and be even. Errors name --steps or --cfg.
+Result<DiffusionRun> DiffuseImages(const NetworkAnalysis& pass, int64_t steps, bool cfg);
+
 /// One point of a sweep over a symbolic dimension.
 struct NetSweepPoint {
   int64_t value = 0;

@@ -13,10 +13,13 @@ namespace roofline {
 /// `roofline model GRAPH.json`: kernel table, totals, parameters, uncosted nodes.
 /// Long node and module names are abbreviated (unique tails of their paths); `top` > 0 shows
 /// only the `top` kernels with the most time (execution order).
-std::string RenderNetworkTable(const NetworkAnalysis& analysis, const CostModel& model,
-                               int top = 0);
-/// `roofline model GRAPH.json --format json` (fields in docs/graph-format.md).
-std::string RenderNetworkJson(const NetworkAnalysis& analysis, const CostModel& model);
+/// With `diffusion`, a line of seconds per image and images per second follows the totals.
+std::string RenderNetworkTable(const NetworkAnalysis& analysis, const CostModel& model, int top = 0,
+                               const DiffusionRun* diffusion = nullptr);
+/// `roofline model GRAPH.json --format json` (fields in docs/graph-format.md); with
+/// `diffusion`, a "diffusion" object.
+std::string RenderNetworkJson(const NetworkAnalysis& analysis, const CostModel& model,
+                              const DiffusionRun* diffusion = nullptr);
 
 /// A network sweep's crossover or never-flips entry in words.
 SweepLine Describe(const Crossover& crossover, const NetSweepResult& sweep);

@@ -14,6 +14,7 @@
 #include "roofline/measure.h"
 #include "roofline/model_analysis.h"
 #include "roofline/model_registry.h"
+#include "roofline/network.h"
 #include "roofline/op_analysis.h"
 #include "roofline/output_format.h"
 #include "roofline/plan.h"
@@ -60,11 +61,15 @@ Result<std::string> RenderSweepKernelExplain(const TransformerConfig& config, co
 Result<std::string> RenderModelKernelExplain(const ModelAnalysis& a, const CostModel& model,
                                              const std::string& kernel);
 
-/// `roofline models list`: presets with architecture, shape and parameter counts.
-std::string RenderModelsList(const ModelRegistry& registry);
+/// `roofline models list`: the LLM presets with architecture, shape and parameter counts, then
+/// the network presets (data/graphs/) with nodes, parameters and matrix FLOPs per pass.
+std::string RenderModelsList(const ModelRegistry& registry,
+                             const std::vector<GraphPresetInfo>& networks);
 /// `models list --format json`: {"models": [{id, architecture, shapes, parameter counts}],
-/// "warnings": [presets that failed to parse]}.
-std::string RenderModelsListJson(const ModelRegistry& registry);
+/// "networks": [{id, name, dims, nodes, parameters, matrix_flops, note}], "warnings": [presets
+/// that failed to parse]}.
+std::string RenderModelsListJson(const ModelRegistry& registry,
+                                 const std::vector<GraphPresetInfo>& networks);
 /// `roofline model`: per phase the kernel table, totals, latency, then the memory footprint.
 /// `top` > 0 shows only the `top` kernels of each phase with the most time (execution order).
 std::string RenderModelTable(const ModelAnalysis& analysis, const CostModel& model, int top = 0);

@@ -48,11 +48,16 @@ def model(model: _ModelSource, hw: Optional[str] = None, *, phase: Optional[str]
           ceilings: Optional[str] = None, runtime: Optional[str] = None,
           efficiency: Optional[Mapping[str, float]] = None,
           dims: Optional[Mapping[str, int]] = None, tf32: bool = False,
+          steps: Optional[int] = None, cfg: bool = False,
           **options: Any) -> Union[ModelResult, NetworkResult]:
     """Analyses a model, as ``roofline model``.
 
-    model: a preset id (``roofline.models.list()``), a HuggingFace ``config.json`` (or its
-    directory), a graph JSON file, an ``.onnx`` file, or a graph from ``roofline.capture()``.
+    model: an LLM preset id (``roofline.models.list()``), a network preset id
+    (``roofline.models.networks()``: ``"sdxl-unet"``, ``"flux-dev"``, ``"resnet-50"``, ...), a
+    HuggingFace ``config.json`` (or its directory), a graph JSON file, an ``.onnx`` file, or a
+    graph from ``roofline.capture()``. steps, cfg: a diffusion denoiser run for whole images
+    (``steps=30, cfg=True``: 30 passes at twice the batch of images), giving ``.diffusion``
+    with seconds per image and images/s.
     hw: a device id (``roofline.hw.list()``) or a device JSON file; the CLI's default
     (h100-sxm) when None. The keywords are the CLI's options (``kv_dtype`` is ``--kv-dtype``;
     ``efficiency={"matmul": 0.7}`` is ``--efficiency matmul=0.7``; ``dims={"batch": 32}`` is
@@ -67,7 +72,7 @@ def model(model: _ModelSource, hw: Optional[str] = None, *, phase: Optional[str]
                          dtype=dtype, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
                          group_size=group_size, tp=tp, attention=attention, fusion=fusion,
                          ceilings=ceilings, runtime=runtime, efficiency=efficiency, dims=dims,
-                         tf32=tf32, **options)
+                         tf32=tf32, steps=steps, cfg=cfg, **options)
     return _analysis(_cli.run_json(argv), argv, keep)
 
 
@@ -189,5 +194,13 @@ class _Hw(_Listing):
         return Record(_cli.run_json(["hw", "show", device]))
 
 
+class _Models(_Listing):
+    def networks(self):
+        """The network presets (data/graphs/: diffusion and vision models), one Record each:
+        ``id``, ``name``, ``dims``, ``nodes``, ``parameters``, ``matrix_flops`` per pass, and
+        ``note`` (where it was captured from). ``roofline.model(id, dims={"batch": 4})``."""
+        return [Record(r) for r in _cli.run_json(["models", "list"])["networks"]]
+
+
 hw = _Hw("hw", "devices")
-models = _Listing("models", "models")
+models = _Models("models", "models")

@@ -403,6 +403,35 @@ def _mha_fastpath_off():
         mha.set_fastpath_enabled(was)
 
 
+@contextlib.contextmanager
+def _fused_sdpa_on_meta():
+    """On the meta device SDPA has no fused kernel to choose and runs its math path (two bmm
+    and a softmax, in fp32 for half inputs), so a model captured without memory would not show
+    the fused attention a CPU or GPU runs. While capturing, SDPA on meta tensors calls the
+    fused CPU kernel (which has a meta implementation), as it does on real CPU tensors; inputs
+    that kernel does not take (grouped KV heads with enable_gqa, dropout, not 4-D) keep the
+    original path."""
+    import torch.nn.functional as F
+    original = F.scaled_dot_product_attention
+
+    def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+             enable_gqa=False):
+        if (isinstance(query, torch.Tensor) and query.device.type == "meta" and not enable_gqa
+                and dropout_p == 0.0 and query.dim() == 4 and key.dim() == 4
+                and value.dim() == 4 and query.shape[1] == key.shape[1] == value.shape[1]):
+            return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+                query, key, value, 0.0, is_causal, attn_mask=attn_mask, scale=scale)[0]
+        kw = {"enable_gqa": True} if enable_gqa else {}
+        return original(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p,
+                        is_causal=is_causal, scale=scale, **kw)
+
+    F.scaled_dot_product_attention = sdpa
+    try:
+        yield
+    finally:
+        F.scaled_dot_product_attention = original
+
+
 def _trace(model, args: Tuple, kwargs: Dict[str, Any], input_names: Optional[Sequence[str]]):
     tracer = _Tracer(model)
     inputs = []
@@ -420,8 +449,8 @@ def _trace(model, args: Tuple, kwargs: Dict[str, Any], input_names: Optional[Seq
         flat = _flat_tensors(v)
         for j, t in enumerate(flat):
             inputs.append(tracer.add_input(t, k if len(flat) == 1 else f"{k}_{j}"))
-    with torch.no_grad(), _mha_fastpath_off(), _module_hooks(model, tracer.module_stack), \
-            _Recorder(tracer):
+    with torch.no_grad(), _mha_fastpath_off(), _fused_sdpa_on_meta(), \
+            _module_hooks(model, tracer.module_stack), _Recorder(tracer):
         result = model(*args, **kwargs)
     outputs = [tracer.name_of(t) for t in _flat_tensors(result)]
     # Keep the tensors some node, input or output names (allocations nobody read are dropped).

@@ -179,6 +179,35 @@ class CaptureSmallTest(unittest.TestCase):
         self.assertEqual(g.node_matrix_flops(attn), 2 * 2 * 4 * 5 * 5 * (8 + 8))
         self.assertEqual(g.node_matrix_flops(bmm, {"batch": 3}), 2 * 12 * 5 * 5 * 8)
 
+    def test_meta_device_records_the_fused_attention(self):
+        # On the meta device SDPA would take its math path (bmm, softmax, bmm); the capture
+        # records the fused kernel a CPU runs, so a memory-free capture has the same nodes as
+        # a real one, and FlopCounterMode (math backend) counts the same matrix FLOPs.
+        from roofline_capture.oracles import flop_counter_total
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.qkv = nn.Linear(32, 96)
+                self.mha = nn.MultiheadAttention(32, 4, batch_first=True)
+
+            def forward(self, x, mask):
+                b, l, _ = x.shape
+                q, k, v = self.qkv(x).view(b, l, 3, 4, 8).permute(2, 0, 3, 1, 4)
+                o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+                y = o.transpose(1, 2).reshape(b, l, 32)
+                return self.mha(y, y, y, need_weights=False)[0]
+
+        real = capture(Block().eval(), (torch.randn(2, 6, 32), torch.zeros(6, 6)), batch_dim=0)
+        with torch.device("meta"):
+            model = Block().eval()
+            args = (torch.randn(2, 6, 32), torch.zeros(6, 6))
+        fake = capture(model, args, batch_dim=0)
+        self.assertEqual(ops(fake), ops(real))
+        self.assertEqual(ops(fake).count("attention"), 2)
+        self.assertEqual(fake.matrix_flops({"batch": 2}), flop_counter_total(model, args))
+        self.assertEqual(fake.parameter_count(), real.parameter_count())
+
     def test_weight_used_untransposed_is_a_matmul(self):
         class XW(nn.Module):
             def __init__(self):

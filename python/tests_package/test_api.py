@@ -112,6 +112,13 @@ class SameNumbersAsTheCli(unittest.TestCase):
         r = roofline.sweep(RESNET, vary={"batch": [1, 8, 64]}, hw="a100-sxm-80gb")
         self.check(r, ["sweep", RESNET, "--vary", "batch=1,8,64", "--hw", "a100-sxm-80gb"])
 
+    def test_diffusion_preset(self):
+        r = roofline.model("sdxl-unet", hw="h100-sxm", steps=30, cfg=True, dims={"batch": 2})
+        self.check(r, ["model", "sdxl-unet", "--hw", "h100-sxm", "--dim", "batch=2", "--steps",
+                       "30", "--cfg"])
+        self.assertEqual(r.diffusion.images, 2)
+        self.assertEqual(r.dims.batch, 4)
+
     def test_ops(self):
         self.check(roofline.op.matmul(16, 4096, 4096, hw="a100-sxm-80gb", weight_dtype="int4",
                                       group_size=128),
@@ -156,6 +163,8 @@ class SameNumbersAsTheCli(unittest.TestCase):
         status, out, _ = cli("models", "list", "--format", "json")
         self.assertEqual([r.to_dict() for r in roofline.models.list()],
                          json.loads(out)["models"])
+        self.assertEqual([r.to_dict() for r in roofline.models.networks()],
+                         json.loads(out)["networks"])
         status, out, _ = cli("hw", "show", "mi300x", "--format", "json")
         self.assertEqual(roofline.hw.show("mi300x").to_dict(), json.loads(out))
         self.assertEqual(roofline.run("hw", "list"), cli("hw", "list")[1])

@@ -20,9 +20,10 @@ Result<NetworkAnalysis> AnalyzeNetwork(const NetworkGraph& g, const DimBindings&
   static_cast<GraphCosts&>(a) = AnalyzeGraph(a.graph, model, FusionMode::kEager);
   const Device& d = model.device();
   for (const auto& [engine, flops] : UntimedFlops(a.costs)) {
-    a.notes.push_back(fmt::format("{} requested at {} have no ceiling on {} (none listed to fall "
-                                  "back on), so only their bytes are timed",
-                                  Si(flops, "FLOP"), engine, d.id));
+    a.notes.push_back(
+        fmt::format("{} requested at {} have no ceiling on {} (none listed to fall "
+                    "back on), so only their bytes are timed",
+                    Si(flops, "FLOP"), engine, d.id));
   }
   if (d.model_split) {
     const double cap = d.device_memory().total_capacity_bytes();
@@ -35,6 +36,36 @@ Result<NetworkAnalysis> AnalyzeNetwork(const NetworkGraph& g, const DimBindings&
             : fmt::format("they need at least {} chips", Num(std::ceil(a.weight_bytes / cap)))));
   }
   return a;
+}
+
+Result<DiffusionRun> DiffuseImages(const NetworkAnalysis& pass, int64_t steps, bool cfg) {
+  if (steps < 1 || steps > 100000) {
+    return Status::Invalid("--steps", fmt::format("must be in 1..100000, got {}", steps));
+  }
+  DiffusionRun run;
+  run.steps = steps;
+  run.cfg = cfg;
+  const auto batch = pass.dims.find("batch");
+  if (batch == pass.dims.end()) {
+    if (cfg) {
+      return Status::Invalid("--cfg",
+                             "the graph has no symbolic dimension 'batch' to run the "
+                             "conditional and unconditional inputs together");
+    }
+    run.pass_batch = 1;
+  } else {
+    run.pass_batch = batch->second;
+  }
+  if (cfg && run.pass_batch % 2 != 0) {
+    return Status::Invalid("--cfg", fmt::format("the pass batch {} is odd: with classifier-free "
+                                                "guidance it holds two inputs per image",
+                                                run.pass_batch));
+  }
+  run.images = cfg ? run.pass_batch / 2 : run.pass_batch;
+  const double n = static_cast<double>(steps);
+  run.time_s = n * pass.totals.time_s;
+  run.expected_time_s = pass.totals.has_expected ? n * pass.totals.expected_s : 0;
+  return run;
 }
 
 }  // namespace roofline

@@ -41,7 +41,8 @@ std::string KernelLabel(const KernelCost& c, const Kernel& k) {
 
 }  // namespace
 
-std::string RenderModelsList(const ModelRegistry& registry) {
+std::string RenderModelsList(const ModelRegistry& registry,
+                             const std::vector<GraphPresetInfo>& networks) {
   TextTable t({"id", "architecture", "layers", "hidden", "heads/kv", "params", "active", "dtype"},
               {false, false, true, true, true, true, true, false});
   std::string errors;
@@ -57,14 +58,33 @@ std::string RenderModelsList(const ModelRegistry& registry) {
          fmt::format("{}/{}", c->heads, c->mla ? std::string("mla") : std::to_string(c->kv_heads)),
          Params(n.total), Params(n.active), std::string(NameOf(c->torch_dtype))});
   }
-  return t.Render() + errors +
+  std::string out = t.Render() + errors +
+                    fmt::format(
+                        "{} LLM presets (data/models/, each the model's HF config.json with its "
+                        "source). Parameters counted from the graph: every weight, and those one "
+                        "token uses.\n",
+                        registry.presets().size());
+  if (networks.empty()) return out;
+  TextTable n({"id", "network", "nodes", "params", "matrix FLOP", "dims"},
+              {false, false, true, true, true, false});
+  for (const GraphPresetInfo& g : networks) {
+    std::string dims;
+    for (const auto& [name, value] : g.dims) {
+      dims += (dims.empty() ? "" : ", ") + fmt::format("{}={}", name, value);
+    }
+    n.AddRow({g.id, g.name, std::to_string(g.nodes), Params(g.parameters), Si(g.matrix_flops, ""),
+              dims});
+  }
+  return out + "\n" + n.Render() +
          fmt::format(
-             "{} presets (data/models/, each the model's HF config.json with its source). "
-             "Parameters counted from the graph: every weight, and those one token uses.\n",
-             registry.presets().size());
+             "{} network presets (data/graphs/: captured from the libraries' own classes and "
+             "configs by scripts/capture-presets.py; matrix FLOP per pass at the dims shown; "
+             "`roofline model ID --dim batch=N`).\n",
+             networks.size());
 }
 
-std::string RenderModelsListJson(const ModelRegistry& registry) {
+std::string RenderModelsListJson(const ModelRegistry& registry,
+                                 const std::vector<GraphPresetInfo>& networks) {
   json rows = json::array();
   json warnings = json::array();
   for (const ModelPreset& p : registry.presets()) {
@@ -85,7 +105,18 @@ std::string RenderModelsListJson(const ModelRegistry& registry) {
                     {"parameters_active", n.active},
                     {"dtype", std::string(NameOf(c->torch_dtype))}});
   }
-  return json{{"models", rows}, {"warnings", warnings}}.dump(2) + "\n";
+  json nets = json::array();
+  for (const GraphPresetInfo& g : networks) {
+    nets.push_back({{"id", g.id},
+                    {"name", g.name},
+                    {"dims", g.dims},
+                    {"nodes", g.nodes},
+                    {"uncosted_nodes", g.uncosted},
+                    {"parameters", g.parameters},
+                    {"matrix_flops", g.matrix_flops},
+                    {"note", g.note}});
+  }
+  return json{{"models", rows}, {"networks", nets}, {"warnings", warnings}}.dump(2) + "\n";
 }
 
 std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model, int top) {

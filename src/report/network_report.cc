@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "roofline/units.h"
+#include "src/report/expected_report.h"
 #include "src/report/kernel_json.h"
 #include "src/report/phrases.h"
 #include "src/report/table.h"
@@ -30,7 +31,8 @@ std::string DimsText(const DimBindings& dims) {
 
 }  // namespace
 
-std::string RenderNetworkTable(const NetworkAnalysis& a, const CostModel& model, int top) {
+std::string RenderNetworkTable(const NetworkAnalysis& a, const CostModel& model, int top,
+                               const DiffusionRun* diffusion) {
   const Device& d = model.device();
   const std::string mem = d.device_memory().name;
   std::string out = fmt::format("{} on {} ({})\n", a.name, d.name, d.id);
@@ -57,17 +59,16 @@ std::string RenderNetworkTable(const NetworkAnalysis& a, const CostModel& model,
   names = AbbreviatePaths(names, kNameWidth);
   const std::vector<std::string> short_modules = AbbreviatePaths(modules, kModuleWidth);
   auto module_of = [&](const std::string& m) {
-    const size_t at = static_cast<size_t>(std::find(modules.begin(), modules.end(), m) -
-                                          modules.begin());
+    const size_t at =
+        static_cast<size_t>(std::find(modules.begin(), modules.end(), m) - modules.begin());
     return short_modules[at];
   };
   const std::vector<size_t> shown = TopKernels(a, top);
   for (size_t i : shown) {
     const KernelCost& c = a.costs[i];
     const NetKernelInfo& info = a.info[i];
-    table.AddRow({names[i], module_of(info.module), info.op, Si(c.flops, ""),
-                  Si(c.bytes[0], "B"), Num(c.Intensity(0)), Seconds(c.time_s),
-                  model.BoundName(c),
+    table.AddRow({names[i], module_of(info.module), info.op, Si(c.flops, ""), Si(c.bytes[0], "B"),
+                  Num(c.Intensity(0)), Seconds(c.time_s), model.BoundName(c),
                   Percent(a.totals.time_s > 0 ? c.time_s / a.totals.time_s : 0)});
   }
   out += table.Render();
@@ -80,6 +81,23 @@ std::string RenderNetworkTable(const NetworkAnalysis& a, const CostModel& model,
       Si(a.matrix_flops, ""), Si(a.totals.bytes[0], "B"), mem,
       Percent(t > 0 ? a.compute_bound_s / t : 0), Percent(t > 0 ? a.memory_bound_s / t : 0));
   out += ClassSummaryLine(a, d);
+  out += ExpectedTotalsLine(a.totals);
+  if (diffusion != nullptr) {
+    const DiffusionRun& r = *diffusion;
+    out += fmt::format(
+        "per image: {} steps{} = {} passes at batch {} for {} image{}: {} bound{}; {} images/s "
+        "bound{}\n",
+        r.steps,
+        r.cfg ? " with classifier-free guidance (conditional and unconditional in one "
+                "pass)"
+              : "",
+        r.steps, r.pass_batch, r.images, r.images == 1 ? "" : "s", Seconds(r.seconds_per_image()),
+        r.expected_time_s > 0
+            ? fmt::format(", {} expected", Seconds(r.expected_seconds_per_image()))
+            : "",
+        Num(r.images_per_s()),
+        r.expected_time_s > 0 ? fmt::format(", {} expected", Num(r.expected_images_per_s())) : "");
+  }
   if (a.uncosted.count > 0) {
     std::string ops;
     for (const auto& [op, count] : a.uncosted.by_op) {
@@ -96,7 +114,8 @@ std::string RenderNetworkTable(const NetworkAnalysis& a, const CostModel& model,
   return out;
 }
 
-std::string RenderNetworkJson(const NetworkAnalysis& a, const CostModel& model) {
+std::string RenderNetworkJson(const NetworkAnalysis& a, const CostModel& model,
+                              const DiffusionRun* diffusion) {
   using ojson = nlohmann::ordered_json;
   const Device& d = model.device();
   ojson doc;
@@ -132,7 +151,28 @@ std::string RenderNetworkJson(const NetworkAnalysis& a, const CostModel& model) 
   totals["bound"] = NameOf(a.totals.verdict, model.device());
   totals["compute_bound_s"] = a.compute_bound_s;
   totals["memory_bound_s"] = a.memory_bound_s;
+  if (a.totals.has_expected) {
+    totals["expected_time_s"] = a.totals.expected_s;
+    totals["expected"] = ojson::parse(ExpectedTotalsJson(a.totals).dump());
+  }
   doc["totals"] = totals;
+  if (diffusion != nullptr) {
+    const DiffusionRun& r = *diffusion;
+    ojson j;
+    j["steps"] = r.steps;
+    j["cfg"] = r.cfg;
+    j["images"] = r.images;
+    j["pass_batch"] = r.pass_batch;
+    j["time_s"] = r.time_s;
+    j["seconds_per_image"] = r.seconds_per_image();
+    j["images_per_s"] = r.images_per_s();
+    if (r.expected_time_s > 0) {
+      j["expected_time_s"] = r.expected_time_s;
+      j["expected_seconds_per_image"] = r.expected_seconds_per_image();
+      j["expected_images_per_s"] = r.expected_images_per_s();
+    }
+    doc["diffusion"] = j;
+  }
   ojson kernels = ojson::array();
   for (size_t i = 0; i < a.kernels.size(); ++i) {
     const KernelCost& c = a.costs[i];

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <ostream>
 
 #include "roofline/model_analysis.h"
@@ -19,9 +20,42 @@ namespace roofline::cli {
 namespace {
 
 /// `roofline model GRAPH.json|model.onnx`: every node costed on the device.
+/// A diffusion run of the network: `steps` passes per image batch (0: none), with classifier-free
+/// guidance doubling each pass's batch.
+struct DiffusionFlags {
+  int64_t steps = 0;
+  bool cfg = false;
+};
+
+/// With --cfg the batch of images B (--dim batch, else the graph's default) runs as a pass at
+/// batch 2B: the --dim list with batch=2B in place of any batch binding.
+Result<std::vector<std::string>> PassDims(Context& ctx, const ModelOptions& o,
+                                          const std::vector<std::string>& dim_args,
+                                          const NetRetype& retype) {
+  Result<NetworkInput> in = LoadNetworkInput(ctx, o.model, o.hw, dim_args, retype);
+  if (!in.ok()) return in.status();
+  Result<DimBindings> all = ResolveDims(in->graph, in->bound);
+  if (!all.ok()) return all.status();
+  const auto batch = all->find("batch");
+  if (batch == all->end()) {
+    return Status::Invalid("--cfg",
+                           "the graph has no symbolic dimension 'batch' to run the "
+                           "conditional and unconditional inputs together");
+  }
+  if (batch->second > (int64_t{1} << 39)) {
+    return Status::Invalid("--cfg", "twice the batch would exceed 2^40");
+  }
+  std::vector<std::string> out;
+  for (const std::string& d : dim_args) {
+    if (d.rfind("batch=", 0) != 0) out.push_back(d);
+  }
+  out.push_back("batch=" + std::to_string(2 * batch->second));
+  return out;
+}
+
 int RunNetworkModel(Context& ctx, const CLI::App& app, const ModelOptions& o,
-                    const std::vector<std::string>& dim_args, const std::string& plot,
-                    const std::string& report, int top) {
+                    const std::vector<std::string>& given_dims, const std::string& plot,
+                    const std::string& report, int top, const DiffusionFlags& diffusion) {
   Status s = RejectLlmFlags(app);
   if (!s.ok()) return Fail(ctx, s);
   if (o.format == OutputFormat::kCsv) {
@@ -31,6 +65,12 @@ int RunNetworkModel(Context& ctx, const CLI::App& app, const ModelOptions& o,
   }
   Result<NetRetype> retype = NetRetypeOf(o);
   if (!retype.ok()) return Fail(ctx, retype.status());
+  std::vector<std::string> dim_args = given_dims;
+  if (diffusion.cfg) {
+    Result<std::vector<std::string>> pass = PassDims(ctx, o, given_dims, *retype);
+    if (!pass.ok()) return Fail(ctx, pass.status());
+    dim_args = *pass;
+  }
   Result<NetworkInput> in = LoadNetworkInput(ctx, o.model, o.hw, dim_args, *retype);
   if (!in.ok()) return Fail(ctx, in.status());
   const NetworkGraph& graph = in->graph;
@@ -41,7 +81,14 @@ int RunNetworkModel(Context& ctx, const CLI::App& app, const ModelOptions& o,
   const CostModel model(*device, *options);
   Result<NetworkAnalysis> a = AnalyzeNetwork(graph, bound, model);
   if (!a.ok()) return Fail(ctx, a.status());
-  const std::string table = RenderNetworkTable(*a, model, top);
+  std::optional<DiffusionRun> run;
+  if (diffusion.steps > 0) {
+    Result<DiffusionRun> r = DiffuseImages(*a, diffusion.steps, diffusion.cfg);
+    if (!r.ok()) return Fail(ctx, r.status());
+    run = *r;
+  }
+  const DiffusionRun* per_image = run ? &*run : nullptr;
+  const std::string table = RenderNetworkTable(*a, model, top, per_image);
   std::string title, chart_svg;
   if (!plot.empty() || !report.empty()) {
     std::vector<std::string> engines;
@@ -77,7 +124,7 @@ int RunNetworkModel(Context& ctx, const CLI::App& app, const ModelOptions& o,
     }
   }
   if (o.format == OutputFormat::kJson && report.empty()) {
-    *ctx.out << RenderNetworkJson(*a, model);
+    *ctx.out << RenderNetworkJson(*a, model, per_image);
     return kExitOk;
   }
   // The why's flips are of the bound; an ONNX model is loaded again at each value searched.
@@ -104,7 +151,7 @@ int RunNetworkModel(Context& ctx, const CLI::App& app, const ModelOptions& o,
     if (!w.ok()) return Fail(ctx, w);
   }
   if (o.format == OutputFormat::kJson) {
-    *ctx.out << RenderNetworkJson(*a, model);
+    *ctx.out << RenderNetworkJson(*a, model, per_image);
   } else {
     *ctx.out << table << RenderWhy(why);
   }
@@ -145,7 +192,27 @@ int RunModel(Context& ctx) {
                  "ceiling with its source)");
   app.add_option("--plot", plot, "write the roofline of every kernel as an SVG file");
   app.add_option("--report", report, "write a self-contained HTML report (tables and roofline)");
+  DiffusionFlags diffusion;
+  app.add_option("--steps", diffusion.steps,
+                 "graph files and presets of a diffusion denoiser: N passes per image (seconds "
+                 "per image, images/s)");
+  app.add_flag("--cfg", diffusion.cfg,
+               "with --steps: classifier-free guidance, each pass at twice the batch of images "
+               "(--dim batch = images per batch)");
   if (auto done = ParseArgs(app, ctx)) return *done;
+  if (diffusion.cfg && app.count("--steps") == 0) {
+    return Fail(ctx, Status::Invalid("--cfg", "goes with --steps N (the denoising steps)"));
+  }
+  if (app.count("--steps") > 0 && (diffusion.steps < 1 || diffusion.steps > 100000)) {
+    return Fail(ctx, Status::Invalid("--steps", "must be in 1..100000, got " +
+                                                    std::to_string(diffusion.steps)));
+  }
+  if ((app.count("--steps") > 0 || diffusion.cfg) && !IsNetworkInput(o.model)) {
+    return Fail(ctx, Status::Invalid(app.count("--steps") > 0 ? "--steps" : "--cfg",
+                                     "applies to graph files, ONNX models and network presets "
+                                     "(a diffusion denoiser), not to the LLM '" +
+                                         o.model + "'"));
+  }
   if (!explain.empty() && IsNetworkInput(o.model)) {
     return Fail(ctx, Status::Invalid("--explain",
                                      "applies to LLM configs (graph files and ONNX "
@@ -157,7 +224,9 @@ int RunModel(Context& ctx) {
   if (!explain.empty() && o.format != OutputFormat::kTable) {
     return Fail(ctx, Status::Invalid("--explain", "prints with --format table"));
   }
-  if (IsNetworkInput(o.model)) return RunNetworkModel(ctx, app, o, dims, plot, report, top);
+  if (IsNetworkInput(o.model)) {
+    return RunNetworkModel(ctx, app, o, dims, plot, report, top, diffusion);
+  }
   if (!dims.empty()) {
     return Fail(ctx, Status::Invalid("--dim",
                                      "applies to graph files and ONNX models, not to "
@@ -221,8 +290,10 @@ int RunModels(Context& ctx) {
   if (auto done = ParseArgs(app, ctx)) return *done;
   Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
   if (!registry.ok()) return Fail(ctx, registry.status());
-  *ctx.out << (format == OutputFormat::kJson ? RenderModelsListJson(*registry)
-                                             : RenderModelsList(*registry));
+  Result<std::vector<GraphPresetInfo>> networks = DescribeGraphPresets();
+  if (!networks.ok()) return Fail(ctx, networks.status());
+  *ctx.out << (format == OutputFormat::kJson ? RenderModelsListJson(*registry, *networks)
+                                             : RenderModelsList(*registry, *networks));
   return kExitOk;
 }
 

@@ -1,5 +1,6 @@
 #include "tools/roofline/network_input.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -10,10 +11,19 @@ bool IsOnnxFile(const std::string& model) {
   return ext == ".onnx" || ext == ".ONNX";
 }
 
+bool IsGraphPresetId(const std::string& model) {
+  std::error_code ec;
+  if (std::filesystem::exists(model, ec)) return false;  // a file or folder of that name wins
+  Result<std::vector<GraphPreset>> presets = LoadGraphPresets();
+  if (!presets.ok()) return false;
+  return std::any_of(presets->begin(), presets->end(),
+                     [&](const GraphPreset& p) { return p.id == model; });
+}
+
 bool IsNetworkInput(const std::string& model) {
   if (IsOnnxFile(model)) return true;
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(model, ec)) return false;
+  if (!std::filesystem::is_regular_file(model, ec)) return IsGraphPresetId(model);
   std::ifstream in(model, std::ios::binary);
   std::string head(4096, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
@@ -45,6 +55,11 @@ Result<NetworkGraph> LoadNetwork(const std::string& model, const DimBindings& di
     return g;
   }
   *analysis_dims = dims;
+  if (IsGraphPresetId(model)) {
+    Result<std::optional<NetworkGraph>> preset = FindGraphPreset(model);
+    if (!preset.ok()) return preset.status();
+    if (*preset) return std::move(**preset);
+  }
   return LoadGraphFile(model);
 }
 

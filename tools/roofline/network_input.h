@@ -14,9 +14,13 @@
 
 namespace roofline::cli {
 
-/// True when MODEL is an ONNX model (`.onnx`) or a graph file (JSON with "format":
-/// "roofline-graph"); false for everything `roofline model` resolves as an LLM.
+/// True when MODEL is an ONNX model (`.onnx`), a graph file (JSON with "format":
+/// "roofline-graph") or the id of a graph preset (data/graphs/, unless a file of that name
+/// exists); false for everything `roofline model` resolves as an LLM.
 bool IsNetworkInput(const std::string& model);
+
+/// True when MODEL is the id of a graph preset and no file or folder of that name exists.
+bool IsGraphPresetId(const std::string& model);
 
 /// True when MODEL names an ONNX model (`.onnx`).
 bool IsOnnxFile(const std::string& model);

@@ -1,0 +1,138 @@
+// The network presets of data/graphs/ (diffusion and vision models captured on the meta device
+// by scripts/capture-presets.py) and diffusion runs (`--steps N --cfg`).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "roofline/network.h"
+#include "tests/cli_runner.h"
+
+namespace roofline {
+namespace {
+
+using testing::CliOutput;
+using testing::RunCli;
+
+nlohmann::json Oracle() {
+  std::ifstream in(std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/graph_presets_oracle.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  return nlohmann::json::parse(text.str())["presets"];
+}
+
+// Every preset against PyTorch: the parameter count is the model's own (sum of p.numel() in
+// diffusers, transformers, torchvision), the matrix FLOPs at the captured dims are
+// torch.utils.flop_counter.FlopCounterMode's count (tests/fixtures/graph_presets_oracle.json,
+// written by the capture), and nothing is left uncosted.
+TEST(GraphPresets, MatchPyTorchsCounts) {
+  Result<std::vector<GraphPresetInfo>> presets = DescribeGraphPresets();
+  ASSERT_TRUE(presets.ok()) << presets.status().ToString();
+  const nlohmann::json oracle = Oracle();
+  ASSERT_EQ(presets->size(), oracle.size());
+  for (const GraphPresetInfo& p : *presets) {
+    SCOPED_TRACE(p.id);
+    ASSERT_TRUE(oracle.contains(p.id));
+    const nlohmann::json& o = oracle[p.id];
+    EXPECT_EQ(p.parameters, o["parameters"].get<double>());
+    EXPECT_EQ(p.matrix_flops, o["flop_counter_mode"].get<double>());
+    EXPECT_EQ(p.uncosted, 0);
+    EXPECT_EQ(p.dims.at("batch"), o["dims"]["batch"].get<int64_t>());
+    EXPECT_NE(p.note.find("scripts/capture-presets.py"), std::string::npos);
+  }
+}
+
+// Published parameter counts: torchvision's model documentation gives num_params exactly
+// (ResNet-50 25,557,032; ViT-B/16 86,567,656); the SDXL paper (Podell et al. 2023, table 1)
+// a 2.6 B UNet and the Stable Diffusion v1-5 model card an 860 M UNet (to the digits quoted).
+TEST(GraphPresets, PublishedParameterCounts) {
+  Result<std::vector<GraphPresetInfo>> presets = DescribeGraphPresets();
+  ASSERT_TRUE(presets.ok());
+  // id -> (published count, half a unit of its last quoted digit)
+  const std::map<std::string, std::pair<double, double>> published = {
+      {"resnet-50", {25557032.0, 0}},
+      {"vit-b-16", {86567656.0, 0}},
+      {"sdxl-unet", {2.6e9, 0.05e9}},
+      {"sd15-unet", {860e6, 0.5e6}}};
+  int seen = 0;
+  for (const GraphPresetInfo& p : *presets) {
+    const auto it = published.find(p.id);
+    if (it == published.end()) continue;
+    EXPECT_NEAR(p.parameters, it->second.first, it->second.second) << p.id;
+    ++seen;
+  }
+  EXPECT_EQ(seen, 4);
+}
+
+TEST(GraphPresets, ModelByIdAndInTheList) {
+  const CliOutput o = RunCli({"model", "sdxl-unet", "--hw", "h100-sxm", "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["network"]["name"], "Stable Diffusion XL base UNet");
+  EXPECT_EQ(j["network"]["uncosted"]["count"], 0);
+  // The fused attention SDPA runs, not the math path's bmm + softmax (the capture on meta).
+  int attention = 0;
+  for (const auto& k : j["kernels"]) attention += k["op"] == "attention";
+  EXPECT_EQ(attention, 140);  // 70 transformer blocks x (self, cross)
+  EXPECT_LE(j["totals"]["time_s"].get<double>(), j["totals"]["expected_time_s"].get<double>());
+  const CliOutput list = RunCli({"models", "list", "--format", "json"});
+  ASSERT_EQ(list.status, 0);
+  EXPECT_EQ(nlohmann::json::parse(list.out)["networks"].size(), Oracle().size());
+}
+
+// A diffusion run is `steps` passes; with classifier-free guidance each pass runs the batch of
+// images twice over (conditional and unconditional).
+TEST(GraphPresets, DiffusionStepsAndGuidance) {
+  const CliOutput run = RunCli({"model", "sd15-unet", "--hw", "a100-sxm-80gb", "--dim", "batch=4",
+                                "--steps", "50", "--cfg", "--format", "json"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  const CliOutput pass = RunCli(
+      {"model", "sd15-unet", "--hw", "a100-sxm-80gb", "--dim", "batch=8", "--format", "json"});
+  ASSERT_EQ(pass.status, 0) << pass.err;
+  const nlohmann::json r = nlohmann::json::parse(run.out);
+  const nlohmann::json p = nlohmann::json::parse(pass.out);
+  EXPECT_EQ(r["dims"]["batch"], 8);
+  const nlohmann::json& d = r["diffusion"];
+  EXPECT_EQ(d["steps"], 50);
+  EXPECT_EQ(d["cfg"], true);
+  EXPECT_EQ(d["images"], 4);
+  EXPECT_EQ(d["pass_batch"], 8);
+  const double pass_s = p["totals"]["time_s"].get<double>();
+  EXPECT_DOUBLE_EQ(d["time_s"].get<double>(), 50 * pass_s);
+  EXPECT_DOUBLE_EQ(d["seconds_per_image"].get<double>(), 50 * pass_s / 4);
+  EXPECT_DOUBLE_EQ(d["images_per_s"].get<double>(), 4 / (50 * pass_s));
+  EXPECT_DOUBLE_EQ(d["expected_time_s"].get<double>(),
+                   50 * p["totals"]["expected_time_s"].get<double>());
+  EXPECT_GE(d["expected_seconds_per_image"].get<double>(), d["seconds_per_image"].get<double>());
+
+  // Without guidance the pass runs at the batch of images.
+  const CliOutput plain = RunCli({"model", "sd15-unet", "--hw", "a100-sxm-80gb", "--dim", "batch=8",
+                                  "--steps", "50", "--format", "json"});
+  ASSERT_EQ(plain.status, 0);
+  const nlohmann::json q = nlohmann::json::parse(plain.out)["diffusion"];
+  EXPECT_EQ(q["images"], 8);
+  EXPECT_DOUBLE_EQ(q["time_s"].get<double>(), 50 * pass_s);
+
+  const CliOutput table = RunCli({"model", "sdxl-unet", "--steps", "30", "--cfg", "--top", "1"});
+  ASSERT_EQ(table.status, 0);
+  EXPECT_NE(table.out.find("per image: 30 steps with classifier-free guidance"), std::string::npos);
+}
+
+TEST(GraphPresets, DiffusionFlagsRefusedWhereTheyMeanNothing) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"model", "sdxl-unet", "--cfg"}, "error: --cfg: goes with --steps N"},
+      {{"model", "sdxl-unet", "--steps", "0"}, "error: --steps: must be in 1..100000, got 0"},
+      {{"model", "llama-3-8b", "--steps", "4"}, "error: --steps: applies to graph files"},
+      {{"model", "sdxl-unet", "--steps", "2", "--cfg", "--dim", "batch=0"}, "batch"},
+  };
+  for (const auto& [args, expect] : cases) {
+    const CliOutput o = RunCli(args);
+    EXPECT_EQ(o.status, 2) << args.back();
+    EXPECT_NE(o.err.find(expect), std::string::npos) << o.err;
+    EXPECT_EQ(o.out, "");
+  }
+}
+
+}  // namespace
+}  // namespace roofline
