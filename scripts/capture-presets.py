@@ -183,10 +183,36 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=os.path.join(ROOT, "data/graphs"))
     ap.add_argument("--only", nargs="*", choices=sorted(PRESETS))
+    ap.add_argument("--check", action="store_true",
+                    help="capture into a temporary folder and fail unless every graph and oracle "
+                         "entry equals the committed one (data/graphs/, the oracle file)")
     ap.add_argument("--oracle", default=os.path.join(ROOT, "tests/fixtures/graph_presets_oracle.json"),
                     help="where to write FlopCounterMode's count and the model's parameter count "
                          "per preset (the C++ tests compare the tool with it)")
     a = ap.parse_args(argv)
+    if a.check:
+        import tempfile
+        committed_graphs, committed_oracle = a.out, a.oracle
+        with tempfile.TemporaryDirectory() as tmp:
+            a.out, a.oracle = os.path.join(tmp, "graphs"), os.path.join(tmp, "oracle.json")
+            status = capture_all(a)
+            with open(committed_oracle, encoding="utf-8") as f:
+                want_oracle = json.load(f)["presets"]
+            with open(a.oracle, encoding="utf-8") as f:
+                got_oracle = json.load(f)["presets"]
+            for pid in a.only or PRESETS:
+                with open(os.path.join(committed_graphs, pid + ".json"), encoding="utf-8") as f:
+                    want = json.load(f)
+                with open(os.path.join(a.out, pid + ".json"), encoding="utf-8") as f:
+                    got = json.load(f)
+                same = want == got and want_oracle.get(pid) == got_oracle.get(pid)
+                print(f"check {pid}: {'the committed graph and oracle entry' if same else 'DIFFERS from the committed files'}")
+                status |= 0 if same else 1
+        return status
+    return capture_all(a)
+
+
+def capture_all(a) -> int:
     os.makedirs(a.out, exist_ok=True)
     failures = 0
     oracle = {}

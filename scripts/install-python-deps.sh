@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the PyTorch capture (python/roofline_capture) and its tests need into a virtual
-# environment: torch, torchvision, diffusers, pandas (and their dependencies), all from PyPI.
+# environment: torch, torchvision, diffusers, transformers, pandas (and their dependencies), all
+# from PyPI.
 #
 #   scripts/install-python-deps.sh          # creates/updates $ROOFLINE_VENV (default .venv-capture)
 #   .venv-capture/bin/python -m unittest discover -s python/tests -v
@@ -32,6 +33,7 @@ PINS=(
   "numpy==2.1.3"
   "onnx==1.17.0"        # torch.onnx.export (TorchScript exporter) needs it to write the file
   "pandas==2.2.3"       # the Python package's to_pandas() tests (python/tests_package)
+  "transformers==4.46.3"  # scripts/capture-presets.py: CLIP ViT-L/14
 )
 
 have_pins() {
@@ -43,7 +45,7 @@ for pin in sys.argv[1:]:
     name, want = pin.split("==")
     if version(name) != want:
         sys.exit(1)
-import torch, torchvision, diffusers, pandas  # noqa: F401  (the imports must work too)
+import torch, torchvision, diffusers, pandas, transformers  # noqa: F401  (the imports must work too)
 EOF
 }
 

@@ -15,6 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 VENV=${ROOFLINE_PACKAGE_VENV:-.venv-roofline}
+[[ $VENV = /* ]] || VENV=$PWD/$VENV
 PYTHON=${PYTHON:-python3}
 
 rm -rf "$VENV"
@@ -27,7 +28,7 @@ fi
 echo "test-python-package: pip install . in a fresh venv took $(($(date +%s) - start)) s"
 
 echo "test-python-package: the README's example, run outside the source tree"
-(cd / && "$OLDPWD/$VENV/bin/python" -c \
+(cd / && "$VENV/bin/python" -c \
   "import roofline; print(roofline.model('llama-3-8b').phases[0].time_s)")
 
 "$VENV/bin/python" python/tests_package/run.py

@@ -2,6 +2,8 @@
 // by scripts/capture-presets.py) and diffusion runs (`--steps N --cfg`).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -125,13 +127,74 @@ TEST(GraphPresets, DiffusionFlagsRefusedWhereTheyMeanNothing) {
       {{"model", "sdxl-unet", "--steps", "0"}, "error: --steps: must be in 1..100000, got 0"},
       {{"model", "llama-3-8b", "--steps", "4"}, "error: --steps: applies to graph files"},
       {{"model", "sdxl-unet", "--steps", "2", "--cfg", "--dim", "batch=0"}, "batch"},
+      // A misspelt preset is an unknown model, with the network presets suggested.
+      {{"model", "sdxl-unt", "--steps", "3"}, "did you mean 'sdxl-unet'"},
+      {{"model", "resnet50"}, "did you mean 'resnet-50'"},
+      // Commands that take LLM configs say what a network preset is.
+      {{"plan", "sdxl-unet", "--gpus", "8", "--prompt", "10", "--output", "10"},
+       "'sdxl-unet' is a network preset"},
+      // --cfg needs a symbolic batch to double.
+      {{"model", std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/onnx/unet_block.onnx",
+        "--steps", "4", "--cfg"},
+       "error: --cfg: the graph has no symbolic dimension 'batch'"},
   };
   for (const auto& [args, expect] : cases) {
     const CliOutput o = RunCli(args);
     EXPECT_EQ(o.status, 2) << args.back();
     EXPECT_NE(o.err.find(expect), std::string::npos) << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
     EXPECT_EQ(o.out, "");
   }
+}
+
+// An ONNX model with a symbolic batch: --cfg loads it at twice the images; a graph without a
+// batch runs one image per pass, and says so.
+TEST(GraphPresets, GuidanceOnOnnxAndGraphsWithoutBatch) {
+  const std::string onnx = std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/onnx/small_cnn.onnx";
+  const CliOutput o =
+      RunCli({"model", onnx, "--dim", "batch=3", "--steps", "10", "--cfg", "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["dims"]["batch"], 6);
+  EXPECT_EQ(j["diffusion"]["images"], 3);
+  const CliOutput pass = RunCli({"model", onnx, "--dim", "batch=6", "--format", "json"});
+  ASSERT_EQ(pass.status, 0) << pass.err;
+  EXPECT_DOUBLE_EQ(j["diffusion"]["time_s"].get<double>(),
+                   10 * nlohmann::json::parse(pass.out)["totals"]["time_s"].get<double>());
+
+  const std::string fixed =
+      std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/onnx/unet_block.onnx";
+  const CliOutput b = RunCli({"model", fixed, "--steps", "4", "--format", "json"});
+  ASSERT_EQ(b.status, 0) << b.err;
+  const nlohmann::json d = nlohmann::json::parse(b.out)["diffusion"];
+  EXPECT_EQ(d["batchless"], true);
+  EXPECT_EQ(d["images"], 1);
+  const CliOutput t = RunCli({"model", fixed, "--steps", "4"});
+  EXPECT_NE(t.out.find("each pass taken as one image"), std::string::npos);
+}
+
+// A file named like a preset is read as that file; a preset id otherwise.
+TEST(GraphPresets, AFileOfThePresetsNameWins) {
+  const std::string dir = ::testing::TempDir() + "/roofline_preset_shadow";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string file = dir + "/resnet-50";
+  std::ofstream(file) << "{\"format\": \"roofline-graph\", \"version\": 1, \"name\": \"mine\", "
+                         "\"tensors\": {\"x\": {\"shape\": [4], \"dtype\": \"fp32\"}, "
+                         "\"y\": {\"shape\": [4], \"dtype\": \"fp32\"}}, \"nodes\": [{\"name\": "
+                         "\"relu\", \"op\": \"elementwise\", \"inputs\": [\"x\"], \"outputs\": "
+                         "[\"y\"]}]}";
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir);
+  const CliOutput mine = RunCli({"model", "resnet-50", "--format", "json"});
+  std::filesystem::remove(file);
+  std::filesystem::create_directories(dir + "/resnet-50");  // a folder without config.json
+  const CliOutput preset = RunCli({"model", "resnet-50", "--format", "json"});
+  std::filesystem::current_path(cwd);
+  ASSERT_EQ(mine.status, 0) << mine.err;
+  EXPECT_EQ(nlohmann::json::parse(mine.out)["network"]["name"], "mine");
+  ASSERT_EQ(preset.status, 0) << preset.err;
+  EXPECT_EQ(nlohmann::json::parse(preset.out)["network"]["name"], "ResNet-50");
 }
 
 }  // namespace

@@ -182,6 +182,9 @@ struct GraphPreset {
 /// folder is no presets), else the copies embedded at build time; sorted by id.
 Result<std::vector<GraphPreset>> LoadGraphPresets();
 
+/// The ids of the graph presets (from the same place as LoadGraphPresets), without reading them.
+std::vector<std::string> GraphPresetIds();
+
 /// The preset called `id`, parsed; nullopt when no preset has that id.
 Result<std::optional<NetworkGraph>> FindGraphPreset(const std::string& id);
 

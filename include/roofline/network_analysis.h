@@ -36,6 +36,7 @@ struct DiffusionRun {
   bool cfg = false;
   int64_t images = 0;          ///< images per batch
   int64_t pass_batch = 0;      ///< the network's batch dimension in each pass (2 x images with cfg)
+  bool batchless = false;      ///< the graph has no symbolic batch: each pass taken as one image
   double time_s = 0;           ///< bound: steps x the pass's bound
   double expected_time_s = 0;  ///< steps x the pass's expected time (0: no efficiency data)
   double seconds_per_image() const { return time_s / static_cast<double>(images); }

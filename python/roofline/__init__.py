@@ -132,8 +132,8 @@ def _profile_kind(path: str) -> str:
     try:
         with open(path, "rb") as f:
             head = f.read(4096).decode("utf-8", "replace")
-    except OSError as e:
-        raise RooflineError(f"error: {path}: cannot be read ({e.strerror})", 2) from None
+    except OSError:
+        return "torch"  # the CLI reports the file it cannot read, in its own words
     if any(mark in head for mark in ('"Metric Name"', '"Kernel Name"', "==PROF==")):
         return "ncu"  # Nsight Compute: --csv --page details|raw, or its log around the CSV
     if any(mark in head for mark in ("Time (%)", "Total Time", "Duration (ns)")):
@@ -141,14 +141,18 @@ def _profile_kind(path: str) -> str:
     if head.lstrip().startswith(("{", "[")):
         return "torch"
     raise RooflineError(f"error: {path}: not a profile this reads (a PyTorch trace, an Nsight "
-                        "Compute CSV or an nsys cuda_gpu_kern_sum CSV); give kind=", 2)
+                        "Compute CSV or an nsys cuda_gpu_kern_sum/gpu_trace CSV); name its kind "
+                        "with kind='torch'|'ncu'|'nsys'", 2)
 
 
 def capture(module: Any, example_inputs: Any = (), kwargs: Optional[Dict[str, Any]] = None, *,
             dims: Optional[Mapping[str, int]] = None, name: Optional[str] = None,
             input_names: Any = None):
     """Records a ``torch.nn.Module``'s forward pass as a roofline graph (roofline_capture), to
-    pass to ``model()``/``sweep()`` or ``.save()``.
+    pass to ``model()``/``sweep()`` or ``.save()``. A model and inputs made under ``with
+    torch.device("meta"):`` are captured with no weights in memory and no arithmetic; a forward
+    that needs tensor values there (``.item()``, ``nonzero``, ``if x.sum() > 0``) raises
+    ``roofline_capture.CaptureError`` with one line naming the op and the module.
 
     dims: ``{"batch": 0}`` makes dimension 0 of the tensor inputs the symbolic ``batch`` (so
     ``model(g, dims={"batch": 64})`` and ``sweep(g, vary={"batch": ...})`` work). One symbolic
@@ -160,6 +164,8 @@ def capture(module: Any, example_inputs: Any = (), kwargs: Optional[Dict[str, An
 
     if not isinstance(module, torch.nn.Module):
         raise TypeError(f"capture: module must be a torch.nn.Module, not {type(module).__name__}")
+    # A model built under `with torch.device("meta"):` is captured without memory; a forward that
+    # needs tensor values there raises roofline_capture.CaptureError naming the op.
     batch_dim, dim_name = None, "batch"
     if dims:
         if len(dims) != 1:

@@ -5,7 +5,12 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from . import _roofline
+try:
+    from . import _roofline
+except ImportError as _e:  # the source folder on sys.path, without the compiled core
+    raise ImportError("roofline's compiled core (roofline._roofline) is missing: install the "
+                      "package with `pip install .` from the repository root (python/ on "
+                      "PYTHONPATH holds only its sources)") from _e
 
 
 class RooflineError(ValueError):
@@ -13,9 +18,10 @@ class RooflineError(ValueError):
     <what>``); ``str(err)`` is that line without the ``error: `` prefix; ``status`` is the CLI's
     exit status (2)."""
 
-    def __init__(self, line: str, status: int):
+    def __init__(self, line: str, status: int, stdout: str = ""):
         self.line = line
         self.status = status
+        self.stdout = stdout  # what the command printed (a `validate` that found a violation)
         super().__init__(line[len("error: "):] if line.startswith("error: ") else line)
 
 
@@ -25,7 +31,7 @@ def run(*args: str) -> str:
     list`` prints."""
     status, out, err = run_status(*args)
     if status != 0:
-        raise RooflineError(_error_line(err, status), status)
+        raise RooflineError(_error_line(err, status), status, out)
     return out
 
 
@@ -91,6 +97,9 @@ def vary_options(vary: Mapping[str, Any]) -> List[str]:
         raise TypeError("vary: a dict such as {'batch': (1, 64, 'x2')}")
     argv: List[str] = []
     for name, spec in vary.items():
+        if name == "hw" and isinstance(spec, (list, tuple)):
+            spec = [absolute(os.fspath(v)) if isinstance(v, (str, os.PathLike)) else v
+                    for v in spec]  # device JSON files
         if isinstance(spec, tuple):
             if len(spec) not in (2, 3):
                 raise TypeError(f"vary[{name!r}]: a tuple (from, to) or (from, to, step), "

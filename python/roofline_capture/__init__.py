@@ -6,7 +6,7 @@ roofline graph (docs/graph-format.md) for `roofline model GRAPH.json`.
     graph.save("resnet50.json")     # then: roofline model resnet50.json --hw h100-sxm
 """
 
-from ._capture import __version__, capture
+from ._capture import CaptureError, __version__, capture
 from .graph import Graph
 
-__all__ = ["capture", "Graph", "__version__"]
+__all__ = ["capture", "CaptureError", "Graph", "__version__"]

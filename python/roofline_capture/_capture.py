@@ -337,9 +337,53 @@ class _Recorder(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        out = func(*args, **kwargs)
+        try:
+            out = func(*args, **kwargs)
+        except (RuntimeError, NotImplementedError) as e:
+            if _needs_values(func, e, (args, kwargs)):
+                raise CaptureError(_needs_data(func, self.tracer, e)) from e
+            raise
         self.tracer.record(func, args, kwargs, out)
         return out
+
+
+class CaptureError(RuntimeError):
+    """A forward pass that cannot be captured, in one line naming the op and the module: e.g.
+    one that needs tensor values (``.item()``, ``nonzero``, Python control flow on a tensor) while
+    the model runs on the meta device, which has shapes but no values."""
+
+
+# Ops whose output depends on tensor values (shapes from data, or a value read on the host).
+_DATA_DEPENDENT = {"_local_scalar_dense", "item", "is_nonzero", "nonzero", "nonzero_static",
+                   "masked_select", "unique", "_unique", "_unique2", "unique_consecutive",
+                   "unique_dim", "repeat_interleave", "bincount", "histc", "equal", "allclose",
+                   "argwhere", "_to_copy"}
+
+
+def _needs_values(func, e: BaseException, tensors) -> bool:
+    """True when an op failed on meta tensors for want of values (not a shape or dtype bug)."""
+    if not any(t.device.type == "meta" for t in _flat_tensors(tensors)):
+        return False
+    name = getattr(getattr(func, "overloadpacket", None), "__name__", "")
+    text = str(e).lower()
+    return name in _DATA_DEPENDENT or "no data" in text or (
+        "meta" in text and ("item()" in text or "data-dependent" in text or "fake impl" in text
+                            or "meta kernel" in text))
+
+
+def _first_line(e: BaseException, limit: int = 160) -> str:
+    text = str(e).strip()
+    line = text.splitlines()[0] if text else type(e).__name__
+    return line if len(line) <= limit else line[:limit].rstrip() + "..."
+
+
+def _needs_data(func, tracer: "_Tracer", e: BaseException) -> str:
+    module = tracer.module_stack[-1] if tracer.module_stack else ""
+    op = str(func.overloadpacket.__name__ if hasattr(func, "overloadpacket") else func)
+    return (f"aten::{op} in module '{module or '<root>'}' needs tensor values, which the meta "
+            f"device does not have (data-dependent shapes or control flow): capture on a real "
+            f"device (CPU tensors at a small size, with batch_dim), or make the forward "
+            f"independent of tensor values ({_first_line(e)})")
 
 
 @contextlib.contextmanager
@@ -413,14 +457,19 @@ def _fused_sdpa_on_meta():
     original path."""
     import torch.nn.functional as F
     original = F.scaled_dot_product_attention
+    # The fused CPU kernel with a mask and a meta implementation: torch >= 2.3; older versions
+    # keep SDPA as it is (the math path on meta tensors).
+    fused = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
+    if fused is not None and tuple(int(p) for p in torch.__version__.split(".")[:2]) < (2, 3):
+        fused = None
 
     def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
              enable_gqa=False):
-        if (isinstance(query, torch.Tensor) and query.device.type == "meta" and not enable_gqa
+        if (fused is not None and isinstance(query, torch.Tensor)
+                and query.device.type == "meta" and not enable_gqa
                 and dropout_p == 0.0 and query.dim() == 4 and key.dim() == 4
                 and value.dim() == 4 and query.shape[1] == key.shape[1] == value.shape[1]):
-            return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
-                query, key, value, 0.0, is_causal, attn_mask=attn_mask, scale=scale)[0]
+            return fused(query, key, value, 0.0, is_causal, attn_mask=attn_mask, scale=scale)[0]
         kw = {"enable_gqa": True} if enable_gqa else {}
         return original(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p,
                         is_causal=is_causal, scale=scale, **kw)
@@ -451,7 +500,21 @@ def _trace(model, args: Tuple, kwargs: Dict[str, Any], input_names: Optional[Seq
             inputs.append(tracer.add_input(t, k if len(flat) == 1 else f"{k}_{j}"))
     with torch.no_grad(), _mha_fastpath_off(), _fused_sdpa_on_meta(), \
             _module_hooks(model, tracer.module_stack), _Recorder(tracer):
-        result = model(*args, **kwargs)
+        try:
+            result = model(*args, **kwargs)
+        except CaptureError:
+            raise
+        except (RuntimeError, NotImplementedError) as e:
+            # Reading values outside the dispatcher (Tensor.tolist(), .numpy()) on meta tensors.
+            text = str(e).lower()
+            on_meta = any(t.device.type == "meta" for t in _flat_tensors((args, kwargs)))
+            if not (on_meta and "meta" in text and ("no data" in text or "item()" in text)):
+                raise
+            module = tracer.module_stack[-1] if tracer.module_stack else ""
+            raise CaptureError(f"module '{module or '<root>'}' needs tensor values, which the "
+                               f"meta device does not have: capture on a real device, or make "
+                               f"the forward independent of tensor values "
+                               f"({_first_line(e)})") from e
     outputs = [tracer.name_of(t) for t in _flat_tensors(result)]
     # Keep the tensors some node, input or output names (allocations nobody read are dropped).
     used = set(inputs) | set(outputs)
@@ -544,6 +607,8 @@ def capture(model: torch.nn.Module, example_inputs: Any = (),
     runs a second time with that dimension one larger, and every activation dimension that grows
     in proportion (size k*B at batch B) is written as "batch" or "k*batch"; weights stay concrete.
     """
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"capture: model must be a torch.nn.Module, not {type(model).__name__}")
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     args = tuple(example_inputs)

@@ -208,6 +208,50 @@ class CaptureSmallTest(unittest.TestCase):
         self.assertEqual(fake.matrix_flops({"batch": 2}), flop_counter_total(model, args))
         self.assertEqual(fake.parameter_count(), real.parameter_count())
 
+    def test_meta_capture_of_a_forward_that_needs_values(self):
+        from roofline_capture import CaptureError
+
+        class Branchy(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Sequential(nn.Linear(4, 4))
+
+            def forward(self, x):
+                y = self.body(x)
+                return y * 2 if y.sum() > 0 else y
+
+        class Select(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.head = Mlp()
+
+            def forward(self, x):
+                y = self.head(x)
+                return y[torch.nonzero(y > 0, as_tuple=True)]
+
+        for cls, op in ((Branchy, "aten::_local_scalar_dense"), (Select, "aten::nonzero")):
+            with self.subTest(cls.__name__):
+                with torch.device("meta"):
+                    model, x = cls().eval(), torch.randn(2, 4 if cls is Branchy else 16)
+                with self.assertRaises(CaptureError) as ctx:
+                    capture(model, (x,))
+                message = str(ctx.exception)
+                self.assertEqual(len(message.splitlines()), 1)
+                self.assertIn(op, message)
+                self.assertIn("meta device", message)
+                self.assertLess(len(message), 500)
+                # The same forward on real tensors captures.
+                real = capture(cls().eval(), (torch.ones(2, 4 if cls is Branchy else 16),))
+                self.assertTrue(real.nodes)
+        with self.assertRaises(TypeError):
+            capture(lambda x: x, (torch.randn(2),))
+        # A shape bug on meta tensors stays the shape error it is, not "needs tensor values".
+        with torch.device("meta"):
+            bad, x = nn.Linear(4, 4), torch.randn(2, 5)
+        with self.assertRaises(RuntimeError) as ctx:
+            capture(bad.eval(), (x,))
+        self.assertNotIsInstance(ctx.exception, CaptureError)
+
     def test_weight_used_untransposed_is_a_matmul(self):
         class XW(nn.Module):
             def __init__(self):

@@ -376,6 +376,18 @@ class FromPyTorch(unittest.TestCase):
         self.assertEqual([p.batch for p in s.points], [1, 4, 16, 64, 256, 1024])
 
     def test_capture_errors(self):
+        from roofline_capture import CaptureError
+
+        class NeedsValues(torch.nn.Module):
+            def forward(self, x):
+                return x[: int(x.sum().item())]
+
+        with torch.device("meta"):
+            m, x = NeedsValues(), torch.randn(8)
+        with self.assertRaises(CaptureError) as ctx:
+            roofline.capture(m, (x,))
+        self.assertIn("aten::_local_scalar_dense", str(ctx.exception))
+        self.assertEqual(len(str(ctx.exception).splitlines()), 1)
         with self.assertRaises(TypeError):
             roofline.capture(lambda x: x, (torch.randn(2),))
         with self.assertRaises(ValueError):

@@ -53,6 +53,7 @@ Result<DiffusionRun> DiffuseImages(const NetworkAnalysis& pass, int64_t steps, b
                              "conditional and unconditional inputs together");
     }
     run.pass_batch = 1;
+    run.batchless = true;
   } else {
     run.pass_batch = batch->second;
   }

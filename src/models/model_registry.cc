@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "roofline/network.h"
 #include "roofline/suggest.h"
 #include "src/util/embedded_data.h"
 #include "src/util/json_util.h"
@@ -71,6 +72,14 @@ Result<const ModelPreset*> ModelRegistry::Find(const std::string& id) const {
   }
   std::vector<std::string> ids;
   for (const auto& p : presets_) ids.push_back(p.id);
+  const std::vector<std::string> networks = GraphPresetIds();
+  if (std::binary_search(networks.begin(), networks.end(), id)) {
+    return Status::Invalid("MODEL", "'" + id +
+                                        "' is a network preset (a graph): this command takes an "
+                                        "LLM config; `roofline model " +
+                                        id + "` analyses the network");
+  }
+  ids.insert(ids.end(), networks.begin(), networks.end());
   return Status::NotFound("MODEL", "unknown model '" + id + "'" + DidYouMean(id, ids) +
                                        " (see `roofline models list`, or pass a config.json path "
                                        "or a directory holding one)");

@@ -20,6 +20,30 @@ bool EndsWith(std::string_view s, std::string_view tail) {
 
 }  // namespace
 
+std::vector<std::string> GraphPresetIds() {
+  std::vector<std::string> ids;
+  const char* dir = std::getenv("ROOFLINE_DATA_DIR");
+  if (dir != nullptr && *dir != '\0') {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(std::string(dir) + "/graphs", ec)) {
+      if (e.is_regular_file() && e.path().extension() == kExtension) {
+        ids.push_back(e.path().stem().string());
+      }
+    }
+  } else {
+    for (const EmbeddedFile& f : EmbeddedFiles()) {
+      if (f.path.substr(0, kFolder.size()) != kFolder || !EndsWith(f.path, kExtension)) continue;
+      const std::string_view name = f.path.substr(kFolder.size());
+      if (name.find('/') == std::string_view::npos) {
+        ids.emplace_back(name.substr(0, name.size() - kExtension.size()));
+      }
+    }
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
 Result<std::vector<GraphPreset>> LoadGraphPresets() {
   std::vector<GraphPreset> presets;
   const char* dir = std::getenv("ROOFLINE_DATA_DIR");
@@ -59,10 +83,6 @@ Result<std::optional<NetworkGraph>> FindGraphPreset(const std::string& id) {
   }
   return std::optional<NetworkGraph>();
 }
-
-}  // namespace roofline
-
-namespace roofline {
 
 Result<std::vector<GraphPresetInfo>> DescribeGraphPresets() {
   Result<std::vector<GraphPreset>> presets = LoadGraphPresets();

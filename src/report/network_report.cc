@@ -84,19 +84,20 @@ std::string RenderNetworkTable(const NetworkAnalysis& a, const CostModel& model,
   out += ExpectedTotalsLine(a.totals);
   if (diffusion != nullptr) {
     const DiffusionRun& r = *diffusion;
-    out += fmt::format(
-        "per image: {} steps{} = {} passes at batch {} for {} image{}: {} bound{}; {} images/s "
-        "bound{}\n",
-        r.steps,
-        r.cfg ? " with classifier-free guidance (conditional and unconditional in one "
-                "pass)"
-              : "",
-        r.steps, r.pass_batch, r.images, r.images == 1 ? "" : "s", Seconds(r.seconds_per_image()),
+    const std::string guidance =
+        r.cfg ? " with classifier-free guidance (conditional and unconditional in one pass)" : "";
+    const std::string expected_s =
         r.expected_time_s > 0
             ? fmt::format(", {} expected", Seconds(r.expected_seconds_per_image()))
-            : "",
-        Num(r.images_per_s()),
-        r.expected_time_s > 0 ? fmt::format(", {} expected", Num(r.expected_images_per_s())) : "");
+            : "";
+    const std::string expected_rate =
+        r.expected_time_s > 0 ? fmt::format(", {} expected", Num(r.expected_images_per_s())) : "";
+    out += fmt::format(
+        "per image: {} steps{} = {} passes at batch {} for {} image{}{}: {} bound{}; {} images/s "
+        "bound{}\n",
+        r.steps, guidance, r.steps, r.pass_batch, r.images, r.images == 1 ? "" : "s",
+        r.batchless ? " (the graph has no symbolic batch: each pass taken as one image)" : "",
+        Seconds(r.seconds_per_image()), expected_s, Num(r.images_per_s()), expected_rate);
   }
   if (a.uncosted.count > 0) {
     std::string ops;
@@ -163,6 +164,7 @@ std::string RenderNetworkJson(const NetworkAnalysis& a, const CostModel& model,
     j["cfg"] = r.cfg;
     j["images"] = r.images;
     j["pass_batch"] = r.pass_batch;
+    j["batchless"] = r.batchless;
     j["time_s"] = r.time_s;
     j["seconds_per_image"] = r.seconds_per_image();
     j["images_per_s"] = r.images_per_s();

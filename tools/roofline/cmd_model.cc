@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <optional>
 #include <ostream>
 
@@ -154,6 +155,9 @@ int RunNetworkModel(Context& ctx, const CLI::App& app, const ModelOptions& o,
     *ctx.out << RenderNetworkJson(*a, model, per_image);
   } else {
     *ctx.out << table << RenderWhy(why);
+    if (diffusion.cfg) {
+      *ctx.out << "(--cfg: the batches of the why are pass batches, two inputs per image)\n";
+    }
   }
   return kExitOk;
 }
@@ -208,6 +212,14 @@ int RunModel(Context& ctx) {
                                                     std::to_string(diffusion.steps)));
   }
   if ((app.count("--steps") > 0 || diffusion.cfg) && !IsNetworkInput(o.model)) {
+    // An unknown name gets the unknown-model error (with the network presets suggested).
+    std::error_code ec;
+    if (!std::filesystem::exists(o.model, ec)) {
+      Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
+      if (!registry.ok()) return Fail(ctx, registry.status());
+      Result<const ModelPreset*> known = registry->Find(o.model);
+      if (!known.ok()) return Fail(ctx, known.status());
+    }
     return Fail(ctx, Status::Invalid(app.count("--steps") > 0 ? "--steps" : "--cfg",
                                      "applies to graph files, ONNX models and network presets "
                                      "(a diffusion denoiser), not to the LLM '" +
@@ -281,10 +293,16 @@ int RunModel(Context& ctx) {
 }
 
 int RunModels(Context& ctx) {
-  CLI::App app{"Model presets: data/models/*.json (HF config.json files with their source).",
-               "roofline models"};
+  CLI::App app{
+      "Model presets: LLMs (data/models/*.json, HF config.json files with their source) "
+      "and networks (data/graphs/*.json, graphs captured by "
+      "scripts/capture-presets.py).",
+      "roofline models"};
   app.require_subcommand(1, 1);
-  CLI::App* list = app.add_subcommand("list", "ids, architectures, shapes and parameter counts");
+  CLI::App* list = app.add_subcommand(
+      "list",
+      "ids, architectures, shapes and parameter counts of the LLM presets; then the "
+      "network presets with nodes, parameters and matrix FLOPs per pass");
   OutputFormat format = OutputFormat::kTable;
   AddFormatOption(*list, format, {"table", "json"});
   if (auto done = ParseArgs(app, ctx)) return *done;

@@ -12,12 +12,14 @@ bool IsOnnxFile(const std::string& model) {
 }
 
 bool IsGraphPresetId(const std::string& model) {
+  // A file of that name wins, and a folder holding a config.json (an LLM) does.
   std::error_code ec;
-  if (std::filesystem::exists(model, ec)) return false;  // a file or folder of that name wins
-  Result<std::vector<GraphPreset>> presets = LoadGraphPresets();
-  if (!presets.ok()) return false;
-  return std::any_of(presets->begin(), presets->end(),
-                     [&](const GraphPreset& p) { return p.id == model; });
+  if (std::filesystem::is_regular_file(model, ec) ||
+      std::filesystem::is_regular_file(std::filesystem::path(model) / "config.json", ec)) {
+    return false;
+  }
+  const std::vector<std::string> ids = GraphPresetIds();
+  return std::binary_search(ids.begin(), ids.end(), model);
 }
 
 bool IsNetworkInput(const std::string& model) {
