@@ -572,6 +572,43 @@ std::optional<Small> Slice(const onnx::NodeProto& n, const std::vector<const Sma
   return out;
 }
 
+/// Transpose by `perm` (default: the dims reversed), of a tensor small enough to evaluate.
+std::optional<Small> Transpose(const onnx::NodeProto& n, const Small& x) {
+  const size_t rank = x.dims.size();
+  Ints perm(rank);
+  for (size_t j = 0; j < rank; ++j) perm[j] = static_cast<int64_t>(rank - 1 - j);
+  if (const auto* a = Attr(n, "perm")) perm = Ints(a->ints().begin(), a->ints().end());
+  if (perm.size() != rank) return std::nullopt;
+  std::vector<bool> used(rank, false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(rank) || used[p]) return std::nullopt;
+    used[p] = true;
+  }
+  const auto count = Count(x.dims);
+  if (!count || static_cast<size_t>(*count) != x.size()) return std::nullopt;
+  Small out;
+  out.type = x.type;
+  for (int64_t p : perm) out.dims.push_back(x.dims[p]);
+  // Strides of x, then each output index's source.
+  Ints stride(rank, 1);
+  for (size_t j = rank; j-- > 1;) stride[j - 1] = stride[j] * x.dims[j];
+  Ints index(rank, 0);
+  for (int64_t i = 0; i < *count; ++i) {
+    int64_t src = 0;
+    for (size_t j = 0; j < rank; ++j) src += index[j] * stride[perm[j]];
+    if (x.real()) {
+      out.reals.push_back(x.reals[src]);
+    } else {
+      out.ints.push_back(x.ints[src]);
+    }
+    for (size_t j = rank; j-- > 0;) {  // the next output index, last dim fastest
+      if (++index[j] < out.dims[j]) break;
+      index[j] = 0;
+    }
+  }
+  return out;
+}
+
 std::optional<Small> Reshape(const onnx::NodeProto& n, const Small& x, const Small& shape) {
   if (shape.real()) return std::nullopt;
   const bool allowzero = IntAttr(n, "allowzero", 0) != 0;
@@ -734,12 +771,19 @@ std::optional<Small> Evaluate(const onnx::NodeProto& n, const std::vector<const 
     if (!n.input(i).empty() && in[i] == nullptr) return std::nullopt;
   }
   if (in.empty() || in[0] == nullptr) return std::nullopt;
+  // An optional input left out (an empty name: Clip's min in torch's clamp(max=...)) is null.
+  // Only Slice reads optional inputs (its axes and steps); every other fold needs all the inputs
+  // it is given.
+  if (op != "Slice" && std::any_of(in.begin(), in.end(), [](const Small* s) { return !s; })) {
+    return std::nullopt;
+  }
   const Small& x = *in[0];
   if (op == "Cast") return CastTo(x, static_cast<int32_t>(IntAttr(n, "to", 0)));
   if (op == "Gather" && in.size() == 2) return Gather(n, x, *in[1]);
   if (op == "Concat") return Concat(n, in);
   if (op == "Slice") return Slice(n, in, opset);
   if (op == "Reshape" && in.size() == 2) return Reshape(n, x, *in[1]);
+  if (op == "Transpose") return Transpose(n, x);
   if (op == "Unsqueeze") return Unsqueeze(n, in);
   if (op == "Squeeze") return Squeeze(n, in);
   if (op == "ConstantOfShape") return ConstantOfShape(n, x);
