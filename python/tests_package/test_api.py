@@ -13,7 +13,8 @@ import xml.etree.ElementTree as ET
 import roofline
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CLI = os.environ.get("ROOFLINE_BIN")
+# Absolute now: some tests change the working directory.
+CLI = os.path.abspath(os.environ["ROOFLINE_BIN"]) if os.environ.get("ROOFLINE_BIN") else None
 RESNET = os.path.join(ROOT, "tests/fixtures/captured/resnet50.json")
 ONNX_CNN = os.path.join(ROOT, "tests/fixtures/onnx/small_cnn.onnx")
 PROFILES = os.path.join(ROOT, "tests/fixtures/profiles")
@@ -32,7 +33,7 @@ except ImportError:
 
 def cli(*args):
     """(status, stdout, stderr) of the CLI binary, run from the repository root."""
-    p = subprocess.run([os.path.abspath(CLI), *args], cwd=ROOT, capture_output=True, text=True,
+    p = subprocess.run([CLI, *args], cwd=ROOT, capture_output=True, text=True,
                        timeout=300)
     return p.returncode, p.stdout, p.stderr
 
