@@ -197,9 +197,9 @@ class ModelResult(_Result):
         return f"<ModelResult {model} on {self._data.get('device')}: {'; '.join(parts)}>"
 
 
-class NetworkResult(_Result):
-    """``roofline.model()`` on a graph or ONNX model: ``network``, ``dims``, ``totals``,
-    ``kernels`` (Kernel), ``notes``."""
+class _KernelsResult(_Result):
+    """A result whose ``kernels`` are one list (a network, an operator): Kernel objects, and a
+    DataFrame of one row per kernel with nested fields flattened."""
 
     def _field(self, name: str, value: Any) -> Any:
         if name == "kernels":
@@ -207,8 +207,13 @@ class NetworkResult(_Result):
         return _wrap(value)
 
     def to_pandas(self):
-        """One row per kernel, nested fields flattened."""
+        """One row per kernel, nested fields flattened (``bytes_hbm``, ``expected_bound``)."""
         return _frame([_flatten(k) for k in self._data.get("kernels", [])])
+
+
+class NetworkResult(_KernelsResult):
+    """``roofline.model()`` on a graph or ONNX model: ``network``, ``dims``, ``totals``,
+    ``kernels`` (Kernel), ``notes``; ``diffusion`` with ``steps=``."""
 
     def __repr__(self) -> str:
         t = self._data.get("totals", {})
@@ -250,18 +255,9 @@ class SweepResult(_Result):
                 f"crossovers>")
 
 
-class OpResult(_Result):
+class OpResult(_KernelsResult):
     """``roofline.op.*()``: one operator's ``flops``, ``bytes``, ``intensity``, ``time_s``,
     ``expected_time_s``, ``bound``, ``flip`` (where the verdict flips) and ``kernels``."""
-
-    def _field(self, name: str, value: Any) -> Any:
-        if name == "kernels":
-            return [Kernel(k) for k in value]
-        return _wrap(value)
-
-    def to_pandas(self):
-        """One row per kernel of the operator."""
-        return _frame([_flatten(k) for k in self._data.get("kernels", [])])
 
     def explain(self) -> str:
         """The derivation of every number and the size where the verdict flips."""
