@@ -1,5 +1,6 @@
 // Efficiency data (data/efficiency.json: assumed fractions, matmul tiles, flash attention and
-// its waves, launch costs): parse, then expect a matmul, an attention and a tiny kernel with it.
+// its waves, launch costs, weight-only kernels): parse, then expect a matmul, an int4 weight-only
+// matmul (as the file's first weight kernel, when it lists one), attentions and a tiny kernel.
 #include <memory>
 
 #include "fuzz/fuzz_util.h"
@@ -30,9 +31,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)g.AddOp("attention", prefill);
   ElementwiseSpec tiny;
   (void)g.AddOp("add", tiny);
+  MatmulSpec int4 = mm;
+  int4.m = 3;
+  int4.b_dtype = DType::kInt4;
+  int4.group_size = 128;
+  (void)g.AddOp("int4", int4);
   for (const Device& d : db->devices()) {
     CostOptions o;
     o.efficiency = std::make_shared<const EfficiencyData>(*e);
+    if (!e->weight_kernels.empty() && CostModel::CanScaleWeightKernel(d)) {
+      o.expected.weight_kernel = e->weight_kernels.front().name;
+    }
     const CostModel model(d, o);
     for (const Kernel& k : Fuse(g, FusionMode::kEager)) (void)model.Evaluate(g, k);
   }

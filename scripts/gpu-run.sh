@@ -3,9 +3,10 @@
 # PyTorch, transformers and (for step ncu) Nsight Compute. Every step runs under a time limit;
 # one failing step is logged and the others still run. Results go to $OUT (default gpu-results/).
 #
-#   scripts/gpu-run.sh [all|core|ceilings|e2e|ncu]
+#   scripts/gpu-run.sh [all|core|ceilings|quant|e2e|ncu]
 #     core: ceilings (measure, PyTorch reference, kernel check, validate) and the unit tests
 #     ceilings: core without the unit tests
+#     quant: fp8, int8 and int4 matmuls and many-wave attention (scripts/gpu-quant-kernels.py)
 #     e2e: PyTorch end-to-end timings and a profiler trace of one decode step
 #     ncu: the Nsight Compute round trip (ncu-command, ncu, profile ncu) and profile torch
 #
@@ -84,6 +85,11 @@ if has core ceilings; then
   done
   gpu_state
   has core && step unit-tests 300 "$TESTS" --gtest_brief=1
+fi
+
+if has quant; then
+  gpu_state
+  PYTHONUNBUFFERED=1 step quant 330 python3 scripts/gpu-quant-kernels.py --out "$OUT/quant.json"
 fi
 
 HW=$OUT/measured.json

@@ -8,7 +8,13 @@ less its time per kernel in a replayed CUDA graph), the bound and the expected t
 `roofline op` for the same shape, and the error of the expected time; then the median and
 largest |error| per class. The same method as tests/kernel_validation_test.cc.
 
+With --quant QUANT.json (scripts/gpu-quant-kernels.py's output from the same machine) it also
+puts the fp8, int8, bf16 and int4 weight-only matmuls and the many-wave flash attention of that
+file beside the model; the int4 rows as `--weight-kernel KERNEL` costs them (default tinygemm,
+the kernel they ran; "" for none).
+
 usage: python3 scripts/kernel-validation.py [KERNELS.json] [--hw h100-sxm] [--roofline PATH]
+           [--quant QUANT.json] [--weight-kernel tinygemm]
 default file: docs/measurements/h100-2026-11-25/kernels.json
 """
 import argparse
@@ -21,19 +27,28 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def load(path):
+    """The JSON file at path; an unreadable or malformed one ends the run (status 2)."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"kernel-validation: {path}: {e}", file=sys.stderr)
+        raise SystemExit(2)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("kernels", nargs="?",
                         default=os.path.join(ROOT, "docs/measurements/h100-2026-11-25/kernels.json"))
     parser.add_argument("--hw", default="h100-sxm", help="device id or device JSON")
     parser.add_argument("--roofline", default=os.path.join(ROOT, "build/roofline"))
+    parser.add_argument("--quant", default="", help="gpu-quant-kernels.py output, same machine")
+    parser.add_argument("--weight-kernel", default="tinygemm",
+                        help="how the int4 rows are costed (\"\": no weight kernel)")
     args = parser.parse_args()
-    try:
-        with open(args.kernels) as f:
-            k = json.load(f)
-    except (OSError, ValueError) as e:
-        print(f"kernel-validation: {args.kernels}: {e}", file=sys.stderr)
-        return 2
+    k = load(args.kernels)
+    q = load(args.quant) if args.quant else None
 
     def op(what):
         out = subprocess.run([args.roofline, "op", *what, "--hw", args.hw, "--format", "json",
@@ -59,6 +74,29 @@ def main():
         rows.append((f"attention/{r['backend']}",
                      f"{r['kind']} b{r['b']} h{r['hq']}/{r['hkv']} {r['sq']}x{r['skv']} "
                      f"d{r['d']}{' causal' if r['causal'] else ''}", r, what))
+    if q is not None:
+        for r in q["matmuls"] + q["int4"]:
+            if "median_us" not in r:
+                continue
+            what = ["matmul", "--m", str(r["m"]), "--n", str(r["n"]), "--k", str(r["k"])]
+            if r["op"].startswith("fp8"):
+                what += ["--dtype", "fp8"]
+            elif r["op"] == "int8":
+                what += ["--dtype", "int8"]
+            elif r["op"] == "int4 weight-only":
+                what += ["--weight-dtype", "int4"]
+                if args.weight_kernel:
+                    what += ["--weight-kernel", args.weight_kernel]
+            rows.append((r["op"], f"{r['shape']} m={r['m']}", r, what))
+        for r in q["attention"]:
+            if "median_us" not in r:
+                continue
+            what = ["attention", "--batch", str(r["b"]), "--heads", str(r["hq"]), "--kv-heads",
+                    str(r["hkv"]), "--head-dim", str(r["d"]), "--q-len", str(r["sq"]),
+                    "--kv-len", str(r["skv"])] + (["--causal"] if r["causal"] else [])
+            rows.append(("attention/flash many", f"{r['kind']} b{r['b']} h{r['hq']}/{r['hkv']} "
+                         f"{r['sq']}x{r['skv']} d{r['d']}{' causal' if r['causal'] else ''}", r,
+                         what))
     for r in k["memory"]:
         if r["op"] == "rms_norm":
             what = ["norm", "--rows", str(r["elements"] // 4096), "--cols", "4096"]

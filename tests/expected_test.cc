@@ -100,6 +100,23 @@ TEST(EfficiencyData, BadFilesAreRejectedWithTheFieldAndReason) {
       {Replace(*text, "\"q_block\": 128,", "\"q_block\": 128, \"qblock\": 1,"),
        "attention_waves[0]", "qblock"},
       {Replace(*text, "\"cuda-graph\": {", "\"cuda-grph\": {"), "launch", "did you mean"},
+      {Replace(*text, "\"max_waves\": 16,", "\"max_waves\": 0,"), "attention_waves[0].max_waves",
+       "integer between 1"},
+      {Replace(*text, "\"max_waves\": 16,", "\"max_waves\": 16.5,"), "attention_waves[0].max_waves",
+       "integer"},
+      {Replace(*text, "\"max_waves\": 16, \"max_waves_source\"", "\"max_waves\": 16, \"src\""),
+       "attention_waves[0]", "unknown key 'src'"},
+      {Replace(*text, "\"weight_dtype\": \"int4\"", "\"weight_dtype\": \"bf16\""),
+       "weight_only_kernels[0].weight_dtype", "quantized weight dtype"},
+      {Replace(*text, "\"weight_dtype\": \"int4\"", "\"weight_dtype\": \"int3\""),
+       "weight_only_kernels[0].weight_dtype", "int3"},
+      {Replace(*text, "\"value\": 8.14,", "\"value\": 1e9,"),
+       "weight_only_kernels[0].stream_bytes_per_sm_cycle.value", "B per SM-cycle"},
+      {Replace(*text, "\"value\": 111.1,", "\"value\": -1,"),
+       "weight_only_kernels[0].matrix_flops_per_sm_cycle", "positive"},
+      {Replace(*text, "\"measured_on\": [\"h100-sxm\", \"h200\"]", "\"measured_on\": []"),
+       "weight_only_kernels[0].measured_on", "non-empty"},
+      {Replace(*text, "\"name\": \"tinygemm\",", ""), "weight_only_kernels[0].name", "missing"},
       {Replace(*text, "[[64, 64],", "[[64, -1],"), "matmul_tiles.tiles[0]", "integers"},
       {Replace(*text, "\"schema_version\": 1", "\"schema_version\": 2"), "schema_version",
        "unsupported"},
@@ -415,6 +432,115 @@ TEST(Expected, FusedAttentionPaysItsWaveTimePerWaveOfBlocks) {
   EXPECT_EQ(e.term.kind, BoundKind::kMemory);
 }
 
+// Kernels of many waves overlap one block's fixed work with the next's: waves beyond the cap
+// fitted to H100 timings (data/efficiency.json, max_waves) add nothing.
+TEST(Expected, AttentionWavesBeyondTheCapAddNothing) {
+  const EfficiencyData::AttentionWaves& w = Data()->attention_waves.front();
+  ASSERT_EQ(w.max_waves, 16);
+  EXPECT_NE(w.max_waves_source.find("quant.json"), std::string::npos);
+  const CostModel model = Expecting(Dev("h100-sxm"));
+  AttentionSpec prefill;
+  prefill.heads = prefill.kv_heads = 32;
+  prefill.head_dim = 128;
+  prefill.q_len = prefill.kv_len = 2048;
+  prefill.causal = true;
+  auto waves_of = [&](int64_t batch) {
+    prefill.batch = batch;
+    return Analyze(OpRequest{prefill}, model).costs[0].expected.wave_s / w.wave_s.value;
+  };
+  EXPECT_NEAR(waves_of(1), 4, 1e-12);    // 512 blocks
+  EXPECT_NEAR(waves_of(4), 16, 1e-12);   // 2048 blocks: 16 waves, at the cap
+  EXPECT_NEAR(waves_of(16), 16, 1e-12);  // 8192 blocks: 63 waves, 16 counted
+  prefill.batch = 16;
+  Result<OpAnalysis> a = AnalyzeOp(OpRequest{prefill}, model, true);
+  ASSERT_TRUE(a.ok());
+  std::string explained;
+  for (const std::string& line : a->traces[0]) explained += line + "\n";
+  EXPECT_NE(explained.find("= 63 wave(s); 16 x 10.6 us"), std::string::npos) << explained;
+  EXPECT_NE(explained.find("waves beyond 16 add nothing"), std::string::npos) << explained;
+  // Without the cap every wave counts.
+  EfficiencyData uncapped = *Data();
+  uncapped.attention_waves.front().max_waves = 0;
+  CostOptions o;
+  o.efficiency = std::make_shared<const EfficiencyData>(uncapped);
+  EXPECT_NEAR(Analyze(OpRequest{prefill}, CostModel(Dev("h100-sxm"), o)).costs[0].expected.wave_s,
+              63 * w.wave_s.value, 1e-15);
+}
+
+// --weight-kernel tinygemm: an int4 weight-only matmul takes the kernel's fixed time plus the
+// larger of its bytes at the SMs' streaming rate and its FLOPs at the kernel's matrix rate, both
+// per SM-cycle scaled by the device's SMs and clock; other matmuls keep the model.
+TEST(Expected, AWeightKernelReplacesTheTermsOfItsMatmulsOnly) {
+  ASSERT_FALSE(Data()->weight_kernels.empty());
+  const EfficiencyData::WeightKernel& tg = Data()->weight_kernels.front();
+  ASSERT_EQ(tg.name, "tinygemm");
+  ASSERT_EQ(tg.weight_dtype, DType::kInt4);
+  auto with_kernel = [](const Device& d, const std::string& name) {
+    CostOptions o;
+    o.efficiency = Data();
+    o.expected.runtime = Runtime::kCudaGraph;
+    o.expected.weight_kernel = name;
+    return CostModel(d, o);
+  };
+  const Device& h100 = Dev("h100-sxm");
+  const CostModel model = with_kernel(h100, "tinygemm");
+  const double cycles = 132 * 1.98e9;
+  ASSERT_NE(model.used_weight_kernel().kernel, nullptr);
+  EXPECT_TRUE(model.used_weight_kernel().measured_here);
+  EXPECT_NEAR(model.used_weight_kernel().stream_bytes_per_s,
+              tg.stream_bytes_per_sm_cycle.value * cycles, 1);
+  MatmulSpec int4 = Mm(1, 14336, 4096);
+  int4.b_dtype = DType::kInt4;
+  int4.group_size = 128;
+  const KernelCost c = Analyze(OpRequest{int4}, model).costs[0];
+  const ExpectedCost& e = c.expected;
+  // One row: the bytes at the streaming rate (2.1 TB/s, below the 2.90 achievable) decide.
+  const double stream = tg.stream_bytes_per_sm_cycle.value * cycles;
+  EXPECT_NEAR(e.memory_s[0], c.bytes[0] / stream, 1e-15);
+  EXPECT_NEAR(e.fixed_s, tg.fixed_s.value, 1e-18);
+  EXPECT_NEAR(e.time_s, e.memory_s[0] + e.fixed_s + 1.0e-6, 1e-12);
+  EXPECT_GE(e.time_s, c.time_s);
+  // 128 rows: the matrix rate (29 TFLOP/s) decides.
+  int4.m = 128;
+  const ExpectedCost e128 = Analyze(OpRequest{int4}, model).costs[0].expected;
+  EXPECT_NEAR(e128.compute_s,
+              2.0 * 128 * 14336 * 4096 / (tg.matrix_flops_per_sm_cycle.value * cycles), 1e-12);
+  EXPECT_EQ(e128.term.kind, BoundKind::kCompute);
+  // Without the kernel, and for a bf16 or an int8 matmul with it, no fixed time.
+  int4.m = 1;
+  EXPECT_EQ(Analyze(OpRequest{int4}, with_kernel(h100, "")).costs[0].expected.fixed_s, 0);
+  EXPECT_EQ(Analyze(OpRequest{Mm(1, 14336, 4096)}, model).costs[0].expected.fixed_s, 0);
+  MatmulSpec int8 = int4;
+  int8.b_dtype = DType::kInt8;
+  int8.group_size = 0;
+  EXPECT_EQ(Analyze(OpRequest{int8}, model).costs[0].expected.fixed_s, 0);
+  // Another GPU scales the rates by its SMs and clock, and --explain says so.
+  const CostModel a100 = with_kernel(Dev("a100-sxm-80gb"), "tinygemm");
+  EXPECT_FALSE(a100.used_weight_kernel().measured_here);
+  EXPECT_NEAR(a100.used_weight_kernel().stream_bytes_per_s,
+              tg.stream_bytes_per_sm_cycle.value * 108 * 1.41e9, 1);
+  Result<OpAnalysis> ex = AnalyzeOp(OpRequest{int4}, a100, true);
+  ASSERT_TRUE(ex.ok());
+  std::string explained;
+  for (const std::string& line : ex->traces[0]) explained += line + "\n";
+  for (const char* part :
+       {"weight-only kernel tinygemm", "x 108 SMs x 1.41 GHz",
+        "scaled to this device's SMs and clock (assumed)", "+ kernel fixed time 2.20 us"}) {
+    EXPECT_NE(explained.find(part), std::string::npos) << part << "\n" << explained;
+  }
+  // An --efficiency matmul=F override replaces the model, the kernel with it.
+  CostOptions forced;
+  forced.efficiency = Data();
+  forced.expected.weight_kernel = "tinygemm";
+  ASSERT_TRUE(ParseEfficiencyOverride("matmul=0.5", forced.expected).ok());
+  EXPECT_EQ(Analyze(OpRequest{int4}, CostModel(h100, forced)).costs[0].expected.fixed_s, 0);
+  // Names are checked against the file.
+  Result<const EfficiencyData::WeightKernel*> bad = FindWeightKernel(*Data(), "tinygem", "--wk");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().ToString().find("did you mean 'tinygemm'"), std::string::npos)
+      << bad.status().ToString();
+}
+
 TEST(ExpectedCli, ModelPrintsExpectedBesideTheBoundAndRejectsBadFlags) {
   const auto o = RunCli({"model", "llama-2-7b", "--batch", "1", "--prompt", "128", "--format",
                          "json", "--runtime", "cuda-graph"});
@@ -446,7 +572,11 @@ TEST(ExpectedCli, ModelPrintsExpectedBesideTheBoundAndRejectsBadFlags) {
         {"model", "llama-2-7b", "--runtime", "graphs"},
         {"op", "matmul", "--m", "1", "--n", "2", "--k", "3", "--ceilings", "peak"},
         {"model", "llama-2-7b", "--explain", "qproj"},
-        {"model", "llama-2-7b", "--explain", "q_proj", "--format", "json"}}) {
+        {"model", "llama-2-7b", "--explain", "q_proj", "--format", "json"},
+        {"model", "llama-2-7b", "--weight-dtype", "int4", "--weight-kernel", "tinygem"},
+        {"op", "matmul", "--m", "1", "--n", "2", "--k", "3", "--weight-kernel", "tinygemm", "--hw",
+         "tpu-v5e"},
+        {"model", "llama-2-7b", "--weight-kernel", "tinygemm", "--hw", "groq-lpu"}}) {
     const auto r = RunCli(bad);
     EXPECT_EQ(r.status, 2) << bad[2];
     EXPECT_TRUE(r.out.empty());
@@ -576,6 +706,16 @@ TEST(Published, BadRunsAreRejectedWithTheRunAndField) {
   ASSERT_FALSE(v.ok());
   EXPECT_NE(v.status().ToString().find("runs.json: runs[0] (r1).hw"), std::string::npos)
       << v.status().ToString();
+  // A weight kernel the efficiency data lacks: the run and field.
+  Result<std::vector<PublishedRun>> wk = ParsePublishedRuns(
+      Replace(good, "\"quote\": \"q\"", "\"quote\": \"q\", \"weight_kernel\": \"marlin\""),
+      "runs.json");
+  ASSERT_TRUE(wk.ok()) << wk.status().ToString();
+  const Result<PublishedValidation> wv = ValidatePublished(*wk, testing::Db(), *registry, Data());
+  ASSERT_FALSE(wv.ok());
+  EXPECT_NE(wv.status().ToString().find("runs[0] (r1).weight_kernel"), std::string::npos)
+      << wv.status().ToString();
+  EXPECT_NE(wv.status().ToString().find("unknown weight kernel 'marlin'"), std::string::npos);
   for (const Case& c : cases) {
     Result<std::vector<PublishedRun>> r = ParsePublishedRuns(c.json, "runs.json");
     ASSERT_FALSE(r.ok()) << c.field;

@@ -57,14 +57,15 @@ struct Bound {
 struct ExpectedCost {
   double compute_s = 0;  ///< FLOPs at the ceilings used, divided by `efficiency`
   std::array<double, kMaxLevels> memory_s{};  ///< bytes per level at the bandwidths used
-  double comm_s = 0;     ///< comm bytes at the link's bandwidth used + steps * latency
+  double comm_s = 0;      ///< comm bytes at the link's bandwidth used + steps * latency
   double efficiency = 1;  ///< of the compute term: matmul quantization, flash attention, override
-  double roofline_s = 0;  ///< the largest term (+ fused attention's per-wave time, wave_s)
+  double roofline_s = 0;  ///< the largest term (+ wave_s + fixed_s)
   double wave_s = 0;      ///< fused attention: waves of thread blocks x fixed time per wave
+  double fixed_s = 0;     ///< a --weight-kernel matmul's fixed time per launch
   double overhead_s = 0;  ///< GPU gap between kernels + the --launch-overhead-us figure
   double host_s = 0;      ///< host time to launch it (hidden while the GPU is busy)
   double time_s = 0;      ///< roofline_s + overhead_s
-  Bound term;  ///< the largest of the compute, memory and comm terms
+  Bound term;             ///< the largest of the compute, memory and comm terms
   /// The verdict: `term`, or kOverhead when the launch overhead (GPU gap and
   /// --launch-overhead-us) exceeds the roofline term. Host time is judged per step.
   Bound bound;
@@ -181,8 +182,8 @@ class CostModel {
   ExpectedCost Expect(const Graph& graph, const Kernel& kernel, KernelClass cls,
                       const KernelCost& cost, Trace* trace = nullptr) const;
   /// The same written into `out` (every field set): a sweep refills costs in place.
-  void ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass cls,
-                  const KernelCost& cost, Trace* trace, ExpectedCost& out) const;
+  void ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass cls, const KernelCost& cost,
+                  Trace* trace, ExpectedCost& out) const;
   bool has_expected() const { return options_.efficiency != nullptr; }
   /// The ceilings expected times use, parallel to Device::compute, ::memory and ::links.
   const std::vector<UsedCeiling>& used_compute() const { return used_compute_; }
@@ -200,6 +201,17 @@ class CostModel {
                           MatmulTile* tile = nullptr) const;
   /// Streaming multiprocessors (or compute units) the device lists, 0 when none.
   int64_t sm_count() const { return sm_count_; }
+  /// The weight-only kernel of --weight-kernel on this device (null when none is chosen): its
+  /// data, and its rates scaled to this device's SMs and clock.
+  struct UsedWeightKernel {
+    const EfficiencyData::WeightKernel* kernel = nullptr;
+    double stream_bytes_per_s = 0;  ///< the SMs' streaming rate (before the bandwidth cap)
+    double matrix_flops_per_s = 0;
+    bool measured_here = false;  ///< this device is one it was measured on
+  };
+  const UsedWeightKernel& used_weight_kernel() const { return weight_kernel_; }
+  /// Whether a device lists what --weight-kernel scales by (an SM or CU count and a boost clock).
+  static bool CanScaleWeightKernel(const Device& device);
 
   /// The ceiling used for an engine request after fallbacks (index into Device::compute), or -1.
   int ResolveEngine(const EngineKey& key) const;
@@ -246,7 +258,9 @@ class CostModel {
   /// its query rows per block, and where the figure comes from.
   double attention_wave_s_ = 0;
   double attention_q_block_ = 128;
-  std::string attention_wave_why_;
+  double attention_max_waves_ = 0;  ///< 0: no cap
+  std::string attention_wave_why_, attention_max_waves_why_;
+  UsedWeightKernel weight_kernel_;
   /// Tells this model's tile sides apart in MatmulEfficiency's per-thread cache of tile columns
   /// (one number per constructed model; a copy keeps it, and the same sides with it).
   uint64_t tiles_id_ = 0;

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "roofline/dtype.h"
 #include "roofline/kernel_class.h"
 #include "roofline/status.h"
 
@@ -71,12 +72,16 @@ struct EfficiencyData {
   /// after the last, a cost the achieved FLOP rate of long sequences hides but short ones show.
   /// A kernel over `b` sequences runs b x heads x ceil(q_len / q_block) blocks (decode with
   /// grouped queries: b x kv_heads x ceil(group / q_block), the queries of a group in one tile)
-  /// in ceil(blocks / SMs) waves, at least one. A device not listed takes the first entry's
-  /// (printed as assumed); none listed: no such term.
+  /// in ceil(blocks / SMs) waves, at least one (and at most max_waves). A device not listed takes
+  /// the first entry's (printed as assumed); none listed: no such term.
   struct AttentionWaves {
     std::string device;
     int64_t q_block = 128;  ///< query rows per thread block
     Figure wave_s;          ///< seconds per wave
+    /// Waves beyond this many add nothing (optional; 0: no cap): a kernel of many waves runs
+    /// block after block on each SM and overlaps one block's fixed work with the next's.
+    int64_t max_waves = 0;
+    std::string max_waves_source;
   };
   std::vector<AttentionWaves> attention_waves;
   /// Latency of one step of a ring collective on a device's link, from published small-message
@@ -89,8 +94,32 @@ struct EfficiencyData {
   };
   std::vector<LinkLatency> collective_latency;
   std::array<LaunchCost, kNumRuntimes> launch{};  ///< by Runtime
-  std::string origin;                             ///< the file it came from
+  /// A weight-only quantized matmul kernel timed on its own (optional; a run names one with
+  /// `--weight-kernel NAME`). Its matmuls with `weight_dtype` weights and 16-bit activations take
+  ///   fixed + max(bytes / min(stream rate, bandwidth), matrix FLOPs / matrix rate)
+  /// in place of the roofline terms (its dequantization is inside the measured rates). The
+  /// rates are per SM and clock cycle: the kernel is limited by the work its SMs issue, not by
+  /// device memory, so a device scales them by its SM count and boost clock (measured on the
+  /// devices of `measured_on`, assumed elsewhere).
+  struct WeightKernel {
+    std::string name;
+    DType weight_dtype = DType::kInt4;
+    std::string description;               ///< which library call it is, who runs it
+    std::vector<std::string> measured_on;  ///< device ids
+    std::string source;                    ///< the measurements and the fit
+    Figure fixed_s;                        ///< seconds per launch beyond the launch gap
+    Figure stream_bytes_per_sm_cycle;      ///< bytes streamed per SM per clock cycle
+    Figure matrix_flops_per_sm_cycle;      ///< matrix FLOPs per SM per clock cycle
+  };
+  std::vector<WeightKernel> weight_kernels;
+  std::string origin;  ///< the file it came from
 };
+
+/// The weight kernel named `name` (`--weight-kernel`), or an error naming `where` with the
+/// names there are.
+Result<const EfficiencyData::WeightKernel*> FindWeightKernel(const EfficiencyData& data,
+                                                             std::string_view name,
+                                                             const std::string& where);
 
 /// Parses efficiency data; errors name `origin` and the field.
 Result<EfficiencyData> ParseEfficiencyData(std::string_view json_text, const std::string& origin);
@@ -104,6 +133,10 @@ struct ExpectedOptions {
   /// `--efficiency CLASS=F`: kernels of the class reach F (in [0.001, 1]) of every ceiling used,
   /// in place of the model's efficiency; 0 = the model's own.
   std::array<double, kNumClasses> class_efficiency{};
+  /// `--weight-kernel NAME`: weight-only quantized matmuls run as this kernel of
+  /// EfficiencyData::weight_kernels; empty: the weights stream at the achievable bandwidth and
+  /// their dequantization runs at the vector ceiling.
+  std::string weight_kernel;
 };
 
 /// Parses "--ceilings" ("spec" or "achievable").

@@ -24,6 +24,7 @@ struct PublishedRun {
   Phase phase = Phase::kDecode;
   Workload workload;
   Runtime runtime = Runtime::kCudaGraph;
+  std::string weight_kernel;  ///< a weight-only kernel of data/efficiency.json, or empty
   std::string metric;     ///< decode_tokens_per_s_per_user | tpot_s | ttft_s
   double value = 0;       ///< as published, in the metric's unit
   double measured_s = 0;  ///< the phase's step time it implies

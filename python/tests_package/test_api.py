@@ -73,6 +73,16 @@ class SameNumbersAsTheCli(unittest.TestCase):
                        "2048", "--kv-dtype", "fp8", "--runtime", "cuda-graph", "--efficiency",
                        "matmul=0.6"])
 
+    def test_int4_model_with_a_measured_weight_kernel(self):
+        r = in_root(roofline.model, "llama-3-8b", hw="h100-sxm", phase="decode",
+                    weight_dtype="int4", weight_kernel="tinygemm", runtime="compiled")
+        self.check(r, ["model", "llama-3-8b", "--hw", "h100-sxm", "--phase", "decode",
+                       "--weight-dtype", "int4", "--runtime", "compiled", "--weight-kernel",
+                       "tinygemm"])
+        self.assertEqual(r.phases[0].expected.setup.weight_kernel.name, "tinygemm")
+        self.assertTrue(any(k.expected.to_dict().get("weight_kernel_fixed_s", 0) > 0
+                            for k in r.phases[0].kernels))
+
     def test_moe_model_with_tensor_parallelism(self):
         r = in_root(roofline.model, "mixtral-8x7b", hw="a100-sxm-80gb", tp=2, phase="decode",
                     batch=16)

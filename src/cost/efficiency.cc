@@ -15,16 +15,21 @@ using nlohmann::json;
 
 constexpr std::string_view kRuntimeNames[kNumRuntimes] = {"eager", "cuda-graph", "compiled"};
 
-// {"value": v, "source": "..."}; `max` bounds the value (a fraction: 1; a time: 1e-3 s).
-Figure ParseFigure(const json& j, const std::string& field, double max, bool zero_ok) {
+// {"value": v, "source": "..."}; `max` bounds the value (a fraction: 1; a time: 1e-3 s; a
+// rate: `unit` names it).
+Figure ParseFigure(const json& j, const std::string& field, double max, bool zero_ok,
+                   const std::string& unit = "") {
   RequireObject(j, field);
   CheckKeys(j, field, {"value", "source"});
   Figure f;
   f.value = zero_ok ? RequireNonNegative(j, "value", field) : RequirePositive(j, "value", field);
   if (f.value > max) {
-    throw JsonFieldError(field + ".value",
-                         FormatNumber(f.value) + " is out of range (expected at most " +
-                             FormatNumber(max) + (max == 1 ? ": a fraction of a ceiling)" : " s)"));
+    const std::string what = !unit.empty() ? " " + unit + ")"
+                             : max == 1    ? ": a fraction of a ceiling)"
+                                           : " s)";
+    throw JsonFieldError(
+        field + ".value",
+        FormatNumber(f.value) + " is out of range (expected at most " + FormatNumber(max) + what);
   }
   f.source = RequireString(j, "source", field, "every figure needs its source");
   return f;
@@ -52,7 +57,7 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
   RequireObject(root, "");
   CheckKeys(root, "",
             {"schema_version", "comment", "assumed", "matmul_tiles", "flash_attention",
-             "attention_waves", "collective_latency", "launch"});
+             "attention_waves", "collective_latency", "launch", "weight_only_kernels"});
   if (RequireNumber(root, "schema_version", "") != 1) {
     throw JsonFieldError("schema_version", "unsupported schema_version (expected 1)");
   }
@@ -104,7 +109,8 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
 
   if (root.contains("attention_waves")) {
     ForEachEntry(
-        root.at("attention_waves"), "attention_waves", {"device", "q_block", "value", "source"},
+        root.at("attention_waves"), "attention_waves",
+        {"device", "q_block", "value", "source", "max_waves", "max_waves_source"},
         [&](const json& f, const std::string& field) {
           EfficiencyData::AttentionWaves w;
           w.device = RequireString(f, "device", field, "the device it was measured on");
@@ -119,6 +125,16 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
           }
           w.q_block = q.get<int64_t>();
           w.wave_s = figure(f, field, 1e-3);
+          if (f.contains("max_waves") || f.contains("max_waves_source")) {
+            const json& mw = need(f, "max_waves", field);
+            if (!mw.is_number_integer() || mw.get<int64_t>() < 1 || mw.get<int64_t>() > 1000000) {
+              throw JsonFieldError(field + ".max_waves",
+                                   "expected an integer between 1 and 1000000");
+            }
+            w.max_waves = mw.get<int64_t>();
+            w.max_waves_source =
+                RequireString(f, "max_waves_source", field, "the cap needs its source");
+          }
           d.attention_waves.push_back(std::move(w));
         });
   }
@@ -143,6 +159,51 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
     CheckKeys(l, field, {"host_s", "gap_s"});
     d.launch[r].host_s = ParseFigure(need(l, "host_s", field), field + ".host_s", 1e-3, true);
     d.launch[r].gap_s = ParseFigure(need(l, "gap_s", field), field + ".gap_s", 1e-3, true);
+  }
+
+  if (root.contains("weight_only_kernels")) {
+    ForEachEntry(
+        root.at("weight_only_kernels"), "weight_only_kernels",
+        {"name", "weight_dtype", "description", "measured_on", "source", "fixed_s",
+         "stream_bytes_per_sm_cycle", "matrix_flops_per_sm_cycle"},
+        [&](const json& f, const std::string& field) {
+          EfficiencyData::WeightKernel k;
+          k.name = RequireString(f, "name", field, "the name --weight-kernel takes");
+          for (const auto& earlier : d.weight_kernels) {
+            if (earlier.name == k.name) {
+              throw JsonFieldError(field + ".name", "'" + k.name + "' is listed twice");
+            }
+          }
+          Result<DType> dt =
+              ParseDType(RequireString(f, "weight_dtype", field), field + ".weight_dtype");
+          if (!dt.ok()) throw JsonFieldError(field + ".weight_dtype", dt.status().what());
+          if (*dt != DType::kInt4 && *dt != DType::kInt8 && *dt != DType::kFp8) {
+            throw JsonFieldError(field + ".weight_dtype",
+                                 "expected a quantized weight dtype: int4, int8 or fp8");
+          }
+          k.weight_dtype = *dt;
+          k.description = RequireString(f, "description", field, "say which kernel it is");
+          const json& on = need(f, "measured_on", field);
+          if (!on.is_array() || on.empty() || on.size() > 64) {
+            throw JsonFieldError(field + ".measured_on",
+                                 "expected a non-empty array of device ids");
+          }
+          for (const json& id : on) {
+            if (!id.is_string() || id.get<std::string>().empty()) {
+              throw JsonFieldError(field + ".measured_on", "expected device ids (strings)");
+            }
+            k.measured_on.push_back(id.get<std::string>());
+          }
+          k.source = RequireString(f, "source", field, "the measurements it comes from");
+          k.fixed_s = ParseFigure(need(f, "fixed_s", field), field + ".fixed_s", 1e-3, true);
+          k.stream_bytes_per_sm_cycle =
+              ParseFigure(need(f, "stream_bytes_per_sm_cycle", field),
+                          field + ".stream_bytes_per_sm_cycle", 4096, false, "B per SM-cycle");
+          k.matrix_flops_per_sm_cycle =
+              ParseFigure(need(f, "matrix_flops_per_sm_cycle", field),
+                          field + ".matrix_flops_per_sm_cycle", 65536, false, "FLOP per SM-cycle");
+          d.weight_kernels.push_back(std::move(k));
+        });
   }
   return d;
 }
@@ -179,6 +240,22 @@ Result<EfficiencyData> LoadDefaultEfficiencyData() {
     return ParseEfficiencyData(f->content, "<embedded>/data/efficiency.json");
   }
   return Status::NotFound("<embedded>/data/efficiency.json", "not compiled into this build");
+}
+
+Result<const EfficiencyData::WeightKernel*> FindWeightKernel(const EfficiencyData& data,
+                                                             std::string_view name,
+                                                             const std::string& where) {
+  std::vector<std::string> names;
+  for (const auto& k : data.weight_kernels) {
+    if (k.name == name) return &k;
+    names.push_back(k.name);
+  }
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  return Status::Invalid(
+      where,
+      "unknown weight kernel '" + std::string(name) + "'" + DidYouMean(std::string(name), names) +
+          (names.empty() ? " (" + data.origin + " lists none)" : " (expected " + list + ")"));
 }
 
 Result<CeilingSet> ParseCeilingSet(std::string_view text) {

@@ -77,7 +77,38 @@ bool HasFusedAttention(const Graph& graph, const Kernel& kernel) {
   return FusedAttention(graph, kernel) != nullptr;
 }
 
+// The kernel's matmul that a --weight-kernel kernel runs: a dense product of 16-bit
+// activations by weights of the kernel's quantized dtype, or null.
+const MatmulSpec* WeightKernelMatmul(const Graph& graph, const Kernel& kernel,
+                                     const EfficiencyData::WeightKernel& wk) {
+  for (int o : kernel.ops) {
+    if (const auto* mm = std::get_if<MatmulSpec>(&graph.ops()[o].spec)) {
+      const bool sixteen = mm->a_dtype == DType::kBf16 || mm->a_dtype == DType::kFp16;
+      if (mm->b_is_weight && mm->b_dtype == wk.weight_dtype && sixteen && mm->experts == 0) {
+        return mm;
+      }
+      return nullptr;
+    }
+  }
+  return nullptr;
+}
+
+double BoostClock(const Device& d) {
+  for (const auto& [key, q] : d.info) {
+    if (key == "boost_clock") return q.value;
+  }
+  return 0;
+}
+
 }  // namespace
+
+bool CostModel::CanScaleWeightKernel(const Device& device) {
+  bool sms = false;
+  for (const auto& [key, q] : device.info) {
+    if ((key == "sm_count" || key == "cu_count") && q.value > 0) sms = true;
+  }
+  return sms && BoostClock(device) > 0;
+}
 
 void CostModel::SetUpExpected() {
   const EfficiencyData& e = *options_.efficiency;
@@ -132,9 +163,23 @@ void CostModel::SetUpExpected() {
     }
     attention_wave_s_ = w->wave_s.value;
     attention_q_block_ = static_cast<double>(w->q_block);
+    attention_max_waves_ = static_cast<double>(w->max_waves);
+    attention_max_waves_why_ = w->max_waves_source;
     attention_wave_why_ = w->device == d.id
                               ? w->wave_s.source
                               : w->wave_s.source + "; measured on " + w->device + ", assumed here";
+  }
+  weight_kernel_ = {};
+  if (!options_.expected.weight_kernel.empty() && sm_count_ > 0 && BoostClock(d) > 0) {
+    for (const auto& wk : e.weight_kernels) {
+      if (wk.name != options_.expected.weight_kernel) continue;
+      const double cycles = static_cast<double>(sm_count_) * BoostClock(d);
+      weight_kernel_.kernel = &wk;
+      weight_kernel_.stream_bytes_per_s = wk.stream_bytes_per_sm_cycle.value * cycles;
+      weight_kernel_.matrix_flops_per_s = wk.matrix_flops_per_sm_cycle.value * cycles;
+      weight_kernel_.measured_here =
+          std::find(wk.measured_on.begin(), wk.measured_on.end(), d.id) != wk.measured_on.end();
+    }
   }
   static std::atomic<uint64_t> next_tiles_id{1};
   tiles_id_ = next_tiles_id.fetch_add(1, std::memory_order_relaxed);
@@ -228,7 +273,7 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
   e.comm_s = 0;
   e.efficiency = 1;
   if (!options_.efficiency) {
-    e.roofline_s = e.wave_s = e.overhead_s = e.host_s = e.time_s = 0;
+    e.roofline_s = e.wave_s = e.fixed_s = e.overhead_s = e.host_s = e.time_s = 0;
     e.term = e.bound = Bound{};
     return;
   }
@@ -267,6 +312,12 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
   } else if (trace) {
     why = "no shape penalty (not a matmul)";
   }
+  // A weight-only matmul run as the --weight-kernel kernel: its measured rates replace the
+  // matrix term and cap the streaming rate; its dequantization is inside them.
+  const UsedWeightKernel& wk = weight_kernel_;
+  const MatmulSpec* wq = wk.kernel != nullptr && forced == 0 && cls == KernelClass::kMatmul
+                             ? WeightKernelMatmul(graph, kernel, *wk.kernel)
+                             : nullptr;
 
   // Roofline terms at the ceilings used. The model's efficiency is of the matrix work (tiles,
   // flash attention); vector work (dequantizing weights, softmax exponentials) runs at its
@@ -275,18 +326,45 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
     return forced > 0 || t.requested.tensor ? e.efficiency : 1.0;
   };
   const double other_eff = forced > 0 ? forced : 1.0;  // memory and comm terms
-  for (int i = 0; i < c.num_engines; ++i) {
-    const EngineTerm& t = c.engines[i];
-    if (t.ceiling < 0 || used_compute_[t.ceiling].value <= 0) continue;
-    // Dividing by an efficiency of 1 changes nothing: skipped (the same bits, fewer divides).
-    const double at_ceiling = t.flops / used_compute_[t.ceiling].value, eff = eff_of(t);
-    e.compute_s += eff == 1.0 ? at_ceiling : at_ceiling / eff;
+  if (wq != nullptr) {
+    // Never below the ceilings' own time for all its FLOPs (the bound's compute term).
+    double matrix_s = 0, floor_s = 0, tensor_at_ceiling = 0;
+    for (int i = 0; i < c.num_engines; ++i) {
+      const EngineTerm& t = c.engines[i];
+      if (t.ceiling < 0 || used_compute_[t.ceiling].value <= 0) continue;
+      const double at_ceiling = t.flops / used_compute_[t.ceiling].value;
+      floor_s += at_ceiling;
+      if (t.requested.tensor) {
+        matrix_s += t.flops / wk.matrix_flops_per_s;
+        tensor_at_ceiling += at_ceiling;
+      }
+    }
+    e.compute_s = std::max(matrix_s, floor_s);
+    e.efficiency = matrix_s > 0 ? std::clamp(tensor_at_ceiling / matrix_s, 1e-9, 1.0) : 1.0;
+    if (trace) {
+      why = fmt::format(
+          "weight-only kernel {}: matrix FLOPs at {} ({} FLOP per SM-cycle x {} "
+          "SMs x {}), {} of the ceiling",
+          wk.kernel->name, Si(wk.matrix_flops_per_s, "FLOP/s"),
+          wk.kernel->matrix_flops_per_sm_cycle.value, sm_count_, Si(BoostClock(*device_), "Hz"),
+          Percent(e.efficiency));
+    }
+  } else {
+    for (int i = 0; i < c.num_engines; ++i) {
+      const EngineTerm& t = c.engines[i];
+      if (t.ceiling < 0 || used_compute_[t.ceiling].value <= 0) continue;
+      // Dividing by an efficiency of 1 changes nothing: skipped (the same bits, fewer divides).
+      const double at_ceiling = t.flops / used_compute_[t.ceiling].value, eff = eff_of(t);
+      e.compute_s += eff == 1.0 ? at_ceiling : at_ceiling / eff;
+    }
   }
   e.roofline_s = e.compute_s;
   e.term = c.num_engines > 0 ? Bound{BoundKind::kCompute, DominantEngine(c)}
                              : Bound{BoundKind::kMemory, 0};
   for (int l = 0; l < c.num_levels; ++l) {
-    const double bw = used_memory_[l].value;
+    const double bw = wq != nullptr && used_memory_[l].value > 0
+                          ? std::min(used_memory_[l].value, wk.stream_bytes_per_s)
+                          : used_memory_[l].value;
     e.memory_s[l] = !(bw > 0)          ? 0
                     : other_eff == 1.0 ? c.bytes[l] / bw
                                        : c.bytes[l] / bw / other_eff;
@@ -310,7 +388,7 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
   // device with a known SM count, and not under an --efficiency override, which replaces the
   // model for its class.
   e.wave_s = 0;
-  double blocks = 0, waves = 0;
+  double blocks = 0, waves = 0, counted = 0;
   const AttentionSpec* a = nullptr;
   if (attention_wave_s_ > 0 && forced == 0 && sm_count_ > 0 && cls == KernelClass::kAttention) {
     a = FusedAttention(graph, kernel);
@@ -323,10 +401,13 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
       const double heads = static_cast<double>(grouped ? a->kv_heads : a->heads);
       blocks = static_cast<double>(a->batch) * heads * CeilWhole(rows / attention_q_block_);
       waves = std::max(1.0, CeilWhole(blocks / static_cast<double>(sm_count_)));
-      e.wave_s = waves * attention_wave_s_;
+      counted = attention_max_waves_ > 0 ? std::min(waves, attention_max_waves_) : waves;
+      e.wave_s = counted * attention_wave_s_;
       e.roofline_s += e.wave_s;
     }
   }
+  e.fixed_s = wq != nullptr ? wk.kernel->fixed_s.value : 0;
+  e.roofline_s += e.fixed_s;
 
   // Launching it.
   const LaunchCost& launch = data.launch[static_cast<size_t>(o.runtime)];
@@ -336,7 +417,8 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
   // Host time is hidden while the GPU is busy with earlier kernels: whether it is is a question
   // for the whole step (Totals::expected_s), not for one kernel. The fixed costs (the launch
   // gap, attention's waves) against the largest throughput term decide the verdict.
-  const bool launch_bound = e.overhead_s + e.wave_s > e.roofline_s - e.wave_s;
+  const double fixed = e.wave_s + e.fixed_s;
+  const bool launch_bound = e.overhead_s + fixed > e.roofline_s - fixed;
   e.bound = launch_bound ? Bound{BoundKind::kOverhead, 0} : e.term;
 
   if (trace) {
@@ -355,6 +437,15 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
     for (int l = 0; l < c.num_levels; ++l) {
       const UsedCeiling& u = used_memory_[l];
       if (u.value <= 0) continue;
+      if (wq != nullptr && wk.stream_bytes_per_s < u.value) {
+        trace->Add(fmt::format(
+            "  memory {}: {} B / {} = {}  [weight-only kernel {}: {} B per "
+            "SM-cycle x {} SMs x {}, below the {} {}]",
+            device_->memory[l].name, Sci(c.bytes[l]), Si(wk.stream_bytes_per_s, "B/s"),
+            Seconds(e.memory_s[l]), wk.kernel->name, wk.kernel->stream_bytes_per_sm_cycle.value,
+            sm_count_, Si(BoostClock(*device_), "Hz"), NameOf(o.ceilings), Si(u.value, "B/s")));
+        continue;
+      }
       trace->Add(fmt::format("  memory {}: {} B / {} = {}  [{}]", device_->memory[l].name,
                              Sci(c.bytes[l]), Si(u.value, "B/s"), Seconds(e.memory_s[l]),
                              u.figure.Describe()));
@@ -369,15 +460,31 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
     }
     if (e.wave_s > 0) {
       std::string range;
-      if (waves > 16) range += "; extrapolated: the fit saw at most 16 waves";
+      if (attention_max_waves_ > 0 && waves > attention_max_waves_) {
+        range += fmt::format("; waves beyond {} add nothing [{}]", attention_max_waves_,
+                             attention_max_waves_why_);
+      } else if (attention_max_waves_ == 0 && waves > 16) {
+        range += "; extrapolated: the fit saw at most 16 waves";
+      }
       if (a->head_dim != 64 && a->head_dim != 128) {
         range += fmt::format("; extrapolated: head dim {}, the fit saw 64 and 128", a->head_dim);
       }
       trace->Add(
-          fmt::format("  attention waves: {} blocks of {} query rows over {} SMs = {} wave(s) x {} "
-                      "= {}{}  [{}]",
-                      blocks, attention_q_block_, sm_count_, waves, Seconds(attention_wave_s_),
-                      Seconds(e.wave_s), range, attention_wave_why_));
+          fmt::format("  attention waves: {} blocks of {} query rows over {} SMs = {} wave(s); "
+                      "{} x {} = {}{}  [{}]",
+                      blocks, attention_q_block_, sm_count_, waves, counted,
+                      Seconds(attention_wave_s_), Seconds(e.wave_s), range, attention_wave_why_));
+    }
+    if (wq != nullptr) {
+      std::string on;
+      for (const std::string& id : wk.kernel->measured_on) on += (on.empty() ? "" : ", ") + id;
+      trace->Add(fmt::format(
+          "  weight-only kernel {} ({}): fixed {} per launch [{}]; streaming rate [{}]; matrix "
+          "rate [{}]; measured on {}{} [{}]",
+          wk.kernel->name, wk.kernel->description, Seconds(e.fixed_s), wk.kernel->fixed_s.source,
+          wk.kernel->stream_bytes_per_sm_cycle.source, wk.kernel->matrix_flops_per_sm_cycle.source,
+          on, wk.measured_here ? "" : ", scaled to this device's SMs and clock (assumed)",
+          wk.kernel->source));
     }
     trace->Add(fmt::format("  launch ({}): {} between kernels [{}]{}; host {} per launch [{}]",
                            NameOf(o.runtime), Seconds(launch.gap_s.value), launch.gap_s.source,
@@ -385,16 +492,19 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
                                ? " + --launch-overhead-us " + Seconds(options_.launch_overhead_s)
                                : "",
                            Seconds(e.host_s), launch.host_s.source));
-    trace->Add(fmt::format("Expected = largest term {}{} + overhead {} = {} ({} the bound {}){}",
-                           Seconds(e.roofline_s - e.wave_s),
+    trace->Add(fmt::format("Expected = largest term {}{}{} + overhead {} = {} ({} the bound {}){}",
+                           Seconds(e.roofline_s - fixed),
                            e.wave_s > 0 ? " + attention waves " + Seconds(e.wave_s) : "",
+                           e.fixed_s > 0 ? " + kernel fixed time " + Seconds(e.fixed_s) : "",
                            Seconds(e.overhead_s), Seconds(e.time_s),
                            c.time_s > 0 ? fmt::format("{:.2f}x", e.time_s / c.time_s) : "-",
                            Seconds(c.time_s),
-                           !launch_bound  ? ""
-                           : e.wave_s > 0 ? " -> overhead (the launch gap and attention's waves "
-                                            "exceed the largest term)"
-                                          : " -> overhead (launch-bound)"));
+                           !launch_bound   ? ""
+                           : e.wave_s > 0  ? " -> overhead (the launch gap and attention's waves "
+                                             "exceed the largest term)"
+                           : e.fixed_s > 0 ? " -> overhead (the launch gap and the kernel's fixed "
+                                             "time exceed the largest term)"
+                                           : " -> overhead (launch-bound)"));
   }
 }
 

@@ -67,11 +67,20 @@ std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCo
   for (int l : UsedLinks(costs)) add(d.links[l].name, model.used_links()[l]);
   const ExpectedOptions& o = model.options().expected;
   const LaunchCost& launch = model.options().efficiency->launch[static_cast<size_t>(o.runtime)];
+  std::string kernel;
+  if (const auto& wk = model.used_weight_kernel(); wk.kernel != nullptr) {
+    kernel = fmt::format(";\n  {} weights run as the {} kernel ({} + streaming {}, matrix {}; {})",
+                         NameOf(wk.kernel->weight_dtype), wk.kernel->name,
+                         Seconds(wk.kernel->fixed_s.value), Si(wk.stream_bytes_per_s, "B/s"),
+                         Si(wk.matrix_flops_per_s, "FLOP/s"),
+                         wk.measured_here ? "measured on this device"
+                                          : "scaled from the devices it was measured on");
+  }
   return fmt::format(
       "expected times: {} ceilings ({});\n  runtime {} ({} host per launch, {} between "
-      "kernels); --explain shows the derivation\n",
+      "kernels){}; --explain shows the derivation\n",
       NameOf(o.ceilings), parts, NameOf(o.runtime), Seconds(launch.host_s.value),
-      Seconds(launch.gap_s.value));
+      Seconds(launch.gap_s.value), kernel);
 }
 
 json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& costs) {
@@ -98,6 +107,17 @@ json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& co
     if (o.class_efficiency[c] > 0) overrides[kClassKeys[c]] = o.class_efficiency[c];
   }
   if (!overrides.empty()) j["efficiency_overrides"] = overrides;
+  if (const auto& wk = model.used_weight_kernel(); wk.kernel != nullptr) {
+    j["weight_kernel"] = {{"name", wk.kernel->name},
+                          {"weight_dtype", std::string(NameOf(wk.kernel->weight_dtype))},
+                          {"description", wk.kernel->description},
+                          {"fixed_s", wk.kernel->fixed_s.value},
+                          {"stream_bytes_per_s", wk.stream_bytes_per_s},
+                          {"matrix_flops_per_s", wk.matrix_flops_per_s},
+                          {"provenance", wk.measured_here ? "measured" : "assumed"},
+                          {"measured_on", wk.kernel->measured_on},
+                          {"source", wk.kernel->source}};
+  }
   j["efficiency_data"] = data.origin;
   return j;
 }
@@ -111,8 +131,9 @@ std::string ExpectedTotalsLine(const Totals& t) {
   }
   const bool host_bound = t.expected_host_s > t.expected_gpu_s;
   const std::string verdict =
-      host_bound ? fmt::format("launch-bound: the host needs {} to launch the kernels, the GPU waits",
-                               Seconds(t.expected_host_s))
+      host_bound
+          ? fmt::format("launch-bound: the host needs {} to launch the kernels, the GPU waits",
+                        Seconds(t.expected_host_s))
       : top == 3 ? std::string("mostly launch-bound kernels")
                  : fmt::format("mostly {}-bound kernels", kKinds[top]);
   return fmt::format("expected: {} ({:.2f}x the bound), {}; launch overhead {:.1f}% of it\n",

@@ -43,6 +43,7 @@ void WriteKernelJson(const KernelCost& c, const CostModel& model, Json& k) {
     x["time_terms_s"] = xt;
     x["efficiency"] = e.efficiency;
     if (e.wave_s > 0) x["attention_waves_s"] = e.wave_s;
+    if (e.fixed_s > 0) x["weight_kernel_fixed_s"] = e.fixed_s;
     x["overhead_s"] = e.overhead_s;
     x["host_launch_s"] = e.host_s;
     x["bound"] = model.BoundName(c, e.bound);

@@ -25,9 +25,31 @@ DType RequireDType(const json& j, const std::string& key, const std::string& par
 PublishedRun ParseRun(const json& r, const std::string& field) {
   RequireObject(r, field);
   CheckKeys(r, field,
-            {"id", "model", "hw", "tp", "batch", "phase", "prompt", "context", "dtype",
-             "weight_dtype", "kv_dtype", "group_size", "runtime", "fusion", "measured",
-             "framework", "gpu_as_published", "source", "quote", "notes", "holdout", "blind", "blind_expected_s", "pp"});
+            {"id",
+             "model",
+             "hw",
+             "tp",
+             "batch",
+             "phase",
+             "prompt",
+             "context",
+             "dtype",
+             "weight_dtype",
+             "kv_dtype",
+             "group_size",
+             "runtime",
+             "fusion",
+             "measured",
+             "framework",
+             "gpu_as_published",
+             "source",
+             "quote",
+             "notes",
+             "holdout",
+             "blind",
+             "blind_expected_s",
+             "pp",
+             "weight_kernel"});
   PublishedRun p;
   p.id = RequireString(r, "id", field);
   const std::string where = field + " (" + p.id + ")";
@@ -57,6 +79,9 @@ PublishedRun ParseRun(const json& r, const std::string& field) {
   Result<Runtime> rt = ParseRuntime(RequireString(r, "runtime", where));
   if (!rt.ok()) throw JsonFieldError(where + ".runtime", rt.status().what());
   p.runtime = *rt;
+  // The weight-only kernel the run's framework calls (data/efficiency.json's
+  // weight_only_kernels); checked against that file when the runs are validated.
+  if (r.contains("weight_kernel")) p.weight_kernel = RequireString(r, "weight_kernel", where);
   if (Status s = Validate(w); !s.ok()) throw JsonFieldError(where + "." + s.where(), s.what());
   if (!r.contains("measured")) throw JsonFieldError(where + ".measured", "missing");
   const json& m = r.at("measured");
@@ -86,13 +111,16 @@ PublishedRun ParseRun(const json& r, const std::string& field) {
   p.source = RequireString(r, "source", where, "every run needs its source");
   p.quote = RequireString(r, "quote", where, "every run quotes its source");
   if (r.contains("notes")) p.notes = RequireString(r, "notes", where);
-  if (r.contains("gpu_as_published")) p.gpu_as_published = RequireString(r, "gpu_as_published", where);
+  if (r.contains("gpu_as_published"))
+    p.gpu_as_published = RequireString(r, "gpu_as_published", where);
   if (r.contains("holdout")) {
-    if (!r.at("holdout").is_boolean()) throw JsonFieldError(where + ".holdout", "expected true or false");
+    if (!r.at("holdout").is_boolean())
+      throw JsonFieldError(where + ".holdout", "expected true or false");
     p.holdout = r.at("holdout").get<bool>();
   }
   if (r.contains("blind")) {
-    if (!r.at("blind").is_boolean()) throw JsonFieldError(where + ".blind", "expected true or false");
+    if (!r.at("blind").is_boolean())
+      throw JsonFieldError(where + ".blind", "expected true or false");
     p.blind = r.at("blind").get<bool>();
     if (p.blind && !p.holdout) {
       throw JsonFieldError(where + ".blind", "a blind run is a holdout run: set holdout too");
@@ -120,8 +148,8 @@ ErrorSummary Summarize(const std::vector<PublishedCheck>& checks, int which) {
   const size_t n = errors.size();
   s.median_abs_error = n % 2 ? errors[n / 2] : (errors[n / 2 - 1] + errors[n / 2]) / 2;
   s.max_abs_error = errors.back();
-  s.within_40 = static_cast<int>(std::count_if(errors.begin(), errors.end(),
-                                               [](double e) { return e <= 0.40; }));
+  s.within_40 = static_cast<int>(
+      std::count_if(errors.begin(), errors.end(), [](double e) { return e <= 0.40; }));
   return s;
 }
 
@@ -195,6 +223,16 @@ Result<PublishedValidation> ValidatePublished(const std::vector<PublishedRun>& r
     o.efficiency = efficiency;
     o.expected.ceilings = CeilingSet::kAchievable;
     o.expected.runtime = run.runtime;
+    if (!run.weight_kernel.empty()) {
+      Result<const EfficiencyData::WeightKernel*> wk =
+          FindWeightKernel(*efficiency, run.weight_kernel, run.where + ".weight_kernel");
+      if (!wk.ok()) return wk.status();
+      if (!CostModel::CanScaleWeightKernel(**device)) {
+        return Status::Invalid(run.where + ".weight_kernel",
+                               "device '" + run.hw + "' lists no SM count and boost clock");
+      }
+      o.expected.weight_kernel = run.weight_kernel;
+    }
     const CostModel model(**device, o);
     Result<Workload> staged = ResolveStages(*config, run.workload, **device);
     if (!staged.ok()) return Status::Invalid(run.where, staged.status().ToString());
@@ -208,8 +246,8 @@ Result<PublishedValidation> ValidatePublished(const std::vector<PublishedRun>& r
     if (c.has_expected) {
       c.expected_s = phase->totals.expected_s;
       c.error = (c.expected_s - run.measured_s) / run.measured_s;
-      c.blind = run.blind &&
-                std::abs(c.expected_s - run.blind_expected_s) <= 1e-9 * run.blind_expected_s;
+      c.blind =
+          run.blind && std::abs(c.expected_s - run.blind_expected_s) <= 1e-9 * run.blind_expected_s;
     } else {
       ++v.bound_only;
     }

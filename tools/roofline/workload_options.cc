@@ -38,12 +38,17 @@ void AddExpectedOptions(CLI::App& app, ExpectedFlags& f) {
   app.add_option("--efficiency", f.efficiency,
                  "expected times: CLASS=F: kernels of a class (matmul, attention, vector, comm) "
                  "reach F of every ceiling, F in [0.001, 1]; repeatable");
+  app.add_option("--weight-kernel", f.weight_kernel,
+                 "expected times: weight-only quantized matmuls run as this measured kernel "
+                 "(tinygemm: PyTorch's int4 torch._weight_int4pack_mm, as gpt-fast and torchao "
+                 "run it); default: weights streamed at the achievable bandwidth");
 }
 
 Status ApplyExpectedFlags(const ExpectedFlags& f, const Device& d, CostOptions& c) {
   if (!CostModel::ExpectsTimesOn(d)) {
     const ExpectedFlags defaults;
     const char* given = !f.efficiency.empty()             ? "--efficiency"
+                        : !f.weight_kernel.empty()        ? "--weight-kernel"
                         : f.runtime != defaults.runtime   ? "--runtime"
                         : f.ceilings != defaults.ceilings ? "--ceilings"
                                                           : nullptr;
@@ -65,6 +70,19 @@ Status ApplyExpectedFlags(const ExpectedFlags& f, const Device& d, CostOptions& 
   }
   Result<EfficiencyData> data = LoadDefaultEfficiencyData();
   if (!data.ok()) return data.status();
+  if (!f.weight_kernel.empty()) {
+    Result<const EfficiencyData::WeightKernel*> wk =
+        FindWeightKernel(*data, f.weight_kernel, "--weight-kernel");
+    if (!wk.ok()) return wk.status();
+    if (!CostModel::CanScaleWeightKernel(d)) {
+      return Status::Invalid("--weight-kernel",
+                             "device '" + d.id +
+                                 "' lists no SM count and boost clock (info.sm_count or "
+                                 "info.cu_count, info.boost_clock) to scale the kernel's "
+                                 "measured rates by");
+    }
+    c.expected.weight_kernel = f.weight_kernel;
+  }
   c.efficiency = std::make_shared<const EfficiencyData>(std::move(data).value());
   return Status::Ok();
 }

@@ -21,8 +21,9 @@ struct ExpectedFlags {
   std::string ceilings = "achievable";  ///< spec | achievable
   std::string runtime = "eager";        ///< eager | cuda-graph | compiled
   std::vector<std::string> efficiency;  ///< CLASS=F overrides
+  std::string weight_kernel;            ///< a name in data/efficiency.json's weight_only_kernels
 };
-/// Adds --ceilings, --runtime and --efficiency.
+/// Adds --ceilings, --runtime, --efficiency and --weight-kernel.
 void AddExpectedOptions(CLI::App& app, ExpectedFlags& f);
 /// Loads the efficiency data and applies the flags to `c`; errors name the flag or the file.
 /// A flag other than its default is refused on a device with no expected times.
