@@ -39,7 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const Device& d : db->devices()) {
     CostOptions o;
     o.efficiency = std::make_shared<const EfficiencyData>(*e);
-    if (!e->weight_kernels.empty() && CostModel::CanScaleWeightKernel(d)) {
+    if (!e->weight_kernels.empty() &&
+        CheckWeightKernel(*e, e->weight_kernels.front().name, d, "fuzz").ok()) {
       o.expected.weight_kernel = e->weight_kernels.front().name;
     }
     const CostModel model(d, o);

@@ -16,9 +16,12 @@ its CUDA-event median less what the events add around a kernel (a tiny add's eve
 time per kernel in a replayed CUDA graph: kernel-validation.py's method); gap is the launch gap
 of data/efficiency.json (1.0 us, in the model's expected time already).
 
-Fits: fixed and stream_rate by least squares on the rows m = 1, 2 (the weights streamed once,
-the matrix work small); matrix_rate as the median rate of the rows m >= 32 (the time linear in
-m). Prints the fit and every row's error.
+Fits, on an H100 rerun in which every weight copy has its own scales and zeros, at groups of
+32, 64 and 128 along K: fixed and stream_rate by least squares on the rows m = 1, 2 (the weights
+streamed once, the matrix work small); matrix_rate as the median rate of the rows m >= 32 (the
+time linear in m). Bytes are what the kernel reads: int4 weights, a bf16 scale and zero per
+group and column, activations and output. Prints the fit, its error per group size, and the
+same on the first H100 and H200 runs (group 128).
 
 2. Attention waves. The fixed time per wave of thread blocks (10.6 us on the H100, fitted to 22
 flash kernels of at most 16 waves) over-counts kernels of many more waves: an SM that runs block
@@ -40,15 +43,23 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GAP_S = 1.0e-6
-DEFAULT = [
-    ("docs/measurements/h100-2026-11-26/quant.json", "docs/measurements/h100-2026-11-26/kernels.json",
-     132, 1.98e9),
-    ("docs/measurements/h200-2026-11-26/quant.json", "docs/measurements/h200-2026-11-26/kernels.json",
-     132, 1.98e9),
+CYCLES = 132 * 1.98e9  # both chips: 132 SMs at 1.98 GHz
+# The fit: an H100 rerun whose every weight copy has its own scales and zeros (so they stream
+# from device memory too), at the group sizes of gpt-fast (32), torchao (64) and 128.
+FIT = ("docs/measurements/h100-2026-11-26/int4-rerun/quant-int4.json",
+       "docs/measurements/h100-2026-11-26/int4-rerun/kernels.json")
+# Checks: the first runs on both chips (group 128; one scales tensor shared by the copies).
+CHECKS = [
+    ("docs/measurements/h100-2026-11-26/quant.json", "docs/measurements/h100-2026-11-26/kernels.json"),
+    ("docs/measurements/h200-2026-11-26/quant.json", "docs/measurements/h200-2026-11-26/kernels.json"),
 ]
+# Both runs of the attention cap.
+DEFAULT = CHECKS
 
 
-def rows_of(quant_path, kernels_path, sms, clock):
+def rows_of(quant_path, kernels_path, sections=("int4", "int4_groups")):
+    """Timed int4 rows: in-stream seconds, bytes the kernel reads (int4 weights, a bf16 scale and
+    zero per group and column, activations, output) and matrix FLOPs."""
     with open(os.path.join(ROOT, quant_path)) as f:
         q = json.load(f)
     with open(os.path.join(ROOT, kernels_path)) as f:
@@ -56,17 +67,29 @@ def rows_of(quant_path, kernels_path, sms, clock):
     tiny = [r for r in k["memory"] if r["op"] == "add" and r["elements"] == 4096]
     bracket = tiny[0]["median_us"] * 1e-6 - k["launch"]["graph_gpu_s_per_kernel"]
     out = []
-    for r in q["int4"]:
-        if "median_us" not in r:
-            continue
-        out.append({"gpu": q["gpu"], "shape": r["shape"], "m": r["m"], "bytes": r["bytes"],
-                    "flops": r["flops"], "t": r["median_us"] * 1e-6 - bracket,
-                    "cycles": sms * clock})
+    for section in sections:
+        for r in q.get(section, []):
+            if "median_us" not in r:
+                continue
+            out.append({"gpu": q["gpu"], "shape": r["shape"], "m": r["m"],
+                        "group": r.get("group", 128), "bytes": r["bytes"], "flops": r["flops"],
+                        "t": r["median_us"] * 1e-6 - bracket})
     return out
 
 
+def report(label, rows, fixed, stream, matrix):
+    by_group = {}
+    for r in rows:
+        model = GAP_S + fixed + max(r["bytes"] / stream, r["flops"] / matrix)
+        by_group.setdefault(r["group"], []).append((model - r["t"]) / r["t"])
+    for group, errs in sorted(by_group.items()):
+        a = [abs(e) for e in errs]
+        print(f"  {label}, group {group}: {len(a)} rows, median |error| "
+              f"{statistics.median(a) * 100:.1f}%, largest {max(a) * 100:.1f}%")
+
+
 def fit_tinygemm():
-    rows = [r for run in DEFAULT for r in rows_of(*run)]
+    rows = rows_of(*FIT)
     # fixed + bytes * a (a = 1 / stream rate), least squares over m = 1, 2.
     low = [r for r in rows if r["m"] <= 2]
     xs = [r["bytes"] for r in low]
@@ -74,24 +97,22 @@ def fit_tinygemm():
     mx, my = statistics.mean(xs), statistics.mean(ys)
     a = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
     fixed = my - a * mx
-    stream = 1 / a  # B/s on these chips
-    cycles = low[0]["cycles"]
+    stream = 1 / a
     high = [r for r in rows if r["m"] >= 32]
     matrix = statistics.median(r["flops"] / (r["t"] - GAP_S - fixed) for r in high)
-    print(f"fit over {len(low)} rows with m <= 2 and {len(high)} with m >= 32 "
-          f"({', '.join(sorted({r['gpu'] for r in rows}))}):")
+    print(f"tinygemm: fit over the {len(low)} rows with m <= 2 and the {len(high)} with m >= 32 of "
+          f"{FIT[0]}:")
     print(f"  fixed {fixed * 1e6:.2f} us; stream {stream / 1e12:.3f} TB/s = "
-          f"{stream / cycles:.3f} B per SM-cycle; matrix {matrix / 1e12:.2f} TFLOP/s = "
-          f"{matrix / cycles:.1f} FLOP per SM-cycle")
-    errors = []
-    for r in rows:
-        model = GAP_S + fixed + max(r["bytes"] / stream, r["flops"] / matrix)
-        err = (model - r["t"]) / r["t"]
-        errors.append(abs(err))
-        print(f"  {r['gpu']:22} {r['shape']:18} m {r['m']:4}: measured {r['t'] * 1e6:8.1f} us, "
-              f"model {model * 1e6:8.1f} us, {err * 100:+6.1f}%")
-    print(f"  {len(errors)} rows: median |error| {statistics.median(errors) * 100:.1f}%, "
-          f"largest {max(errors) * 100:.1f}%")
+          f"{stream / CYCLES:.2f} B per SM-cycle; matrix {matrix / 1e12:.2f} TFLOP/s = "
+          f"{matrix / CYCLES:.1f} FLOP per SM-cycle")
+    report("the fit's own rows", rows, fixed, stream, matrix)
+    for check in CHECKS:
+        report(check[0], rows_of(*check, sections=("int4",)), fixed, stream, matrix)
+    # The first runs, chip against chip: the same shapes and rows.
+    h100, h200 = (rows_of(*c, sections=("int4",)) for c in CHECKS)
+    diffs = [abs(x["t"] - y["t"]) / y["t"] for x, y in zip(h100, h200)]
+    print(f"  H100 against H200 (first runs, {len(diffs)} rows): median difference "
+          f"{statistics.median(diffs) * 100:.1f}%, largest {max(diffs) * 100:.1f}%")
 
 
 def fit_max_waves(roofline):
@@ -100,7 +121,7 @@ def fit_max_waves(roofline):
         for w in json.load(f)["attention_waves"]:
             if w["device"] == "h100-sxm":
                 wave_s = w["value"]
-    for quant_path, kernels_path, _, _ in DEFAULT:
+    for quant_path, kernels_path in DEFAULT:
         with open(os.path.join(ROOT, quant_path)) as f:
             q = json.load(f)
         with open(os.path.join(ROOT, kernels_path)) as f:

@@ -23,7 +23,7 @@ A shape or kernel the installed PyTorch refuses is recorded with the first line 
 the rest still run. Writes one JSON file (rows as gpu-reference.py's, plus bytes and FLOPs).
 
 usage: python3 scripts/gpu-quant-kernels.py --out quant.json [--repetitions 20]
-           [--compile-budget 150]
+           [--compile-budget 150] [--only SECTION...]
 """
 import argparse
 import importlib.util
@@ -125,41 +125,44 @@ def fp8_int8_bf16(b, rows):
         torch.cuda.empty_cache()
 
 
-def int4_weight_only(b, rows):
+def int4_weight_only(b, rows, groups=(128,), ms=(1, 2, 4, 8, 16, 32, 64, 128)):
+    """torch._weight_int4pack_mm; each weight copy has its own scales and zeros (bf16 pairs, one
+    per group of K per column), so both stream from device memory."""
     torch = b.torch
     dev = b.dev
-    group = 128
-    for name, k, n in SHAPES:
-        count = b.copies(k * n // 2)
-        try:
-            packed = []
-            for _ in range(count):
-                w = torch.randint(0, 256, (n, k // 2), device=dev, dtype=torch.uint8)
-                packed.append(torch._convert_weight_to_int4pack(w, 8))
-            sz = torch.rand(k // group, n, 2, device=dev, dtype=torch.bfloat16) + 0.5
-        except Exception as exc:
-            rows.append({"op": "int4 weight-only", "shape": name, "k": k, "n": n,
-                         "refused": refused(exc)})
-            print(f"int4 weight-only {name}: refused: {rows[-1]['refused']}", flush=True)
-            continue
-        for m in [1, 2, 4, 8, 16, 32, 64, 128]:
-            x = torch.rand(m, k, device=dev, dtype=torch.bfloat16) - 0.5
-            row = {"op": "int4 weight-only", "shape": name, "m": m, "k": k, "n": n,
-                   "group": group, "weight_copies": count, "flops": 2 * m * n * k,
-                   "bytes": k * n // 2 + (k // group) * n * 2 * 2 + m * k * 2 + m * n * 2}
-            fn = lambda w: torch._weight_int4pack_mm(x, w, group, sz)  # noqa: E731
+    for group in groups:
+        for name, k, n in SHAPES:
+            count = b.copies(k * n // 2)
             try:
-                fn(packed[0])
-                row.update(b.rotate(fn, packed))
-                t = row["median_us"] * 1e-6
-                print(f"int4 weight-only {name:18} m {m:4}: {row['median_us']:9.1f} us "
-                      f"{row['bytes'] / t / 1e12:6.2f} TB/s", flush=True)
+                pairs = []
+                for _ in range(count):
+                    w = torch.randint(0, 256, (n, k // 2), device=dev, dtype=torch.uint8)
+                    sz = torch.rand(k // group, n, 2, device=dev, dtype=torch.bfloat16) + 0.5
+                    pairs.append((torch._convert_weight_to_int4pack(w, 8), sz))
             except Exception as exc:
-                row["refused"] = refused(exc)
-                print(f"int4 weight-only {name} m {m}: refused: {row['refused']}", flush=True)
-            rows.append(row)
-        del packed
-        torch.cuda.empty_cache()
+                rows.append({"op": "int4 weight-only", "shape": name, "k": k, "n": n,
+                             "group": group, "refused": refused(exc)})
+                print(f"int4 weight-only {name}: refused: {rows[-1]['refused']}", flush=True)
+                continue
+            for m in ms:
+                x = torch.rand(m, k, device=dev, dtype=torch.bfloat16) - 0.5
+                row = {"op": "int4 weight-only", "shape": name, "m": m, "k": k, "n": n,
+                       "group": group, "weight_copies": count, "flops": 2 * m * n * k,
+                       "bytes": k * n // 2 + (k // group) * n * 2 * 2 + m * k * 2 + m * n * 2}
+                fn = lambda p: torch._weight_int4pack_mm(x, p[0], group, p[1])  # noqa: E731
+                try:
+                    fn(pairs[0])
+                    row.update(b.rotate(fn, pairs))
+                    t = row["median_us"] * 1e-6
+                    print(f"int4 weight-only g{group:<3} {name:18} m {m:4}: "
+                          f"{row['median_us']:9.1f} us {row['bytes'] / t / 1e12:6.2f} TB/s",
+                          flush=True)
+                except Exception as exc:
+                    row["refused"] = refused(exc)
+                    print(f"int4 weight-only {name} m {m}: refused: {row['refused']}", flush=True)
+                rows.append(row)
+            del pairs
+            torch.cuda.empty_cache()
 
 
 def compiled(b, rows, budget_s, tuned=False):
@@ -285,6 +288,9 @@ def main():
     parser.add_argument("--repetitions", type=int, default=20)
     parser.add_argument("--compile-budget", type=float, default=150,
                         help="seconds of torch.compile work before compiled cases are skipped")
+    parser.add_argument("--only", nargs="*", default=[],
+                        help="sections to run (matmuls int4 int4_groups attention compiled "
+                             "compiled_tuned); default: all but int4_groups")
     args = parser.parse_args()
     try:
         import torch
@@ -302,8 +308,15 @@ def main():
                 ("attention", many_wave_attention),
                 ("compiled", lambda bb, rows: compiled(bb, rows, args.compile_budget)),
                 ("compiled_tuned",
-                 lambda bb, rows: compiled(bb, rows, args.compile_budget, tuned=True))]
+                 lambda bb, rows: compiled(bb, rows, args.compile_budget, tuned=True)),
+                # The group sizes gpt-fast (32) and torchao (64) use, beside 128.
+                ("int4_groups",
+                 lambda bb, rows: int4_weight_only(bb, rows, groups=(32, 64, 128),
+                                                   ms=(1, 2, 4, 16, 64)))]
+    wanted = set(args.only) if args.only else {k for k, _ in sections if k != "int4_groups"}
     for key, fn in sections:
+        if key not in wanted:
+            continue
         result[key] = []
         t0 = time.monotonic()
         try:

@@ -75,7 +75,7 @@ def main():
                      f"{r['kind']} b{r['b']} h{r['hq']}/{r['hkv']} {r['sq']}x{r['skv']} "
                      f"d{r['d']}{' causal' if r['causal'] else ''}", r, what))
     if q is not None:
-        for r in q["matmuls"] + q["int4"]:
+        for r in q.get("matmuls", []) + q.get("int4", []) + q.get("int4_groups", []):
             if "median_us" not in r:
                 continue
             what = ["matmul", "--m", str(r["m"]), "--n", str(r["n"]), "--k", str(r["k"])]
@@ -84,11 +84,12 @@ def main():
             elif r["op"] == "int8":
                 what += ["--dtype", "int8"]
             elif r["op"] == "int4 weight-only":
-                what += ["--weight-dtype", "int4"]
+                what += ["--weight-dtype", "int4", "--group-size", str(r.get("group", 128))]
                 if args.weight_kernel:
                     what += ["--weight-kernel", args.weight_kernel]
-            rows.append((r["op"], f"{r['shape']} m={r['m']}", r, what))
-        for r in q["attention"]:
+            rows.append((r["op"] if "group" not in r else f"{r['op']} g{r['group']}",
+                         f"{r['shape']} m={r['m']}", r, what))
+        for r in q.get("attention", []):
             if "median_us" not in r:
                 continue
             what = ["attention", "--batch", str(r["b"]), "--heads", str(r["hq"]), "--kv-heads",

@@ -110,13 +110,17 @@ TEST(EfficiencyData, BadFilesAreRejectedWithTheFieldAndReason) {
        "weight_only_kernels[0].weight_dtype", "quantized weight dtype"},
       {Replace(*text, "\"weight_dtype\": \"int4\"", "\"weight_dtype\": \"int3\""),
        "weight_only_kernels[0].weight_dtype", "int3"},
-      {Replace(*text, "\"value\": 8.14,", "\"value\": 1e9,"),
+      {Replace(*text, "\"value\": 7.86,", "\"value\": 1e9,"),
        "weight_only_kernels[0].stream_bytes_per_sm_cycle.value", "B per SM-cycle"},
-      {Replace(*text, "\"value\": 111.1,", "\"value\": -1,"),
+      {Replace(*text, "\"value\": 110.9,", "\"value\": -1,"),
        "weight_only_kernels[0].matrix_flops_per_sm_cycle", "positive"},
       {Replace(*text, "\"measured_on\": [\"h100-sxm\", \"h200\"]", "\"measured_on\": []"),
        "weight_only_kernels[0].measured_on", "non-empty"},
       {Replace(*text, "\"name\": \"tinygemm\",", ""), "weight_only_kernels[0].name", "missing"},
+      {Replace(*text, "\"activation_dtype\": \"bf16\"", "\"activation_dtype\": \"int8\""),
+       "weight_only_kernels[0].activation_dtype", "bf16 or fp16"},
+      {Replace(*text, "\"zero_points\": true", "\"zero_points\": 1"),
+       "weight_only_kernels[0].zero_points", "true or false"},
       {Replace(*text, "[[64, 64],", "[[64, -1],"), "matmul_tiles.tiles[0]", "integers"},
       {Replace(*text, "\"schema_version\": 1", "\"schema_version\": 2"), "schema_version",
        "unsupported"},
@@ -494,9 +498,13 @@ TEST(Expected, AWeightKernelReplacesTheTermsOfItsMatmulsOnly) {
   int4.group_size = 128;
   const KernelCost c = Analyze(OpRequest{int4}, model).costs[0];
   const ExpectedCost& e = c.expected;
-  // One row: the bytes at the streaming rate (2.1 TB/s, below the 2.90 achievable) decide.
+  // One row: the bytes at the streaming rate (2.1 TB/s, below the 2.90 achievable) decide, with
+  // a bf16 zero point beside each of the 32 x 14336 scales.
   const double stream = tg.stream_bytes_per_sm_cycle.value * cycles;
-  EXPECT_NEAR(e.memory_s[0], c.bytes[0] / stream, 1e-15);
+  ASSERT_TRUE(tg.zero_points);
+  EXPECT_NEAR(e.memory_s[0], (c.bytes[0] + 4096 / 128 * 14336 * 2.0) / stream, 1e-15);
+  // Other levels keep their bandwidths.
+  EXPECT_LT(e.memory_s[1], e.memory_s[0]);
   EXPECT_NEAR(e.fixed_s, tg.fixed_s.value, 1e-18);
   EXPECT_NEAR(e.time_s, e.memory_s[0] + e.fixed_s + 1.0e-6, 1e-12);
   EXPECT_GE(e.time_s, c.time_s);
@@ -514,6 +522,14 @@ TEST(Expected, AWeightKernelReplacesTheTermsOfItsMatmulsOnly) {
   int8.b_dtype = DType::kInt8;
   int8.group_size = 0;
   EXPECT_EQ(Analyze(OpRequest{int8}, model).costs[0].expected.fixed_s, 0);
+  // Nor for activations the kernel does not take (tinygemm: bf16 only), per-column scales, or
+  // routed experts.
+  MatmulSpec fp16 = int4;
+  fp16.a_dtype = fp16.out_dtype = DType::kFp16;
+  EXPECT_EQ(Analyze(OpRequest{fp16}, model).costs[0].expected.fixed_s, 0);
+  MatmulSpec per_column = int4;
+  per_column.group_size = 0;
+  EXPECT_EQ(Analyze(OpRequest{per_column}, model).costs[0].expected.fixed_s, 0);
   // Another GPU scales the rates by its SMs and clock, and --explain says so.
   const CostModel a100 = with_kernel(Dev("a100-sxm-80gb"), "tinygemm");
   EXPECT_FALSE(a100.used_weight_kernel().measured_here);
@@ -523,9 +539,9 @@ TEST(Expected, AWeightKernelReplacesTheTermsOfItsMatmulsOnly) {
   ASSERT_TRUE(ex.ok());
   std::string explained;
   for (const std::string& line : ex->traces[0]) explained += line + "\n";
-  for (const char* part :
-       {"weight-only kernel tinygemm", "x 108 SMs x 1.41 GHz",
-        "scaled to this device's SMs and clock (assumed)", "+ kernel fixed time 2.20 us"}) {
+  for (const char* part : {"weight-only kernel tinygemm", "x 108 SMs x 1.41 GHz",
+                           "scaled to this device's SMs and clock (assumed)",
+                           "+ kernel fixed time 1.51 us", "B of zero points"}) {
     EXPECT_NE(explained.find(part), std::string::npos) << part << "\n" << explained;
   }
   // An --efficiency matmul=F override replaces the model, the kernel with it.
@@ -534,11 +550,18 @@ TEST(Expected, AWeightKernelReplacesTheTermsOfItsMatmulsOnly) {
   forced.expected.weight_kernel = "tinygemm";
   ASSERT_TRUE(ParseEfficiencyOverride("matmul=0.5", forced.expected).ok());
   EXPECT_EQ(Analyze(OpRequest{int4}, CostModel(h100, forced)).costs[0].expected.fixed_s, 0);
-  // Names are checked against the file.
-  Result<const EfficiencyData::WeightKernel*> bad = FindWeightKernel(*Data(), "tinygem", "--wk");
+  // Names are checked against the file, devices for what the rates scale by.
+  const Status bad = CheckWeightKernel(*Data(), "tinygem", h100, "--wk");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().ToString().find("did you mean 'tinygemm'"), std::string::npos)
-      << bad.status().ToString();
+  EXPECT_NE(bad.ToString().find("did you mean 'tinygemm'"), std::string::npos) << bad.ToString();
+  const Status b200 = CheckWeightKernel(*Data(), "tinygemm", Dev("b200"), "--wk");
+  ASSERT_FALSE(b200.ok());
+  EXPECT_NE(b200.ToString().find("no boost clock (info.boost_clock)"), std::string::npos)
+      << b200.ToString();
+  const Status tpu = CheckWeightKernel(*Data(), "tinygemm", Dev("tpu-v5e"), "--wk");
+  EXPECT_NE(tpu.ToString().find("no SM count"), std::string::npos) << tpu.ToString();
+  // The devices it was measured on are in the database.
+  for (const std::string& id : tg.measured_on) EXPECT_TRUE(testing::Db().Find(id).ok()) << id;
 }
 
 TEST(ExpectedCli, ModelPrintsExpectedBesideTheBoundAndRejectsBadFlags) {

@@ -38,6 +38,11 @@ OpRequest RandomRequest(std::mt19937_64& rng) {
       s.a_dtype = PickDType(rng);
       if (s.a_dtype == DType::kInt4) s.a_dtype = DType::kBf16;
       s.b_dtype = PickDType(rng);
+      if (s.b_dtype == DType::kInt4 && rng() % 2 == 0) {  // group-wise int4 weights, bf16 in
+        s.a_dtype = DType::kBf16;
+        s.group_size = int64_t{32} << (rng() % 3);
+        s.k = std::max<int64_t>(1, s.k / s.group_size) * s.group_size;  // groups divide k
+      }
       s.out_dtype = DType::kBf16;
       s.bias = rng() % 2;
       return OpRequest{s};
@@ -154,7 +159,7 @@ TEST(Invariants, TheBoundIsNeverAboveTheExpectedTime) {
   ASSERT_TRUE(data.ok()) << data.status().ToString();
   const auto shared = std::make_shared<const EfficiencyData>(*data);
   std::mt19937_64 rng(20261124);
-  int checked = 0;
+  int checked = 0, weight_kernel_runs = 0;
   for (const Device& d : Db().devices()) {
     if (d.model_split || d.memory.front().weights_only) {
       // SRAM-only and wafer-scale devices have no expected-time model: bounds only.
@@ -173,7 +178,7 @@ TEST(Invariants, TheBoundIsNeverAboveTheExpectedTime) {
         o.launch_overhead_s = rng() % 2 ? 0 : 3e-6;
         if (rng() % 4 == 0) o.expected.class_efficiency[rng() % kNumClasses] = 0.5;
         // Half the time int4 weight-only matmuls run as the measured tinygemm kernel.
-        if (rng() % 2 == 0 && CostModel::CanScaleWeightKernel(d)) {
+        if (rng() % 2 == 0 && CheckWeightKernel(*data, "tinygemm", d, "test").ok()) {
           o.expected.weight_kernel = "tinygemm";
         }
         const CostModel model(d, o);
@@ -185,6 +190,7 @@ TEST(Invariants, TheBoundIsNeverAboveTheExpectedTime) {
             ++checked;
             ASSERT_TRUE(c.has_expected);
             const ExpectedCost& e = c.expected;
+            weight_kernel_runs += e.fixed_s > 0 ? 1 : 0;
             EXPECT_GE(e.time_s, c.time_s * (1 - 1e-12)) << d.id << " " << c.name;
             EXPECT_GE(e.compute_s, c.compute_time_s * (1 - 1e-12)) << d.id << " " << c.name;
             for (int l = 0; l < c.num_levels; ++l) {
@@ -218,6 +224,7 @@ TEST(Invariants, TheBoundIsNeverAboveTheExpectedTime) {
     }
   }
   EXPECT_GT(checked, 5000);
+  EXPECT_GT(weight_kernel_runs, 10);  // the tinygemm path ran (19 kernels with this seed)
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -295,7 +296,8 @@ TEST(KernelValidation, TheBoundIsBelowEveryKernelOfTheH100AndH200RunsOfNovember2
 
 // The model built from H100 data, on the H200 (published H200 ceilings: Azure's 4.01 TB/s copy,
 // the MAMF table's best shapes), before anything was fitted to an H200: the 52 bf16 matmuls
-// within a median 5.5%, the 22 flash kernels 6.0% (the H100's own: 4.5% and 5.1%).
+// within a median 5.5%, the 22 flash kernels 6.0% (the H100's own on 2026-11-25: 4.5% and 5.1%;
+// on 2026-11-26: 4.6% and 5.2%).
 TEST(KernelValidation, TheH100ModelHoldsOnTheH200) {
   const json k = Load("h200-2026-11-26/kernels.json");
   const double bracket = EventBracket(k);
@@ -311,7 +313,8 @@ TEST(KernelValidation, TheH100ModelHoldsOnTheH200) {
 }
 
 // fp8 GEMMs (torch._scaled_mm, one scale per tensor; cuBLASLt) set no figure: the tile and wave
-// model at the MAMF table's best fp8 shape, 1 to 8192 rows over Llama-3 weights.
+// model at the MAMF table's best fp8 shape, 1 to 8192 rows over Llama-3 weights. Medians 9.5%
+// (H100) and 8.8% (H200), largest 24.0% and 27.2%: the limits pin today's figures.
 TEST(KernelValidation, Fp8MatmulsComeWithinAMedianTenthOfTheirExpectedTime) {
   for (const auto& [folder, device] :
        {std::pair<std::string, std::string>{"h100-2026-11-26", "h100-sxm"},
@@ -325,32 +328,57 @@ TEST(KernelValidation, Fp8MatmulsComeWithinAMedianTenthOfTheirExpectedTime) {
   }
 }
 
-// --weight-kernel tinygemm is the fit data/efficiency.json states (scripts/fit-kernel-figures.py:
-// median 1.6%, largest 24.2% at 4 rows) on both chips; without it, int4 weight-only matmuls are
-// expected at the copy bandwidth, far too fast (they reach 0.1-2 TB/s).
+// --weight-kernel tinygemm is the fit data/efficiency.json states (scripts/fit-kernel-figures.py
+// on the H100 rerun of 2026-11-26, every weight copy with its own scales and zeros, groups of 32,
+// 64 and 128: medians 4.6%, 2.0%, 2.3%, largest 28.4% at 4 rows), through the tool's own bytes;
+// the first runs (group 128, H100 and H200) check it. The limits pin today's figures with a
+// little room. Without the kernel, int4 weight-only matmuls are expected at the copy bandwidth,
+// far too fast (they reach 0.1-2 TB/s).
 TEST(KernelValidation, Int4WeightOnlyMatmulsAreTheTinygemmFit) {
-  std::vector<Timed> with, without;
+  const std::string rerun = "h100-2026-11-26/int4-rerun/";
+  const json k = Load(rerun + "kernels.json");
+  const json q = Load(rerun + "quant-int4.json");
+  const CostModel model = InStream(1, "h100-sxm", "tinygemm");
+  std::map<int64_t, std::vector<Timed>> by_group;
+  for (const json& section : {q["int4"], q["int4_groups"]}) {
+    for (const json& r : section) {
+      if (r.contains("refused")) continue;
+      MatmulSpec s = Mm(r["m"], r["n"], r["k"]);
+      s.b_dtype = DType::kInt4;
+      s.group_size = r["group"];
+      by_group[s.group_size].push_back(Time(OpRequest{s}, model,
+                                            r["shape"].get<std::string>() + " m=" + r["m"].dump(),
+                                            r["median_us"].get<double>() * 1e-6 - EventBracket(k)));
+    }
+  }
+  ASSERT_EQ(by_group.size(), 3u);
+  EXPECT_NEAR(MedianAbsError(by_group[32]), 0.046, 0.005);
+  EXPECT_NEAR(MedianAbsError(by_group[64]), 0.020, 0.005);
+  EXPECT_NEAR(MedianAbsError(by_group[128]), 0.023, 0.005);
+  for (const auto& [group, ts] : by_group) EXPECT_LT(LargestAbsError(ts), 0.30) << group;
+  std::vector<Timed> first, without;
   for (const auto& [folder, device] :
        {std::pair<std::string, std::string>{"h100-2026-11-26", "h100-sxm"},
         {"h200-2026-11-26", "h200"}}) {
-    const json k = Load(folder + "/kernels.json");
-    const json q = Load(folder + "/quant.json");
+    const json k1 = Load(folder + "/kernels.json");
+    const json q1 = Load(folder + "/quant.json");
     for (Timed& t :
-         QuantMatmuls(q, InStream(1, device, "tinygemm"), EventBracket(k), "int4 weight-only")) {
-      with.push_back(t);
+         QuantMatmuls(q1, InStream(1, device, "tinygemm"), EventBracket(k1), "int4 weight-only")) {
+      first.push_back(t);
     }
-    for (Timed& t : QuantMatmuls(q, InStream(1, device), EventBracket(k), "int4 weight-only")) {
+    for (Timed& t : QuantMatmuls(q1, InStream(1, device), EventBracket(k1), "int4 weight-only")) {
       without.push_back(t);
     }
   }
-  ASSERT_EQ(with.size(), 64u);
-  EXPECT_LT(MedianAbsError(with), 0.03);
-  EXPECT_LT(LargestAbsError(with), 0.26);
+  ASSERT_EQ(first.size(), 64u);
+  EXPECT_LT(MedianAbsError(first), 0.03);
+  EXPECT_LT(LargestAbsError(first), 0.27);
   EXPECT_GT(MedianAbsError(without), 0.7);
 }
 
-// The cap on attention waves (max_waves 16, fitted to the H100's four kernels of 32 and 63 waves):
-// those within 12% (6-32% slow without the cap); on the H200, prefill of 63 waves within 3%.
+// The cap on attention waves (max_waves 16, fitted to the H100's four kernels of 32 and 63
+// waves): those within 12% (in-sample: the cap was fitted to them; 6-32% slow without it); on
+// the H200, not fitted, the two prefills of 63 waves within 3% (1.99% and 0.1% today).
 TEST(KernelValidation, ManyWaveAttentionIsTheCapTheDataFileStates) {
   const json k100 = Load("h100-2026-11-26/kernels.json");
   const std::vector<Timed> h100 =

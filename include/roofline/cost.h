@@ -210,8 +210,6 @@ class CostModel {
     bool measured_here = false;  ///< this device is one it was measured on
   };
   const UsedWeightKernel& used_weight_kernel() const { return weight_kernel_; }
-  /// Whether a device lists what --weight-kernel scales by (an SM or CU count and a boost clock).
-  static bool CanScaleWeightKernel(const Device& device);
 
   /// The ceiling used for an engine request after fallbacks (index into Device::compute), or -1.
   int ResolveEngine(const EngineKey& key) const;
@@ -265,6 +263,12 @@ class CostModel {
   /// (one number per constructed model; a copy keeps it, and the same sides with it).
   uint64_t tiles_id_ = 0;
 };
+
+/// Whether `name` is a weight kernel of `data` (--weight-kernel) that `device` can run: it must
+/// list an SM or CU count and a boost clock to scale the kernel's measured rates by. Errors
+/// name `where`. A CostModel given an unchecked name ignores it.
+Status CheckWeightKernel(const EfficiencyData& data, std::string_view name, const Device& device,
+                         const std::string& where);
 
 /// FLOPs (each kernel's times its repeat) the device lists no ceiling for, by the requested
 /// engine ("vector.fp32"), in first-seen order: their compute is not timed, only their bytes.

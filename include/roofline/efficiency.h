@@ -95,7 +95,8 @@ struct EfficiencyData {
   std::vector<LinkLatency> collective_latency;
   std::array<LaunchCost, kNumRuntimes> launch{};  ///< by Runtime
   /// A weight-only quantized matmul kernel timed on its own (optional; a run names one with
-  /// `--weight-kernel NAME`). Its matmuls with `weight_dtype` weights and 16-bit activations take
+  /// `--weight-kernel NAME`). Its matmuls with group-wise quantized `weight_dtype` weights and
+  /// `activation_dtype` activations take
   ///   fixed + max(bytes / min(stream rate, bandwidth), matrix FLOPs / matrix rate)
   /// in place of the roofline terms (its dequantization is inside the measured rates). The
   /// rates are per SM and clock cycle: the kernel is limited by the work its SMs issue, not by
@@ -104,7 +105,9 @@ struct EfficiencyData {
   struct WeightKernel {
     std::string name;
     DType weight_dtype = DType::kInt4;
-    std::string description;               ///< which library call it is, who runs it
+    DType activation_dtype = DType::kBf16;  ///< the activations it takes
+    bool zero_points = false;  ///< reads a zero point beside each scale (bytes of the scales)
+    std::string description;   ///< which library call it is, who runs it
     std::vector<std::string> measured_on;  ///< device ids
     std::string source;                    ///< the measurements and the fit
     Figure fixed_s;                        ///< seconds per launch beyond the launch gap

@@ -25,9 +25,9 @@ struct PublishedRun {
   Workload workload;
   Runtime runtime = Runtime::kCudaGraph;
   std::string weight_kernel;  ///< a weight-only kernel of data/efficiency.json, or empty
-  std::string metric;     ///< decode_tokens_per_s_per_user | tpot_s | ttft_s
-  double value = 0;       ///< as published, in the metric's unit
-  double measured_s = 0;  ///< the phase's step time it implies
+  std::string metric;         ///< decode_tokens_per_s_per_user | tpot_s | ttft_s
+  double value = 0;           ///< as published, in the metric's unit
+  double measured_s = 0;      ///< the phase's step time it implies
   std::string framework, source, quote, notes, gpu_as_published;
   bool holdout = false;  ///< kept aside while the expected-time model was built
   std::string where;     ///< "<file>: runs[i] (<id>)", for errors
@@ -54,7 +54,7 @@ struct PublishedCheck {
   double expected_s = 0;  ///< the expected time (achievable ceilings, the run's runtime)
   /// The device has an expected-time model (GPUs); else the row checks only the bound.
   bool has_expected = true;
-  double error = 0;       ///< (expected - measured) / measured
+  double error = 0;          ///< (expected - measured) / measured
   bool bound_below = false;  ///< bound_s <= measured_s, as it must be
   /// A blind run whose expected time is still the one first computed (to 1e-9 relative).
   bool blind = false;

@@ -164,8 +164,8 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
   if (root.contains("weight_only_kernels")) {
     ForEachEntry(
         root.at("weight_only_kernels"), "weight_only_kernels",
-        {"name", "weight_dtype", "description", "measured_on", "source", "fixed_s",
-         "stream_bytes_per_sm_cycle", "matrix_flops_per_sm_cycle"},
+        {"name", "weight_dtype", "activation_dtype", "zero_points", "description", "measured_on",
+         "source", "fixed_s", "stream_bytes_per_sm_cycle", "matrix_flops_per_sm_cycle"},
         [&](const json& f, const std::string& field) {
           EfficiencyData::WeightKernel k;
           k.name = RequireString(f, "name", field, "the name --weight-kernel takes");
@@ -182,6 +182,17 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
                                  "expected a quantized weight dtype: int4, int8 or fp8");
           }
           k.weight_dtype = *dt;
+          Result<DType> act =
+              ParseDType(RequireString(f, "activation_dtype", field), field + ".activation_dtype");
+          if (!act.ok()) throw JsonFieldError(field + ".activation_dtype", act.status().what());
+          if (*act != DType::kBf16 && *act != DType::kFp16) {
+            throw JsonFieldError(field + ".activation_dtype", "expected bf16 or fp16");
+          }
+          k.activation_dtype = *act;
+          const json& zp = need(f, "zero_points", field);
+          if (!zp.is_boolean())
+            throw JsonFieldError(field + ".zero_points", "expected true or false");
+          k.zero_points = zp.get<bool>();
           k.description = RequireString(f, "description", field, "say which kernel it is");
           const json& on = need(f, "measured_on", field);
           if (!on.is_array() || on.empty() || on.size() > 64) {

@@ -77,17 +77,24 @@ bool HasFusedAttention(const Graph& graph, const Kernel& kernel) {
   return FusedAttention(graph, kernel) != nullptr;
 }
 
-// The kernel's matmul that a --weight-kernel kernel runs: a dense product of 16-bit
-// activations by weights of the kernel's quantized dtype, or null.
+// The kernel's matmul that a --weight-kernel kernel runs (a dense product of activations of the
+// kernel's dtype by group-wise quantized weights of its weight dtype), or null; `zero_bytes`
+// receives the bytes of its zero points when the kernel reads one beside each scale.
 const MatmulSpec* WeightKernelMatmul(const Graph& graph, const Kernel& kernel,
-                                     const EfficiencyData::WeightKernel& wk) {
+                                     const EfficiencyData::WeightKernel& wk, double& zero_bytes) {
+  zero_bytes = 0;
   for (int o : kernel.ops) {
-    if (const auto* mm = std::get_if<MatmulSpec>(&graph.ops()[o].spec)) {
-      const bool sixteen = mm->a_dtype == DType::kBf16 || mm->a_dtype == DType::kFp16;
-      if (mm->b_is_weight && mm->b_dtype == wk.weight_dtype && sixteen && mm->experts == 0) {
-        return mm;
+    const Op& op = graph.ops()[o];
+    if (const auto* mm = std::get_if<MatmulSpec>(&op.spec)) {
+      if (!mm->b_is_weight || mm->b_dtype != wk.weight_dtype ||
+          mm->a_dtype != wk.activation_dtype || mm->group_size <= 0 || mm->experts > 0) {
+        return nullptr;
       }
-      return nullptr;
+      const size_t scales = mm->bias ? 3 : 2;  // operands: A, B, (bias,) scales
+      if (wk.zero_points && op.operands.size() > scales) {
+        zero_bytes = graph.tensors()[op.operands[scales]].bytes();
+      }
+      return mm;
     }
   }
   return nullptr;
@@ -102,12 +109,23 @@ double BoostClock(const Device& d) {
 
 }  // namespace
 
-bool CostModel::CanScaleWeightKernel(const Device& device) {
+Status CheckWeightKernel(const EfficiencyData& data, std::string_view name, const Device& device,
+                         const std::string& where) {
+  Result<const EfficiencyData::WeightKernel*> wk = FindWeightKernel(data, name, where);
+  if (!wk.ok()) return wk.status();
   bool sms = false;
   for (const auto& [key, q] : device.info) {
     if ((key == "sm_count" || key == "cu_count") && q.value > 0) sms = true;
   }
-  return sms && BoostClock(device) > 0;
+  if (!sms || !(BoostClock(device) > 0)) {
+    return Status::Invalid(
+        where,
+        fmt::format(
+            "device '{}' lists no {} to scale the {} kernel's measured rates by", device.id,
+            !sms ? "SM count (info.sm_count or info.cu_count)" : "boost clock (info.boost_clock)",
+            name));
+  }
+  return Status::Ok();
 }
 
 void CostModel::SetUpExpected() {
@@ -169,6 +187,8 @@ void CostModel::SetUpExpected() {
                               ? w->wave_s.source
                               : w->wave_s.source + "; measured on " + w->device + ", assumed here";
   }
+  // --weight-kernel: callers check the name and the device first (CheckWeightKernel); the
+  // pointer is into the efficiency data this model shares (copies share it too).
   weight_kernel_ = {};
   if (!options_.expected.weight_kernel.empty() && sm_count_ > 0 && BoostClock(d) > 0) {
     for (const auto& wk : e.weight_kernels) {
@@ -315,8 +335,9 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
   // A weight-only matmul run as the --weight-kernel kernel: its measured rates replace the
   // matrix term and cap the streaming rate; its dequantization is inside them.
   const UsedWeightKernel& wk = weight_kernel_;
+  double zero_bytes = 0;
   const MatmulSpec* wq = wk.kernel != nullptr && forced == 0 && cls == KernelClass::kMatmul
-                             ? WeightKernelMatmul(graph, kernel, *wk.kernel)
+                             ? WeightKernelMatmul(graph, kernel, *wk.kernel, zero_bytes)
                              : nullptr;
 
   // Roofline terms at the ceilings used. The model's efficiency is of the matrix work (tiles,
@@ -326,9 +347,10 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
     return forced > 0 || t.requested.tensor ? e.efficiency : 1.0;
   };
   const double other_eff = forced > 0 ? forced : 1.0;  // memory and comm terms
+  double matrix_s = 0, floor_s = 0;
   if (wq != nullptr) {
     // Never below the ceilings' own time for all its FLOPs (the bound's compute term).
-    double matrix_s = 0, floor_s = 0, tensor_at_ceiling = 0;
+    double tensor_at_ceiling = 0;
     for (int i = 0; i < c.num_engines; ++i) {
       const EngineTerm& t = c.engines[i];
       if (t.ceiling < 0 || used_compute_[t.ceiling].value <= 0) continue;
@@ -362,12 +384,13 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
   e.term = c.num_engines > 0 ? Bound{BoundKind::kCompute, DominantEngine(c)}
                              : Bound{BoundKind::kMemory, 0};
   for (int l = 0; l < c.num_levels; ++l) {
-    const double bw = wq != nullptr && used_memory_[l].value > 0
-                          ? std::min(used_memory_[l].value, wk.stream_bytes_per_s)
-                          : used_memory_[l].value;
-    e.memory_s[l] = !(bw > 0)          ? 0
-                    : other_eff == 1.0 ? c.bytes[l] / bw
-                                       : c.bytes[l] / bw / other_eff;
+    // A --weight-kernel matmul streams device memory (level 0) at the kernel's rate, zero
+    // points included.
+    const bool streamed = wq != nullptr && l == 0 && used_memory_[l].value > 0;
+    const double bw =
+        streamed ? std::min(used_memory_[l].value, wk.stream_bytes_per_s) : used_memory_[l].value;
+    const double bytes = streamed ? c.bytes[l] + zero_bytes : c.bytes[l];
+    e.memory_s[l] = !(bw > 0) ? 0 : other_eff == 1.0 ? bytes / bw : bytes / bw / other_eff;
     if (e.memory_s[l] > e.roofline_s) {
       e.roofline_s = e.memory_s[l];
       e.term = {BoundKind::kMemory, l};
@@ -424,7 +447,16 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
   if (trace) {
     trace->Add(fmt::format("Expected time ({} ceilings, runtime {}):", NameOf(o.ceilings),
                            NameOf(o.runtime)));
-    for (int i = 0; i < c.num_engines; ++i) {
+    if (wq != nullptr) {
+      trace->Add(fmt::format(
+          "  compute (weight-only kernel {}): max(matrix {} FLOP / {}, every FLOP at its "
+          "ceiling {}) = {}",
+          wk.kernel->name,
+          Sci(2 * static_cast<double>(wq->batch) * static_cast<double>(wq->m) *
+              static_cast<double>(wq->n) * static_cast<double>(wq->k)),
+          Si(wk.matrix_flops_per_s, "FLOP/s"), Seconds(floor_s), Seconds(e.compute_s)));
+    }
+    for (int i = 0; i < c.num_engines && wq == nullptr; ++i) {
       const EngineTerm& t = c.engines[i];
       if (t.ceiling < 0) continue;
       const UsedCeiling& u = used_compute_[t.ceiling];
@@ -437,13 +469,15 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
     for (int l = 0; l < c.num_levels; ++l) {
       const UsedCeiling& u = used_memory_[l];
       if (u.value <= 0) continue;
-      if (wq != nullptr && wk.stream_bytes_per_s < u.value) {
+      if (wq != nullptr && l == 0) {
         trace->Add(fmt::format(
-            "  memory {}: {} B / {} = {}  [weight-only kernel {}: {} B per "
-            "SM-cycle x {} SMs x {}, below the {} {}]",
-            device_->memory[l].name, Sci(c.bytes[l]), Si(wk.stream_bytes_per_s, "B/s"),
-            Seconds(e.memory_s[l]), wk.kernel->name, wk.kernel->stream_bytes_per_sm_cycle.value,
-            sm_count_, Si(BoostClock(*device_), "Hz"), NameOf(o.ceilings), Si(u.value, "B/s")));
+            "  memory {}: ({} B{}) / min({} {}, weight-only kernel {}: {} B per SM-cycle x {} "
+            "SMs x {} = {}) = {}  [{}]",
+            device_->memory[l].name, Sci(c.bytes[l]),
+            zero_bytes > 0 ? fmt::format(" + {} B of zero points", Sci(zero_bytes)) : "",
+            NameOf(o.ceilings), Si(u.value, "B/s"), wk.kernel->name,
+            wk.kernel->stream_bytes_per_sm_cycle.value, sm_count_, Si(BoostClock(*device_), "Hz"),
+            Si(wk.stream_bytes_per_s, "B/s"), Seconds(e.memory_s[l]), u.figure.Describe()));
         continue;
       }
       trace->Add(fmt::format("  memory {}: {} B / {} = {}  [{}]", device_->memory[l].name,

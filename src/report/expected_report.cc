@@ -68,7 +68,10 @@ std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCo
   const ExpectedOptions& o = model.options().expected;
   const LaunchCost& launch = model.options().efficiency->launch[static_cast<size_t>(o.runtime)];
   std::string kernel;
-  if (const auto& wk = model.used_weight_kernel(); wk.kernel != nullptr) {
+  const bool ran = std::any_of(costs.begin(), costs.end(), [](const KernelCost& c) {
+    return c.has_expected && c.expected.fixed_s > 0;
+  });
+  if (const auto& wk = model.used_weight_kernel(); wk.kernel != nullptr && ran) {
     kernel = fmt::format(";\n  {} weights run as the {} kernel ({} + streaming {}, matrix {}; {})",
                          NameOf(wk.kernel->weight_dtype), wk.kernel->name,
                          Seconds(wk.kernel->fixed_s.value), Si(wk.stream_bytes_per_s, "B/s"),
@@ -108,7 +111,10 @@ json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& co
   }
   if (!overrides.empty()) j["efficiency_overrides"] = overrides;
   if (const auto& wk = model.used_weight_kernel(); wk.kernel != nullptr) {
+    int ran = 0;
+    for (const KernelCost& c : costs) ran += c.has_expected && c.expected.fixed_s > 0 ? 1 : 0;
     j["weight_kernel"] = {{"name", wk.kernel->name},
+                          {"kernels_run_as_it", ran},
                           {"weight_dtype", std::string(NameOf(wk.kernel->weight_dtype))},
                           {"description", wk.kernel->description},
                           {"fixed_s", wk.kernel->fixed_s.value},

@@ -224,12 +224,10 @@ Result<PublishedValidation> ValidatePublished(const std::vector<PublishedRun>& r
     o.expected.ceilings = CeilingSet::kAchievable;
     o.expected.runtime = run.runtime;
     if (!run.weight_kernel.empty()) {
-      Result<const EfficiencyData::WeightKernel*> wk =
-          FindWeightKernel(*efficiency, run.weight_kernel, run.where + ".weight_kernel");
-      if (!wk.ok()) return wk.status();
-      if (!CostModel::CanScaleWeightKernel(**device)) {
-        return Status::Invalid(run.where + ".weight_kernel",
-                               "device '" + run.hw + "' lists no SM count and boost clock");
+      if (Status s = CheckWeightKernel(*efficiency, run.weight_kernel, **device,
+                                       run.where + ".weight_kernel");
+          !s.ok()) {
+        return s;
       }
       o.expected.weight_kernel = run.weight_kernel;
     }

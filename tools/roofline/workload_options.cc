@@ -71,15 +71,8 @@ Status ApplyExpectedFlags(const ExpectedFlags& f, const Device& d, CostOptions& 
   Result<EfficiencyData> data = LoadDefaultEfficiencyData();
   if (!data.ok()) return data.status();
   if (!f.weight_kernel.empty()) {
-    Result<const EfficiencyData::WeightKernel*> wk =
-        FindWeightKernel(*data, f.weight_kernel, "--weight-kernel");
-    if (!wk.ok()) return wk.status();
-    if (!CostModel::CanScaleWeightKernel(d)) {
-      return Status::Invalid("--weight-kernel",
-                             "device '" + d.id +
-                                 "' lists no SM count and boost clock (info.sm_count or "
-                                 "info.cu_count, info.boost_clock) to scale the kernel's "
-                                 "measured rates by");
+    if (Status s = CheckWeightKernel(*data, f.weight_kernel, d, "--weight-kernel"); !s.ok()) {
+      return s;
     }
     c.expected.weight_kernel = f.weight_kernel;
   }
