@@ -9,6 +9,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const Device device = **DeviceDatabase::LoadEmbedded()->Find("h100-sxm");
   Result<NetworkGraph> g = ParseGraphJson(fuzz::AsText(data, size), "fuzz/graph.json");
   if (!g.ok()) return 0;
-  (void)AnalyzeNetwork(*g, {}, CostModel(device));
+  Result<NetworkAnalysis> a = AnalyzeNetwork(*g, {}, CostModel(device));
+  if (a.ok()) (void)PeakActivationBytes(*g, a->dims);
   return 0;
 }

@@ -6,10 +6,14 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "roofline/network.h"
+#include "roofline/network_analysis.h"
+#include "roofline/network_report.h"
 #include "tests/cli_runner.h"
+#include "tests/test_util.h"
 
 namespace roofline {
 namespace {
@@ -43,6 +47,91 @@ TEST(GraphPresets, MatchPyTorchsCounts) {
     EXPECT_EQ(p.dims.at("batch"), o["dims"]["batch"].get<int64_t>());
     EXPECT_NE(p.note.find("scripts/capture-presets.py"), std::string::npos);
   }
+}
+
+// The symbolic dimensions of the presets (batch; height and width in image pixels where the
+// network takes any resolution) are fitted from captures at other sizes: at dims off those
+// captures (batch 2, sides 1.5x and 0.75x the default on their steps) the lowered graph's matrix
+// FLOPs equal FlopCounterMode's count of a fresh PyTorch run at those sizes (the oracle's "at").
+TEST(GraphPresets, MatchPyTorchAtOtherSizes) {
+  Result<std::vector<GraphPreset>> presets = LoadGraphPresets();
+  ASSERT_TRUE(presets.ok());
+  const nlohmann::json oracle = Oracle();
+  int with_sides = 0;
+  for (const GraphPreset& p : *presets) {
+    SCOPED_TRACE(p.id);
+    Result<NetworkGraph> g = ParseGraphJson(p.text, p.origin);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    const nlohmann::json& at = oracle[p.id]["at"];
+    DimBindings dims;
+    for (const auto& [name, value] : at["dims"].items()) dims[name] = value.get<int64_t>();
+    EXPECT_EQ(dims.size(), g->dims.size());
+    with_sides += dims.count("height") > 0 && dims.count("width") > 0;
+    Result<LoweredNetwork> lowered = LowerNetwork(*g, dims);
+    ASSERT_TRUE(lowered.ok()) << lowered.status().ToString();
+    EXPECT_EQ(lowered->matrix_flops, at["flop_counter_mode"].get<double>());
+    EXPECT_EQ(lowered->uncosted.count, 0);
+  }
+  // SD 1.5 and SDXL UNets, FLUX.1, the VAE decoder, ResNet-50.
+  EXPECT_EQ(with_sides, 5);
+}
+
+NetworkGraph Preset(const std::string& id) {
+  Result<std::vector<GraphPreset>> presets = LoadGraphPresets();
+  for (const GraphPreset& p : *presets) {
+    if (p.id == id) return *ParseGraphJson(p.text, p.origin);
+  }
+  ADD_FAILURE() << "no preset " << id;
+  return {};
+}
+
+// A sweep over the image height of SDXL's UNet: width follows, every value is on the 32-pixel
+// step, and each crossover is exact on that step (the signal differs at value - 32 and value).
+TEST(GraphPresets, ImageSideSweepIsExactOnItsStep) {
+  NetworkGraph g = Preset("sdxl-unet");
+  ASSERT_TRUE(RetypeNetwork(g, NetRetype{DType::kBf16, false}).ok());
+  const CostModel m(testing::Dev("h100-sxm"));
+  const DimBindings batch = {{"batch", 16}};
+  Result<NetSweepAxis> axis =
+      MakeNetSweepAxis(g, "height", {256, 512, 1024, 2048, 4096, 8192}, batch);
+  ASSERT_TRUE(axis.ok()) << axis.status().ToString();
+  EXPECT_EQ(axis->follow, std::vector<std::string>{"width"});
+  EXPECT_EQ(axis->multiple, 32);
+  Result<NetSweepResult> r = SweepNetwork(g, batch, m, *axis);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  auto at = [&](int64_t side) {
+    Result<NetSweepAxis> one = MakeNetSweepAxis(g, "height", {side}, batch);
+    return SweepNetwork(g, batch, m, *one)->points.at(0);
+  };
+  std::set<SignalKind> seen;
+  for (const Crossover& x : r->crossovers) {
+    SCOPED_TRACE(Describe(x, *r).sentence);
+    EXPECT_EQ(x.int_value % 32, 0);
+    seen.insert(x.signal.kind);
+    const NetSweepPoint before = at(x.int_value - 32), after = at(x.int_value);
+    if (x.signal.kind == SignalKind::kAttentionShare) {
+      EXPECT_LE(before.attention_s, before.conv_matmul_s);
+      EXPECT_GT(after.attention_s, after.conv_matmul_s);
+    } else if (x.signal.kind == SignalKind::kCapacity) {
+      EXPECT_TRUE(before.fits());
+      EXPECT_FALSE(after.fits());
+      EXPECT_GT(after.memory_bytes(), 80e9);
+    } else if (x.signal.kind == SignalKind::kNetwork) {
+      EXPECT_NE(before.bound, after.bound);
+    }
+  }
+  // At batch 16 on an 80 GB H100 all three happen between 256 and 8192 pixels.
+  EXPECT_EQ(seen.count(SignalKind::kAttentionShare), 1u);
+  EXPECT_EQ(seen.count(SignalKind::kCapacity), 1u);
+  EXPECT_EQ(seen.count(SignalKind::kNetwork), 1u);
+  // Width given: it does not follow. A value off the step is refused, naming the step.
+  Result<NetSweepAxis> fixed = MakeNetSweepAxis(g, "height", {512}, {{"width", 512}});
+  ASSERT_TRUE(fixed.ok());
+  EXPECT_TRUE(fixed->follow.empty());
+  Result<NetSweepAxis> off = MakeNetSweepAxis(g, "height", {512, 1000}, batch);
+  ASSERT_FALSE(off.ok());
+  EXPECT_EQ(off.status().where(), "--vary height");
+  EXPECT_NE(off.status().what().find("1000 is not a multiple of 32"), std::string::npos);
 }
 
 // Published parameter counts: torchvision's model documentation gives num_params exactly

@@ -373,13 +373,20 @@ TEST(NetworkRetype, Tf32PutsFp32ProductsOnTensorCoresAndKeepsTheirBytes) {
   EXPECT_LT(compute_tf32, compute_fp32 / 2);
 }
 
+Result<NetSweepResult> Sweep(const NetworkGraph& g, const CostModel& m, const std::string& var,
+                             std::vector<int64_t> values, const DimBindings& given = {}) {
+  Result<NetSweepAxis> axis = MakeNetSweepAxis(g, var, std::move(values), given);
+  if (!axis.ok()) return axis.status();
+  return SweepNetwork(g, given, m, *axis);
+}
+
 TEST(NetworkSweep, FindsTheExactBatchWhereMatricesTurnComputeBound) {
   Result<NetworkGraph> g = LoadGraphFile(Fixture("transformer_block.json"));
   ASSERT_TRUE(g.ok());
   // On an H100 (ridge ~295 FLOP/B) this block's matrices never become compute-bound: fc1's
   // intensity tends to n*k/(n+k) = 204.8. The A100's ridge is lower.
   const CostModel m(testing::Dev("a100-sxm-80gb"));
-  Result<NetSweepResult> r = SweepNetwork(*g, {}, m, "batch", {1, 2, 4, 8, 16, 32, 64});
+  Result<NetSweepResult> r = Sweep(*g, m, "batch", {1, 2, 4, 8, 16, 32, 64});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->points.size(), 7u);
   auto name = [&](const std::optional<Verdict>& v) { return v ? r->names.Name(*v) : ""; };
@@ -392,14 +399,14 @@ TEST(NetworkSweep, FindsTheExactBatchWhereMatricesTurnComputeBound) {
   ASSERT_NE(x, nullptr);
   // Exact: the verdict at value - 1 differs from the one at value.
   auto matrix_bound = [&](int64_t b) {
-    Result<NetSweepResult> p = SweepNetwork(*g, {}, m, "batch", {b});
+    Result<NetSweepResult> p = Sweep(*g, m, "batch", {b});
     return name(p->points[0].matrix_bound);
   };
   EXPECT_EQ(matrix_bound(x->int_value - 1), "memory:hbm");
   EXPECT_EQ(matrix_bound(x->int_value), "compute:tensor.bf16");
   const SweepLine l = Describe(*x, *r);
   EXPECT_NE(l.sentence.find("from batch " + l.value), std::string::npos) << l.sentence;
-  Result<NetSweepResult> bad = SweepNetwork(*g, {}, m, "height", {1, 2});
+  Result<NetSweepResult> bad = Sweep(*g, m, "height", {1, 2});
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().where(), "--vary height");
 }

@@ -34,8 +34,9 @@ TEST(NetworkGraph, ScaledSymbolicEntries) {
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   const NetTensor* q = g->FindTensor("q");
   ASSERT_NE(q, nullptr);
-  EXPECT_EQ(q->shape[0].dim, "batch");
-  EXPECT_EQ(q->shape[0].factor, 4);
+  ASSERT_EQ(q->shape[0].terms.size(), 1u);
+  EXPECT_EQ(q->shape[0].terms[0].dims, std::vector<std::string>{"batch"});
+  EXPECT_EQ(q->shape[0].terms[0].num, 4);
   Result<std::vector<int64_t>> s = ResolveShape(*q, {{"batch", 3}});
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(*s, (std::vector<int64_t>{12, 128, 64}));
@@ -49,7 +50,7 @@ TEST(NetworkGraph, WritesWhatItReads) {
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(GraphToJson(*back), text);
   EXPECT_EQ(back->nodes.size(), g->nodes.size());
-  EXPECT_EQ(back->FindTensor("q")->shape[0].factor, 4);
+  EXPECT_EQ(back->FindTensor("q")->shape[0].ToString(), "4*batch");
   EXPECT_NE(text.find("\"4*batch\""), std::string::npos);
 }
 
@@ -144,6 +145,107 @@ TEST(NetworkGraph, OverflowingShapeIsRejected) {
   EXPECT_NE(over.status().what().find("exceeds 2^40"), std::string::npos);
 }
 
+// Entries that are polynomials in several dimensions: image sides, a token count with text
+// appended, a batch times heads.
+TEST(NetworkGraph, ShapeExpressions) {
+  const std::vector<std::string> dims = {"batch", "height", "width"};
+  const DimBindings at = {{"batch", 2}, {"height", 1024}, {"width", 768}};
+  struct Case {
+    std::string text, canonical;
+    int64_t value;
+  };
+  const Case cases[] = {
+      {"batch", "batch", 2},
+      {"4*batch", "4*batch", 8},
+      {"height*width/64+77", "height*width/64+77", 1024 * 768 / 64 + 77},
+      {"height / 8 - 1", "height/8-1", 127},
+      {"batch*height*width/256+512*batch", "batch*height*width/256+512*batch",
+       2 * 1024 * 768 / 256 + 1024},
+      {"3*height*2/4", "6*height/4", 1536},
+      {"-height/2+width", "-height/2+width", 256},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    Result<ShapeEntry> e = ParseShapeExpression(c.text, dims);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    EXPECT_EQ(e->ToString(), c.canonical);
+    NetTensor t;
+    t.name = "t";
+    t.shape = {*e};
+    Result<std::vector<int64_t>> s = ResolveShape(t, at);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    EXPECT_EQ(s->at(0), c.value);
+    // The canonical text reads back to the same entry.
+    Result<ShapeEntry> back = ParseShapeExpression(e->ToString(), dims);
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(back->ToString(), c.canonical);
+  }
+  NetTensor t;
+  t.name = "latent";
+  t.shape = {*ParseShapeExpression("height/8", dims)};
+  Result<std::vector<int64_t>> odd = ResolveShape(t, {{"batch", 1}, {"height", 100}, {"width", 8}});
+  ASSERT_FALSE(odd.ok());
+  EXPECT_EQ(odd.status().where(), "latent");
+  EXPECT_NE(odd.status().what().find("'height/8' is not a whole number at"), std::string::npos)
+      << odd.status().ToString();
+  t.shape = {*ParseShapeExpression("width-height", dims)};
+  Result<std::vector<int64_t>> negative = ResolveShape(t, at);
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.status().what().find("is negative"), std::string::npos);
+  t.shape = {*ParseShapeExpression("batch*height*width*width", dims)};
+  Result<std::vector<int64_t>> huge = ResolveShape(
+      t, {{"batch", int64_t{1} << 40}, {"height", int64_t{1} << 40}, {"width", int64_t{1} << 40}});
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().what().find("exceeds 2^40"), std::string::npos);
+}
+
+// {"default": N, "multiple": M}: values of the dimension must be multiples of M (the sizes are
+// exact there only); the writer keeps the step.
+TEST(NetworkGraph, DimensionSteps) {
+  const std::string text = R"({"format": "roofline-graph", "version": 1, "dims": {"batch": 1,
+    "height": {"default": 64, "multiple": 8}}, "tensors": {"x": {"shape": ["batch", 4,
+    "height/8"], "dtype": "fp16"}}, "inputs": ["x"], "outputs": ["x"], "nodes": []})";
+  Result<NetworkGraph> g = ParseGraphJson(text, "g.json");
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(g->dim_multiples.at("height"), 8);
+  Result<DimBindings> ok = ResolveDims(*g, {{"height", 1024}});
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->at("height"), 1024);
+  Result<DimBindings> bad = ResolveDims(*g, {{"height", 1020}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().where(), "--dim height");
+  EXPECT_NE(bad.status().what().find("1020 is not a multiple of 8 (g.json: dims.height.multiple"),
+            std::string::npos)
+      << bad.status().ToString();
+  const std::string out = GraphToJson(*g);
+  EXPECT_NE(out.find("\"multiple\": 8"), std::string::npos) << out;
+  Result<NetworkGraph> back = ParseGraphJson(out, "back.json");
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(GraphToJson(*back), out);
+}
+
+// Peak activation memory of an eager pass, by hand: x (16 B) -> a = relu(x) (16 B) -> v =
+// view(a) -> b = v + x (16 B) -> c = b * 2 (16 B, the output). While b is computed x, a and b are
+// alive (48 B); a view allocates nothing; weights are not counted.
+TEST(NetworkGraph, PeakActivations) {
+  const std::string text = R"({"format": "roofline-graph", "version": 1, "dims": {"n": 4},
+    "tensors": {"x": {"shape": ["n"], "dtype": "fp32"}, "w": {"shape": [1000], "dtype": "fp32",
+    "weight": true}, "a": {"shape": ["n"], "dtype": "fp32"}, "v": {"shape": ["n"],
+    "dtype": "fp32"}, "b": {"shape": ["n"], "dtype": "fp32"}, "c": {"shape": ["n"],
+    "dtype": "fp32"}}, "inputs": ["x"], "outputs": ["c"], "nodes": [
+    {"name": "relu", "op": "elementwise", "inputs": ["x", "w"], "outputs": ["a"]},
+    {"name": "view", "op": "view", "inputs": ["a"], "outputs": ["v"]},
+    {"name": "add", "op": "elementwise", "inputs": ["v", "x"], "outputs": ["b"]},
+    {"name": "mul", "op": "elementwise", "inputs": ["b"], "outputs": ["c"]}]})";
+  Result<NetworkGraph> g = ParseGraphJson(text, "g.json");
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  Result<double> peak = PeakActivationBytes(*g, {{"n", 4}});
+  ASSERT_TRUE(peak.ok());
+  EXPECT_EQ(*peak, 48);
+  // It scales with the dimension.
+  EXPECT_EQ(*PeakActivationBytes(*g, {{"n", 1000}}), 12000);
+}
+
 TEST(NetworkGraph, FieldErrors) {
   const std::string head = R"({"format": "roofline-graph", "version": 1, )";
   struct Case {
@@ -162,6 +264,27 @@ TEST(NetworkGraph, FieldErrors) {
       {R"("tensors": {}, "nodes": [{"name": "a", "op": "matmull", "outputs": []}]})", "nodes[0].op",
        "did you mean 'matmul'"},
       {R"("tensors": {}})", "nodes", "missing"},
+      // Shape expressions and dimension steps.
+      {R"("dims": {"h": 8}, "tensors": {"x": {"shape": ["h**2"], "dtype": "fp16"}}, "nodes": []})",
+       "tensors.x.shape[0]", "'h**2': unexpected '*'"},
+      {R"("dims": {"h": 8}, "tensors": {"x": {"shape": ["h/0"], "dtype": "fp16"}}, "nodes": []})",
+       "tensors.x.shape[0]", "a divisor outside 1..2^20"},
+      {R"("dims": {"h": 8}, "tensors": {"x": {"shape": ["h*w/64"], "dtype": "fp16"}},
+         "nodes": []})",
+       "tensors.x.shape[0]", "unknown dimension 'w' in 'h*w/64'"},
+      {R"("dims": {"h": 8}, "tensors": {"x": {"shape": ["3+4"], "dtype": "fp16"}}, "nodes": []})",
+       "tensors.x.shape[0]", "no dimension in it"},
+      {R"("dims": {"h": 8}, "tensors": {"x": {"shape": ["h+"], "dtype": "fp16"}}, "nodes": []})",
+       "tensors.x.shape[0]", "ends early"},
+      {R"("dims": {"h": 8}, "tensors": {"x": {"shape": ["h^2"], "dtype": "fp16"}}, "nodes": []})",
+       "tensors.x.shape[0]", "unexpected '^'"},
+      {R"("dims": {"h": {"default": 12, "multiple": 8}}, "tensors": {}, "nodes": []})",
+       "dims.h.default", "12 is not a multiple of 8"},
+      {R"("dims": {"h": {"multiple": 8}}, "tensors": {}, "nodes": []})", "dims.h.default",
+       "missing"},
+      {R"("dims": {"h": {"default": 8, "multiple": 0}}, "tensors": {}, "nodes": []})",
+       "dims.h.multiple", "expected an integer in 1.."},
+      {R"("dims": {"h w": 8}, "tensors": {}, "nodes": []})", "dims.h w", "not a dimension name"},
   };
   for (const Case& c : cases) {
     Result<NetworkGraph> g = ParseGraphJson(head + c.body, "g.json");

@@ -54,7 +54,7 @@ std::vector<int64_t> Shape(const NetworkGraph& g, const std::string& name) {
   std::vector<int64_t> out;
   if (const NetTensor* t = Tensor(g, name)) {
     for (const auto& e : t->shape) {
-      EXPECT_TRUE(e.dim.empty()) << name << ": symbolic entry left after binding";
+      EXPECT_FALSE(e.symbolic()) << name << ": symbolic entry left after binding";
       out.push_back(e.value);
     }
   }

@@ -16,17 +16,34 @@
 
 namespace roofline {
 
-/// One entry of a tensor shape: a constant, or factor x a symbolic dimension.
-struct ShapeEntry {
-  int64_t value = 0;   ///< the constant (when `dim` is empty)
-  std::string dim;     ///< symbolic dimension name, e.g. "batch"
-  int64_t factor = 1;  ///< multiplier of `dim`
-
-  static ShapeEntry Const(int64_t v) { return {v, "", 1}; }
-  static ShapeEntry Sym(std::string name, int64_t factor = 1) {
-    return {0, std::move(name), factor};
-  }
+/// One term of a shape entry: num/den times the product of `dims` (none: a constant).
+struct ShapeTerm {
+  int64_t num = 0;
+  int64_t den = 1;
+  std::vector<std::string> dims;  ///< symbolic dimension names, repeats multiply
 };
+
+/// One entry of a tensor shape: a constant, or a sum of terms over symbolic dimensions, e.g.
+/// "batch", "4*batch", "height*width/64+77" (it must be a whole number once bound).
+struct ShapeEntry {
+  int64_t value = 0;             ///< the constant (when `terms` is empty)
+  std::vector<ShapeTerm> terms;  ///< empty: a constant
+
+  bool symbolic() const { return !terms.empty(); }
+  static ShapeEntry Const(int64_t v) { return {v, {}}; }
+  /// factor x one dimension ("batch", "4*batch").
+  static ShapeEntry Sym(std::string name, int64_t factor = 1) {
+    return {0, {ShapeTerm{factor, 1, {std::move(name)}}}};
+  }
+  /// The graph-file text of a symbolic entry ("height*width/64+77"); a constant's digits.
+  std::string ToString() const;
+};
+
+/// Parses a shape entry's text ("4*batch", "height*width/64+77", "height/8-1"): terms joined by
+/// + or -, each integers and dimension names joined by *, optionally divided by an integer
+/// (1..2^20). Every name must be in `dims`. The error says what is wrong (no file or field).
+Result<ShapeEntry> ParseShapeExpression(std::string_view text,
+                                        const std::vector<std::string>& dims);
 
 struct NetTensor {
   std::string name;
@@ -84,6 +101,9 @@ struct NetworkGraph {
   std::string origin;  ///< the file it was read from (error messages)
   /// Symbolic dimensions and their defaults (nullopt: must be bound with --dim).
   std::vector<std::pair<std::string, std::optional<int64_t>>> dims;
+  /// Dimensions whose values must be multiples of a number (the file's "multiple"): the sizes
+  /// are exact there only (an image side that the network halves three times: 8).
+  std::map<std::string, int64_t> dim_multiples;
   std::vector<NetTensor> tensors;
   std::vector<NetNode> nodes;
   std::vector<std::string> inputs, outputs;
@@ -123,10 +143,11 @@ using DimBindings = std::map<std::string, int64_t>;
 Status ParseDimBinding(const std::string& text, DimBindings& dims);
 /// The value of every symbolic dimension of `graph`: its binding, else its default. Errors name
 /// the file and the dimension: unbound without a default, bound but unknown to the graph, or a
-/// value outside 1..2^40.
+/// value outside 1..2^40, or not a multiple of the dimension's `multiple`.
 Result<DimBindings> ResolveDims(const NetworkGraph& graph, const DimBindings& bindings);
-/// The concrete shape of a tensor under resolved dims; errors on an unknown dimension or a
-/// size (any entry or the element count) above 2^40 per entry / 2^62 in all.
+/// The concrete shape of a tensor under resolved dims; errors on an unknown dimension, an entry
+/// that is not a whole number there ("height/8" at height 100), or a size (any entry or the
+/// element count) outside 0..2^40 per entry / above 2^62 in all.
 Result<std::vector<int64_t>> ResolveShape(const NetTensor& tensor, const DimBindings& dims);
 
 /// What a lowered node is besides its op.
@@ -169,6 +190,13 @@ struct LoweredNetwork {
 /// Binds the graph's dims (`bindings` over defaults; errors name the dimension) and lowers
 /// every node to an op of the IR. Errors name the file and the node.
 Result<LoweredNetwork> LowerNetwork(const NetworkGraph& graph, const DimBindings& bindings);
+
+/// The most bytes of activations alive at once in an eager forward pass at `dims` (resolved):
+/// every node's outputs are allocated when it runs and freed after their last reader; a view
+/// shares its input's storage; graph inputs live from the start, outputs to the end; weights are
+/// not counted (LoweredNetwork::weight_bytes). No allocator rounding or caching. Errors as
+/// ResolveShape's.
+Result<double> PeakActivationBytes(const NetworkGraph& graph, const DimBindings& dims);
 
 /// A network preset: a graph file of data/graphs/ (diffusion and vision models captured from
 /// their libraries' own classes and configs by scripts/capture-presets.py).

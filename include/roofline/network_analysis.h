@@ -21,7 +21,9 @@ namespace roofline {
 /// Everything `roofline model GRAPH.json` reports: the lowered network (one op per costed node,
 /// in node order; `info` parallel to its kernels, eager fusion keeping one kernel per op) and
 /// its costs.
-struct NetworkAnalysis : LoweredNetwork, GraphCosts {};
+struct NetworkAnalysis : LoweredNetwork, GraphCosts {
+  double activation_bytes = 0;  ///< PeakActivationBytes at `dims`
+};
 
 /// Binds the graph's dims (`bindings` over defaults; errors name the dimension), lowers every
 /// node and costs it on the model's device. Errors name the file and the node.
@@ -66,24 +68,52 @@ struct NetSweepPoint {
   std::optional<Verdict> other_bound;   ///< verdict of the other kernels alone
   double compute_bound_s = 0;
   double memory_bound_s = 0;
+  double attention_s = 0;       ///< time of the fused attention kernels
+  double conv_matmul_s = 0;     ///< time of the other matrix kernels (convolutions, matmuls)
+  double weight_bytes = 0;      ///< weights and buffers
+  double activation_bytes = 0;  ///< PeakActivationBytes
+  double capacity_bytes = 0;    ///< the device memory's capacity (0: none listed)
+  double memory_bytes() const { return weight_bytes + activation_bytes; }
+  bool fits() const { return capacity_bytes <= 0 || memory_bytes() <= capacity_bytes; }
 };
+
+/// The line a network sweep follows.
+struct NetSweepAxis {
+  std::string variable;         ///< the dimension swept
+  std::vector<int64_t> values;  ///< ascending, multiples of `multiple`
+  /// Dimensions set to the swept value at every point: `width` follows `height` (and the other
+  /// way round) unless bound with --dim.
+  std::vector<std::string> follow;
+  /// The values (grid and bisection) are multiples of this: the lcm of the dims.<name>.multiple
+  /// of the variable and its followers.
+  int64_t multiple = 1;
+};
+
+/// The axis for sweeping `variable` of `graph` over `values`: errors name --vary (a dimension the
+/// graph lacks, a value that is not a multiple of its step). `given`: the dims bound with --dim,
+/// which do not follow.
+Result<NetSweepAxis> MakeNetSweepAxis(const NetworkGraph& graph, const std::string& variable,
+                                      std::vector<int64_t> values, const DimBindings& given);
 
 /// `roofline sweep GRAPH.json --vary DIM=...`.
 struct NetSweepResult {
   std::string name;
-  std::string variable;  ///< the dimension swept
+  std::string variable;             ///< the dimension swept
+  std::vector<std::string> follow;  ///< dimensions that take the same value
+  int64_t multiple = 1;             ///< the values' step
   std::vector<NetSweepPoint> points;
-  std::vector<Crossover> crossovers;  ///< exact values (bisected) where a verdict changes
-  std::vector<NeverFlips> never;      ///< verdicts that never change over the range
+  /// Exact values (bisected) where a verdict changes, where fused attention overtakes the other
+  /// matrix kernels (kAttentionShare) and where weights + activations stop fitting (kCapacity).
+  std::vector<Crossover> crossovers;
+  std::vector<NeverFlips> never;  ///< signals that never change over the range
   int64_t evaluations = 0;
   ResourceNames names;  ///< the device's, for printing verdicts
 };
 
-/// Sweeps one symbolic dimension over `axis_values` (ascending). Other dims come from
-/// `bindings` and defaults.
+/// Sweeps one symbolic dimension of `graph` along `axis` (MakeNetSweepAxis). Other dims come
+/// from `bindings` and defaults.
 Result<NetSweepResult> SweepNetwork(const NetworkGraph& graph, const DimBindings& bindings,
-                                    const CostModel& model, const std::string& variable,
-                                    const std::vector<int64_t>& axis_values);
+                                    const CostModel& model, const NetSweepAxis& axis);
 /// The graph at one value of the swept dimension, for inputs whose shapes are fixed while
 /// loading (ONNX models: symbolic dimensions are bound before shape inference, so each value is
 /// a new load).
@@ -91,8 +121,7 @@ using NetworkAtValue = std::function<Result<NetworkGraph>(int64_t value)>;
 /// Sweeps over graphs that `graph_at` gives per value (bound further with `bindings` and the
 /// value). The caller checks that the dimension exists (loading fails otherwise).
 Result<NetSweepResult> SweepNetwork(const NetworkAtValue& graph_at, const DimBindings& bindings,
-                                    const CostModel& model, const std::string& variable,
-                                    const std::vector<int64_t>& axis_values);
+                                    const CostModel& model, const NetSweepAxis& axis);
 /// Parses "DIM=FROM:TO[:xF|+S]" or "DIM=A,B,C" for a graph dimension (the grid syntax of
 /// `roofline sweep`).
 Result<std::pair<std::string, std::vector<int64_t>>> ParseDimAxis(const std::string& spec);

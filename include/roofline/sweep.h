@@ -79,21 +79,23 @@ struct SweepPoint {
   double footprint_bytes = 0;  ///< per device: weights + KV cache + decode workspace
   double capacity_bytes = 0;
   bool fits = true;
-  int64_t chips = 1;  ///< chips per replica: tp x pipeline stages (ResolveStages)
+  int64_t chips = 1;   ///< chips per replica: tp x pipeline stages (ResolveStages)
   int64_t stages = 1;  ///< pipeline stages
 };
 
 /// What a sweep watches for changes.
 enum class SignalKind {
-  kStep,           ///< a phase's verdict (LLM sweeps)
-  kClass,          ///< the verdict of one kernel class within a phase (LLM sweeps)
-  kCommWall,       ///< whether a phase's all-reduce time exceeds its compute time (LLM sweeps)
-  kCapacity,       ///< whether weights + KV cache + workspace fit (LLM sweeps)
-  kChips,          ///< the chips that hold the model (devices with a model split)
-  kNetwork,        ///< a network's verdict (network sweeps)
-  kMatrixKernels,  ///< the verdict of a network's matrix kernels
-  kOtherKernels,   ///< ... of its other kernels
-  kLargestShare,   ///< the kernel class taking most of a phase's time (LLM sweeps; `count`)
+  kStep,            ///< a phase's verdict (LLM sweeps)
+  kClass,           ///< the verdict of one kernel class within a phase (LLM sweeps)
+  kCommWall,        ///< whether a phase's all-reduce time exceeds its compute time (LLM sweeps)
+  kCapacity,        ///< whether weights + KV cache + workspace fit (LLM sweeps)
+  kChips,           ///< the chips that hold the model (devices with a model split)
+  kNetwork,         ///< a network's verdict (network sweeps)
+  kMatrixKernels,   ///< the verdict of a network's matrix kernels
+  kOtherKernels,    ///< ... of its other kernels
+  kAttentionShare,  ///< whether a network's fused attention takes more time than its other
+                    ///< matrix kernels (convolutions, matmuls)
+  kLargestShare,    ///< the kernel class taking most of a phase's time (LLM sweeps; `count`)
 };
 
 /// One watched signal.
@@ -189,7 +191,6 @@ struct DeviceSweep {
 Result<DeviceSweep> RunDeviceSweep(const TransformerConfig& config, const Workload& base,
                                    const std::vector<CostModel>& models, PhaseSelection phases,
                                    const std::vector<SweepAxis>& axes);
-
 
 /// The graphs and kernels of the last evaluation, kept so that the next one re-sizes them
 /// (ReplayLlmGraph) instead of building and fusing them anew when its workload keeps their

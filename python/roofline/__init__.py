@@ -85,7 +85,10 @@ def sweep(model: _ModelSource, vary: Mapping[str, Any], hw: Optional[str] = None
     vary: ``{"batch": (1, 1024)}``, ``{"context": (1024, 131072, "x2")}`` (a step ``"x2"``
     multiplies, ``"+256"`` adds), ``{"batch": [1, 8, 64]}`` (the values), two variables for a
     grid, and ``{"hw": ["h100-sxm", "h200"]}`` for the same sweep on each device. The other
-    keywords are ``model()``'s.
+    keywords are ``model()``'s. A graph (preset, file or capture) varies one of its dimensions:
+    ``{"height": (512, 4096, "x2")}`` (``width`` follows unless given in ``dims=``; values on
+    the dimension's step), with the exact values where verdicts flip, where fused attention
+    overtakes the convolutions and matmuls, and where weights + activations stop fitting.
     """
     keep: list = []
     argv = ["sweep", _cli.model_source(model, keep), *_cli.vary_options(vary)]
@@ -156,8 +159,17 @@ def capture(module: Any, example_inputs: Any = (), kwargs: Optional[Dict[str, An
     ``roofline_capture.CaptureError`` with one line naming the op and the module.
 
     dims: ``{"batch": 0}`` makes dimension 0 of the tensor inputs the symbolic ``batch`` (so
-    ``model(g, dims={"batch": 64})`` and ``sweep(g, vary={"batch": ...})`` work). One symbolic
-    dimension per capture, the batch-like one that every input shares.
+    ``model(g, dims={"batch": 64})`` and ``sweep(g, vary={"batch": ...})`` work): one batch-like
+    dimension that every input shares.
+
+    Several dimensions (batch, height, width, sequence length, frames): pass a function as
+    ``example_inputs`` that builds the inputs at given sizes, ``example_inputs(**sizes) ->
+    (args, kwargs)``, and ``dims={"batch": 1, "height": (1024, 64), ...}``: each dimension's
+    size to capture at and, optionally, the step its values take (an image side the network
+    halves six times: 64). The model runs at the corners one step up and once two steps up;
+    every activation size becomes a polynomial in the dimensions (``"height*width/4096"``), and
+    one that is not affine in each dimension raises ``roofline_capture.CaptureError`` naming the
+    tensor, op and module.
     """
     import torch  # noqa: F401  (a clear ImportError without PyTorch)
 
@@ -167,11 +179,19 @@ def capture(module: Any, example_inputs: Any = (), kwargs: Optional[Dict[str, An
         raise TypeError(f"capture: module must be a torch.nn.Module, not {type(module).__name__}")
     # A model built under `with torch.device("meta"):` is captured without memory; a forward that
     # needs tensor values there raises roofline_capture.CaptureError naming the op.
+    if callable(example_inputs) and not isinstance(example_inputs, torch.Tensor):
+        if kwargs:
+            raise TypeError("capture: with example_inputs a function, it returns the keyword "
+                            "inputs too (args, kwargs): pass no kwargs")
+        return _capture(module, example_inputs, name=name, input_names=input_names,
+                        dims=dict(dims or {}))
     batch_dim, dim_name = None, "batch"
     if dims:
         if len(dims) != 1:
-            raise ValueError("capture: one symbolic dimension per capture (e.g. dims={'batch': "
-                             f"0}}), got {len(dims)}: {', '.join(dims)}")
+            raise ValueError("capture: with example inputs (not a function of the sizes), one "
+                             "symbolic dimension that every input shares (e.g. dims={'batch': "
+                             f"0}}), got {len(dims)}: {', '.join(dims)}; for several, pass a "
+                             "function example_inputs(**sizes) -> (args, kwargs)")
         ((dim_name, batch_dim),) = dims.items()
     return _capture(module, example_inputs, kwargs, name=name, batch_dim=batch_dim,
                     dim_name=dim_name, input_names=input_names)

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import math
+import re
 import warnings
+from fractions import Fraction
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import _ops
-from .graph import FORMAT, VERSION, Graph
+from .graph import FORMAT, VERSION, Graph, format_entry
 
 __version__ = "0.1"
 
@@ -596,19 +599,134 @@ def _symbolize(run1, run2, b1: int, b2: int, dim_name: str, warn: List[str]) -> 
                     f" {', '.join(unmatched[:8])}")
 
 
+def _producers(run) -> Dict[str, Dict[str, Any]]:
+    """Tensor name -> the node that wrote it (for error messages)."""
+    return {o: n for n in run[0].nodes for o in n["outputs"]}
+
+
+def _subsets(names: Sequence[str]):
+    """Every subset of `names` as a tuple in their order, the empty one first."""
+    for mask in range(1 << len(names)):
+        yield tuple(n for i, n in enumerate(names) if mask >> i & 1)
+
+
+def _fit_dims(runs: Dict[Tuple[str, ...], Any], run_all, base: Dict[str, int],
+              step: Dict[str, int], warn: List[str]) -> None:
+    """Rewrites the activation shapes of runs[()] (the run at `base`) as polynomials in the
+    dimensions. runs[S] is the run with the dimensions in S one step larger, `run_all` the run
+    with every dimension two steps larger. Each size is fitted as the polynomial of degree at
+    most one in each dimension through the 2^n corner runs (e.g. "batch*height*width/256+
+    512*batch"), and checked at run_all; a size that does not fit raises CaptureError naming the
+    tensor, its op and its module."""
+    order = list(base)
+    run0 = runs[()]
+    corr = {S: _correspondence(run0, r) for S, r in runs.items() if S}
+    corr_all = _correspondence(run0, run_all)
+    producers = _producers(run0)
+    unmatched = set()
+
+    def size_in(run, c, name, i):
+        other = run[3].get(c.get(name, ""))
+        if other is None or len(other["shape"]) != len(run0[3][name]["shape"]):
+            return None
+        return other["shape"][i]
+
+    for name, spec in run0[3].items():
+        if spec.get("weight"):
+            continue
+        shape = []
+        for i, s0 in enumerate(spec["shape"]):
+            f = {(): s0}
+            for S in runs:
+                if S:
+                    f[S] = size_in(runs[S], corr[S], name, i)
+            s_all = size_in(run_all, corr_all, name, i)
+            if s_all is None or any(v is None for v in f.values()):
+                unmatched.add(name)
+                shape.append(s0)
+                continue
+            if all(v == s0 for v in f.values()) and s_all == s0:
+                shape.append(s0)
+                continue
+            # Coefficients in the step counts u_d = (x_d - base_d) / step_d (inclusion-exclusion
+            # over the corners), then expanded into the dimensions themselves.
+            poly: Dict[Tuple[str, ...], Fraction] = {}
+            for S in f:
+                a_s = sum((-1) ** (len(S) - len(T)) * f[T] for T in _subsets(S))
+                if a_s == 0:
+                    continue
+                for T in _subsets(S):
+                    c = Fraction(a_s)
+                    for d in S:
+                        c *= Fraction(1, step[d]) if d in T else Fraction(-base[d], step[d])
+                    poly[T] = poly.get(T, Fraction(0)) + c
+            at_all = sum(c * math.prod(base[d] + 2 * step[d] for d in T) for T, c in poly.items())
+            if at_all != s_all:
+                node = producers.get(name, {})
+                where = (f" ({node.get('source', node.get('op', '?'))} in module "
+                         f"'{node.get('module') or '<root>'}')") if node else ""
+                sizes = ", ".join(f"{f[(d,)]} at {d}+{step[d]}" for d in order)
+                raise CaptureError(
+                    f"tensor '{name}'{where} axis {i}: sizes {s0} at {_at(base)}, {sizes}, and "
+                    f"{s_all} at every dimension two steps larger (not the {at_all} that the "
+                    f"one-step runs predict): not affine in each dimension on these steps (a "
+                    f"network that rounds sizes needs a step every resize divides, e.g. 64 for "
+                    f"an image it halves six times; a size growing with a dimension squared "
+                    f"cannot be symbolic)")
+            terms = [(c, T) for T, c in poly.items() if c != 0]
+            terms.sort(key=lambda t: (-len(t[1]), [order.index(d) for d in t[1]]))
+            shape.append(format_entry(terms) if any(T for _, T in terms) else int(at_all))
+        spec["shape"] = shape
+    if unmatched:
+        some = sorted(unmatched)[:8]
+        warn.append(f"{len(unmatched)} tensors without a counterpart in the runs at other sizes "
+                    f"(the op sequence differs there) left concrete: {', '.join(some)}")
+
+
+def _at(values: Dict[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in values.items())
+
+
+def _call_inputs(make_inputs, values: Dict[str, int]):
+    got = make_inputs(**values)
+    if not (isinstance(got, tuple) and len(got) == 2 and isinstance(got[1], dict)):
+        raise TypeError("capture: example_inputs(**dims) must return (args, kwargs): a tuple of "
+                        "positional inputs and a dict of keyword inputs")
+    args = got[0]
+    if isinstance(args, torch.Tensor):
+        args = (args,)
+    return tuple(args), dict(got[1])
+
+
 def capture(model: torch.nn.Module, example_inputs: Any = (),
             kwargs: Optional[Dict[str, Any]] = None, *, name: Optional[str] = None,
             batch_dim: Optional[int] = None, dim_name: str = "batch",
-            input_names: Optional[Sequence[str]] = None) -> Graph:
+            input_names: Optional[Sequence[str]] = None,
+            dims: Optional[Dict[str, Any]] = None) -> Graph:
     """Runs `model(*example_inputs, **kwargs)` under a dispatch-level tracer (no gradients) and
     returns the roofline graph of that forward pass (docs/graph-format.md).
 
     batch_dim: when given, the tensor inputs' dimension `batch_dim` is the batch. The model then
     runs a second time with that dimension one larger, and every activation dimension that grows
     in proportion (size k*B at batch B) is written as "batch" or "k*batch"; weights stay concrete.
+
+    Several symbolic dimensions (batch, height, width, sequence length, frames): pass a function
+    as `example_inputs` that builds the inputs at given sizes, `example_inputs(**values)` ->
+    (args, kwargs), and `dims` = {name: value} or {name: (value, step)}: the sizes to capture at
+    and, per dimension, the step its values take (default 1; an image side the network halves
+    three times needs 8). The model runs at the given values, at each dimension one step larger,
+    and at every dimension two steps larger; each activation size is fitted as a + c * (product
+    of the dimensions it changes with), e.g. "height*width/64+77", checked at the last run. A
+    size that does not fit raises CaptureError naming the tensor, its op and its module.
     """
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"capture: model must be a torch.nn.Module, not {type(model).__name__}")
+    if callable(example_inputs) and not isinstance(example_inputs, torch.Tensor):
+        return _capture_dims(model, example_inputs, dims or {}, name, input_names)
+    if dims:
+        raise TypeError("capture: dims= needs example_inputs to be a function of them "
+                        "(example_inputs(**dims) -> (args, kwargs)); for one batch-like input "
+                        "dimension use batch_dim=")
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     args = tuple(example_inputs)
@@ -631,7 +749,11 @@ def capture(model: torch.nn.Module, example_inputs: Any = (),
         run2 = _trace(model, args2, kwargs2, input_names)
         _symbolize(run1, run2, b1, b2, dim_name, warn)
         dims[dim_name] = int(b1)
-    tracer, inputs, outputs, tensors = run1
+    return _assemble(model, run1, dims, warn, name)
+
+
+def _assemble(model, run, dims, warn: List[str], name: Optional[str]) -> Graph:
+    tracer, inputs, outputs, tensors = run
     if tracer.unknown:
         warn.append("ops mapped to unknown: " + ", ".join(f"{k} x{v}" for k, v in
                                                           sorted(tracer.unknown.items())))
@@ -651,3 +773,40 @@ def capture(model: torch.nn.Module, example_inputs: Any = (),
     if warn:
         data["notes"] = ["capture: " + w for w in warn]
     return Graph(data, warn)
+
+
+def _capture_dims(model, make_inputs, dims: Dict[str, Any], name: Optional[str],
+                  input_names: Optional[Sequence[str]]) -> Graph:
+    """capture() with example_inputs a function of the dimensions (see capture)."""
+    if not dims:
+        raise TypeError("capture: example_inputs is a function: name its dimensions, "
+                        "dims={'height': (1024, 64), ...}")
+    base, step = {}, {}
+    for d, v in dims.items():
+        if not isinstance(d, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", d):
+            raise ValueError(f"capture: dims: {d!r} is not a dimension name (letters, digits, _)")
+        value, st = (v if isinstance(v, (tuple, list)) else (v, 1)) if v is not None else (None, 1)
+        if not (isinstance(value, int) and isinstance(st, int) and value >= 1 and st >= 1):
+            raise ValueError(f"capture: dims[{d!r}] must be a size >= 1 or (size, step) with a "
+                             f"step >= 1, got {v!r}")
+        if value % st:
+            raise ValueError(f"capture: dims[{d!r}]: the size {value} is not a multiple of its "
+                             f"step {st}")
+        base[d], step[d] = value, st
+    if model.training:
+        warnings.warn("roofline_capture: the model is in training mode (dropout, batch-norm "
+                      "statistics); call model.eval() for an inference graph")
+
+    def run_at(values):
+        args, kwargs = _call_inputs(make_inputs, values)
+        return _trace(model, args, kwargs, input_names)
+
+    runs = {S: run_at({d: base[d] + (step[d] if d in S else 0) for d in base})
+            for S in _subsets(list(base))}
+    run_all = run_at({d: base[d] + 2 * step[d] for d in base})
+    warn: List[str] = []
+    _fit_dims(runs, run_all, base, step, warn)
+    run0 = runs[()]
+    out_dims = {d: (base[d] if step[d] == 1 else {"default": base[d], "multiple": step[d]})
+                for d in base}
+    return _assemble(model, run0, out_dims, warn, name)

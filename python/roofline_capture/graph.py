@@ -7,22 +7,86 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Dict, List, Optional
+from fractions import Fraction
+from typing import Any, Dict, List, Optional, Tuple
 
 FORMAT = "roofline-graph"
 VERSION = 1
 
-_SCALED = re.compile(r"^(\d+)\*([A-Za-z_][A-Za-z0-9_]*)$")
+_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|([-+*/]))")
+
+
+def parse_entry(text: str) -> List[Tuple[Fraction, Tuple[str, ...]]]:
+    """A symbolic shape entry ("batch", "4*batch", "height*width/64+77") as its terms: (coefficient,
+    dimension names) pairs whose sum is the entry (the grammar of docs/graph-format.md)."""
+    tokens, pos = [], 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            if text[pos:].strip() == "":
+                break
+            raise ValueError(f"shape entry {text!r}: unexpected {text[pos]!r}")
+        tokens.append(m.groups())
+        pos = m.end()
+    terms, i, sign = [], 0, 1
+    while i < len(tokens):
+        if tokens[i][2] in ("+", "-"):
+            sign = -1 if tokens[i][2] == "-" else 1
+            i += 1
+        coef, names = Fraction(sign), []
+        while True:
+            if i >= len(tokens) or tokens[i][2]:
+                raise ValueError(f"shape entry {text!r}: a term ends early")
+            num, name, _ = tokens[i]
+            if num is not None:
+                coef *= int(num)
+            else:
+                names.append(name)
+            i += 1
+            if i < len(tokens) and tokens[i][2] == "*":
+                i += 1
+                continue
+            break
+        if i < len(tokens) and tokens[i][2] == "/":
+            if i + 1 >= len(tokens) or tokens[i + 1][0] is None:
+                raise ValueError(f"shape entry {text!r}: '/' needs an integer")
+            coef /= int(tokens[i + 1][0])
+            i += 2
+        if i < len(tokens) and tokens[i][2] not in ("+", "-"):
+            raise ValueError(f"shape entry {text!r}: unexpected {tokens[i]!r}")
+        terms.append((coef, tuple(names)))
+        sign = 1
+    return terms
+
+
+def format_entry(terms: List[Tuple[Fraction, Tuple[str, ...]]]) -> str:
+    """The graph-file text of a sum of (coefficient, names) terms, constants last."""
+    out = ""
+    for coef, names in sorted(terms, key=lambda t: len(t[1]) == 0):
+        if coef == 0:
+            continue
+        mag = abs(coef)
+        out += "-" if coef < 0 else ("+" if out else "")
+        body = [str(mag.numerator)] if (mag.numerator != 1 or not names) else []
+        out += "*".join(body + list(names))
+        if mag.denominator != 1:
+            out += f"/{mag.denominator}"
+    return out or "0"
 
 
 def resolve_dim(d, dims: Dict[str, int]) -> int:
-    """An entry of a tensor shape (int, "batch", "4*batch") -> its value."""
+    """An entry of a tensor shape (int, "batch", "4*batch", "height*width/64+77") -> its value."""
     if isinstance(d, int):
         return d
-    m = _SCALED.match(d)
-    if m:
-        return int(m.group(1)) * int(dims[m.group(2)])
-    return int(dims[d])
+    total = sum(coef * math.prod(int(dims[n]) for n in names) for coef, names in parse_entry(d))
+    if total.denominator != 1:
+        raise ValueError(f"shape entry {d!r} is not a whole number at {dims}")
+    return int(total)
+
+
+def dim_defaults(dims: Dict[str, Any]) -> Dict[str, Optional[int]]:
+    """A graph's "dims" object with {"default": N, "multiple": M} entries read as N."""
+    return {k: (v.get("default") if isinstance(v, dict) else v) for k, v in dims.items()}
 
 
 class Graph:
@@ -39,7 +103,14 @@ class Graph:
 
     @property
     def dims(self) -> Dict[str, Optional[int]]:
-        return self.data["dims"]
+        """Each symbolic dimension's default (None: none)."""
+        return dim_defaults(self.data["dims"])
+
+    @property
+    def dim_multiples(self) -> Dict[str, int]:
+        """The dimensions whose values must be multiples of a step, with the step."""
+        return {k: v["multiple"] for k, v in self.data["dims"].items()
+                if isinstance(v, dict) and v.get("multiple", 1) > 1}
 
     @property
     def tensors(self) -> Dict[str, Dict[str, Any]]:

@@ -17,7 +17,8 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
-from roofline_capture import Graph, capture  # noqa: E402
+from roofline_capture import CaptureError, Graph, capture  # noqa: E402
+from roofline_capture.graph import parse_entry, resolve_dim  # noqa: E402
 
 
 def ops(g):
@@ -48,8 +49,11 @@ def check_well_formed(test, g):
     for name, t in d["tensors"].items():
         test.assertIn(t["dtype"], dtypes, name)
         for s in t["shape"]:
-            test.assertTrue(isinstance(s, int) or s in d["dims"] or
-                            (s.split("*")[1] in d["dims"] and int(s.split("*")[0]) > 1), s)
+            if isinstance(s, int):
+                continue
+            for _, names in parse_entry(s):
+                for n in names:
+                    test.assertIn(n, d["dims"], s)
 
 
 class Mlp(nn.Module):
@@ -355,6 +359,95 @@ class CaptureSmallTest(unittest.TestCase):
         self.assertEqual(g.tensors["input"]["dtype"], "bf16")
         self.assertTrue(all(t["dtype"] == "bf16" for t in g.tensors.values()))
         self.assertEqual(math.prod(g.tensors["fc1.weight"]["shape"]), 512)
+
+
+class _UNetLike(nn.Module):
+    """Two stride-2 convolutions, self-attention over the pixels of the smallest map with a
+    77-token context appended, and an upsampling path with a skip connection."""
+
+    def __init__(self):
+        super().__init__()
+        self.down1 = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.down2 = nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.ctx = nn.Parameter(torch.randn(77, 16))
+        self.qkv = nn.Linear(16, 48)
+        self.up = nn.ConvTranspose2d(16, 8, 2, stride=2)
+        self.out = nn.Conv2d(16, 3, 3, padding=1)
+
+    def forward(self, x):
+        h1 = F.relu(self.down1(x))
+        h2 = F.relu(self.down2(h1))
+        b, c, hh, ww = h2.shape
+        tokens = torch.cat([h2.flatten(2).transpose(1, 2), self.ctx.expand(b, 77, c)], 1)
+        q, k, v = self.qkv(tokens).view(b, -1, 3, 2, 8).permute(2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, -1, c)
+        h2 = h2 + a[:, : hh * ww].transpose(1, 2).reshape(b, c, hh, ww)
+        return self.out(torch.cat([self.up(h2), h1], 1))
+
+
+class CaptureDimsTest(unittest.TestCase):
+    """Several symbolic dimensions, fitted from captures at other sizes."""
+
+    @staticmethod
+    def image(batch, height, width):
+        return (torch.randn(batch, 3, height, width),), {}
+
+    def test_image_sides_are_polynomials_checked_against_pytorch(self):
+        from roofline_capture.oracles import flop_counter_total
+        m = _UNetLike().eval()
+        g = capture(m, self.image, dims={"batch": 2, "height": (16, 4), "width": (24, 4)})
+        check_well_formed(self, g)
+        self.assertEqual(g.dims, {"batch": 2, "height": 16, "width": 24})
+        self.assertEqual(g.dim_multiples, {"height": 4, "width": 4})
+        entries = {s for t in g.tensors.values() for s in t["shape"] if isinstance(s, str)}
+        # The pixels of the 4x smaller map, with the 77 context tokens appended.
+        self.assertIn("height*width/16+77", entries)
+        self.assertIn("height/4", entries)
+        self.assertIn("width/2", entries)
+        # FlopCounterMode on real runs at sizes the capture never ran (the fit used 16..24 x
+        # 24..32 and batch 2..4).
+        for b, h, w in [(1, 64, 40), (3, 8, 100), (5, 132, 4)]:
+            args, _ = self.image(b, h, w)
+            with torch.no_grad():
+                want = flop_counter_total(m, args)
+                out = m(*args)
+            self.assertEqual(g.matrix_flops({"batch": b, "height": h, "width": w}), want)
+            self.assertEqual(g.shape(g.data["outputs"][0], {"batch": b, "height": h, "width": w}),
+                             list(out.shape))
+
+    def test_sequence_and_frames(self):
+        conv = nn.Conv3d(4, 8, (3, 3, 3), padding=1).eval()
+
+        def video(frames, seq):
+            return (torch.randn(1, 4, frames, seq, 6),), {}
+        g = capture(conv, video, dims={"frames": 5, "seq": 7})
+        out = g.tensors[g.data["outputs"][0]]["shape"]
+        self.assertEqual(out, [1, 8, "frames", "seq", 6])
+        self.assertEqual(resolve_dim(out[2], {"frames": 16, "seq": 3}), 16)
+
+    def test_a_size_not_affine_in_a_dimension_is_one_clear_error(self):
+        class Square(nn.Module):
+            def forward(self, x):
+                v = x.flatten()
+                return torch.outer(v, v).flatten() * 2
+
+        with self.assertRaises(CaptureError) as ctx:
+            capture(Square().eval(), lambda n: ((torch.randn(n),), {}), dims={"n": 4})
+        text = str(ctx.exception)
+        self.assertEqual(len(text.splitlines()), 1)
+        self.assertIn("not affine", text)
+        self.assertIn("aten::", text)
+
+    def test_bad_dims(self):
+        m = nn.Linear(4, 4).eval()
+        with self.assertRaises(ValueError):
+            capture(m, lambda batch: ((torch.randn(batch, 4),), {}), dims={"batch": (6, 4)})
+        with self.assertRaises(ValueError):
+            capture(m, lambda batch: ((torch.randn(batch, 4),), {}), dims={"bat ch": 1})
+        with self.assertRaises(TypeError):
+            capture(m, lambda batch: (torch.randn(batch, 4),), dims={"batch": 2})
+        with self.assertRaises(TypeError):
+            capture(m, (torch.randn(2, 4),), dims={"batch": 2})
 
 
 if __name__ == "__main__":

@@ -386,6 +386,29 @@ class FromPyTorch(unittest.TestCase):
         s = roofline.sweep(g, vary={"batch": (1, 1024, "x4")})
         self.assertEqual([p.batch for p in s.points], [1, 4, 16, 64, 256, 1024])
 
+    def test_capture_with_image_sides_then_sweep(self):
+        # A network captured with symbolic height and width (a function of the sizes), costed at
+        # a size it was never run at: matrix FLOPs equal FlopCounterMode's on a real run there.
+        from torch.utils.flop_counter import FlopCounterMode
+
+        m = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, stride=2, padding=1), torch.nn.ReLU(),
+                                torch.nn.Conv2d(16, 16, 3, stride=2, padding=1)).eval()
+        g = roofline.capture(m, lambda batch, height, width: (
+            (torch.randn(batch, 3, height, width),), {}),
+            dims={"batch": 1, "height": (32, 4), "width": (32, 4)}, name="convs")
+        self.assertEqual(g.dims, {"batch": 1, "height": 32, "width": 32})
+        r = roofline.model(g, dims={"batch": 2, "height": 96, "width": 64}, hw="h100-sxm")
+        counter = FlopCounterMode(display=False)
+        with counter, torch.no_grad():
+            m(torch.randn(2, 3, 96, 64))
+        self.assertEqual(r.totals.matrix_flops, counter.get_total_flops())
+        s = roofline.sweep(g, vary={"height": (64, 1024, "x2")}, hw="h100-sxm")
+        self.assertEqual(s.to_dict()["follow"], ["width"])
+        self.assertEqual([p.height for p in s.points], [64, 128, 256, 512, 1024])
+        with self.assertRaises(roofline.RooflineError) as ctx:
+            roofline.sweep(g, vary={"height": (30, 60)}, hw="h100-sxm")
+        self.assertIn("not a multiple of 4", str(ctx.exception))
+
     def test_capture_errors(self):
         from roofline_capture import CaptureError
 

@@ -18,6 +18,9 @@ Result<NetworkAnalysis> AnalyzeNetwork(const NetworkGraph& g, const DimBindings&
   NetworkAnalysis a;
   static_cast<LoweredNetwork&>(a) = std::move(lowered).value();
   static_cast<GraphCosts&>(a) = AnalyzeGraph(a.graph, model, FusionMode::kEager);
+  Result<double> activations = PeakActivationBytes(g, a.dims);
+  if (!activations.ok()) return activations.status();
+  a.activation_bytes = *activations;
   const Device& d = model.device();
   for (const auto& [engine, flops] : UntimedFlops(a.costs)) {
     a.notes.push_back(

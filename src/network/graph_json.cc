@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -65,38 +66,36 @@ int64_t RequireInt(const json& j, const std::string& field, int64_t lo, int64_t 
   return static_cast<int64_t>(v);
 }
 
+bool IsDimName(const std::string& name) {
+  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) {
+    return false;
+  }
+  for (char c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  }
+  return true;
+}
+
 ShapeEntry ParseShapeEntry(const json& j, const std::string& field,
-                           const std::set<std::string>& dims) {
+                           const std::vector<std::string>& dims) {
   if (j.is_number()) return ShapeEntry::Const(RequireInt(j, field, 0, kMaxDim));
   if (!j.is_string()) {
-    throw JsonFieldError(field, fmt::format("expected an integer, a dimension name or "
-                                            "\"<int>*<name>\", got {}",
+    throw JsonFieldError(field, fmt::format("expected an integer, a dimension name or an "
+                                            "expression such as \"4*batch\", got {}",
                                             TypeName(j)));
   }
   const std::string text = j.get<std::string>();
-  std::string name = text;
-  int64_t factor = 1;
-  const size_t star = text.find('*');
-  if (star != std::string::npos) {
-    const std::string f = text.substr(0, star);
-    name = text.substr(star + 1);
-    try {
-      size_t used = 0;
-      const long long v = std::stoll(f, &used);
-      if (used != f.size() || v < 1 || v > kMaxDim) throw std::invalid_argument(f);
-      factor = v;
-    } catch (const std::exception&) {
-      throw JsonFieldError(field, fmt::format("'{}': expected \"<int>*<name>\" with an integer "
-                                              "factor in 1..2^40",
-                                              text));
+  Result<ShapeEntry> e = ParseShapeExpression(text, dims);
+  if (!e.ok()) {
+    // An unknown name alone gets the did-you-mean of the declared names.
+    const bool name = !text.empty() && text.find_first_of("*/+- 0123456789") == std::string::npos;
+    if (name && e.status().what().find("unknown dimension") != std::string::npos) {
+      throw JsonFieldError(field, fmt::format("unknown dimension '{}'{} (declare it in \"dims\")",
+                                              text, DidYouMean(text, dims)));
     }
+    throw JsonFieldError(field, e.status().what());
   }
-  if (dims.count(name) == 0) {
-    std::vector<std::string> known(dims.begin(), dims.end());
-    throw JsonFieldError(field, fmt::format("unknown dimension '{}'{} (declare it in \"dims\")",
-                                            name, DidYouMean(name, known)));
-  }
-  return ShapeEntry::Sym(name, factor);
+  return std::move(e).value();
 }
 
 void ParseAttrs(const json& j, const std::string& field, NetAttrs& attrs) {
@@ -161,18 +160,40 @@ NetworkGraph ParseGraph(const json& doc, const std::string& origin) {
   g.name = OptionalText(doc, "name", "");
   g.producer = OptionalText(doc, "producer", "");
 
-  std::set<std::string> dim_names;
+  std::vector<std::string> dim_names;
   if (const auto dims = doc.find("dims"); dims != doc.end()) {
     RequireObject(*dims, "dims");
     for (const auto& [name, value] : dims->items()) {
       const std::string f = JoinField("dims", name);
       if (name.empty()) throw JsonFieldError(f, "a dimension needs a name");
-      if (value.is_null()) {
+      if (!IsDimName(name)) {
+        throw JsonFieldError(f, fmt::format("'{}' is not a dimension name (letters, digits and "
+                                            "_, not starting with a digit)",
+                                            name));
+      }
+      // A default (or null), or {"default": N|null, "multiple": M}.
+      const json* def = &value;
+      if (value.is_object()) {
+        const auto d = value.find("default");
+        if (d == value.end()) throw JsonFieldError(JoinField(f, "default"), "missing (N or null)");
+        def = &*d;
+        if (const auto m = value.find("multiple"); m != value.end()) {
+          g.dim_multiples[name] = RequireInt(*m, JoinField(f, "multiple"), 1, kMaxDim);
+        }
+      }
+      const std::string df = value.is_object() ? JoinField(f, "default") : f;
+      if (def->is_null()) {
         g.dims.emplace_back(name, std::nullopt);
       } else {
-        g.dims.emplace_back(name, RequireInt(value, f, 1, kMaxDim));
+        const int64_t v = RequireInt(*def, df, 1, kMaxDim);
+        if (const auto m = g.dim_multiples.find(name);
+            m != g.dim_multiples.end() && v % m->second != 0) {
+          throw JsonFieldError(df,
+                               fmt::format("{} is not a multiple of {} (multiple)", v, m->second));
+        }
+        g.dims.emplace_back(name, v);
       }
-      dim_names.insert(name);
+      dim_names.push_back(name);
     }
   }
 
@@ -299,23 +320,21 @@ std::string GraphToJson(const NetworkGraph& g) {
   if (!g.producer.empty()) doc["producer"] = g.producer;
   ojson dims = ojson::object();
   for (const auto& [name, def] : g.dims) {
-    if (def) {
-      dims[name] = *def;
-    } else {
-      dims[name] = nullptr;
+    ojson value = def ? ojson(*def) : ojson(nullptr);
+    if (const auto m = g.dim_multiples.find(name); m != g.dim_multiples.end()) {
+      value = ojson{{"default", value}, {"multiple", m->second}};
     }
+    dims[name] = value;
   }
   doc["dims"] = dims;
   ojson tensors = ojson::object();
   for (const NetTensor& t : g.tensors) {
     ojson shape = ojson::array();
     for (const ShapeEntry& e : t.shape) {
-      if (e.dim.empty()) {
-        shape.push_back(e.value);
-      } else if (e.factor == 1) {
-        shape.push_back(e.dim);
+      if (e.symbolic()) {
+        shape.push_back(e.ToString());
       } else {
-        shape.push_back(fmt::format("{}*{}", e.factor, e.dim));
+        shape.push_back(e.value);
       }
     }
     ojson jt;

@@ -3,7 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
+#include <map>
+#include <numeric>
+#include <optional>
 
 #include "roofline/op.h"
 
@@ -29,7 +34,170 @@ constexpr NetDTypeInfo kNetDTypes[] = {
 /// Largest element count of one tensor (2^62).
 constexpr int64_t kMaxElements = int64_t{1} << 62;
 
+/// Limits of a shape expression: terms, names per term, a divisor, the common divisor.
+constexpr size_t kMaxTerms = 8;
+constexpr size_t kMaxTermDims = 4;
+constexpr int64_t kMaxDivisor = int64_t{1} << 20;
+
+/// The value of a bound entry: its terms over a common divisor, in 128-bit integers with every
+/// step checked against 2^100 (well inside the type; a whole value must fit in 2^40 anyway).
+Result<int64_t> EvaluateEntry(const ShapeEntry& e, const DimBindings& dims,
+                              const std::string& tensor) {
+  using Wide = __int128;
+  constexpr Wide kLimit = static_cast<Wide>(1) << 100;
+  int64_t common = 1;
+  for (const ShapeTerm& t : e.terms) common = std::lcm(common, t.den);
+  Wide sum = 0;
+  for (const ShapeTerm& t : e.terms) {
+    Wide v = static_cast<Wide>(t.num) * (common / t.den);
+    for (const std::string& d : t.dims) {
+      const auto it = dims.find(d);
+      if (it == dims.end()) {
+        return Status::Invalid(tensor, fmt::format("unbound symbolic dimension '{}': bind it with "
+                                                   "--dim {}=N",
+                                                   d, d));
+      }
+      v *= it->second;
+      if (v > kLimit || v < -kLimit) {
+        return Status::Invalid(tensor, fmt::format("shape entry '{}' exceeds 2^40", e.ToString()));
+      }
+    }
+    sum += v;
+  }
+  auto at = [&dims] {
+    std::string out;
+    for (const auto& [name, value] : dims) {
+      out += fmt::format("{}{}={}", out.empty() ? "" : ", ", name, value);
+    }
+    return out;
+  };
+  if (sum % common != 0) {
+    return Status::Invalid(
+        tensor, fmt::format("shape entry '{}' is not a whole number at {} (the graph's sizes are "
+                            "exact at multiples of its dimensions' steps only)",
+                            e.ToString(), at()));
+  }
+  const Wide v = sum / common;
+  if (v < 0 || v > kMaxDim) {
+    return Status::Invalid(tensor, fmt::format("shape entry '{}' {} at {}", e.ToString(),
+                                               v < 0 ? "is negative" : "exceeds 2^40", at()));
+  }
+  return static_cast<int64_t>(v);
+}
+
+bool IsNameStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool IsNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
 }  // namespace
+
+std::string ShapeEntry::ToString() const {
+  if (terms.empty()) return std::to_string(value);
+  std::string out;
+  for (const ShapeTerm& t : terms) {
+    const int64_t mag = t.num < 0 ? -t.num : t.num;
+    if (t.num < 0) {
+      out += "-";
+    } else if (!out.empty()) {
+      out += "+";
+    }
+    std::string body;
+    if (mag != 1 || t.dims.empty()) body = std::to_string(mag);
+    for (const std::string& d : t.dims) body += (body.empty() ? "" : "*") + d;
+    out += body;
+    if (t.den != 1) out += "/" + std::to_string(t.den);
+  }
+  return out;
+}
+
+Result<ShapeEntry> ParseShapeExpression(std::string_view text,
+                                        const std::vector<std::string>& dims) {
+  const std::string expect =
+      "expected an integer, a dimension name or an expression of them such as \"4*batch\" or "
+      "\"height*width/64+77\"";
+  auto bad = [&](const std::string& why) {
+    return Status::Invalid("", fmt::format("'{}': {} ({})", text, why, expect));
+  };
+  ShapeEntry e;
+  size_t i = 0;
+  auto skip = [&] {
+    while (i < text.size() && text[i] == ' ') ++i;
+  };
+  auto integer = [&](int64_t lo, int64_t hi, int64_t& out) -> bool {
+    const size_t start = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    if (i == start || i - start > 15) return false;
+    int64_t v = 0;
+    std::from_chars(text.data() + start, text.data() + i, v);
+    out = v;
+    return v >= lo && v <= hi;
+  };
+  skip();
+  if (i == text.size()) return bad("empty");
+  while (i < text.size()) {
+    bool negative = false;
+    if (text[i] == '+' || text[i] == '-') {
+      if (e.terms.empty() && text[i] == '+') return bad("a leading '+'");
+      negative = text[i] == '-';
+      ++i;
+      skip();
+    } else if (!e.terms.empty()) {
+      return bad(fmt::format("unexpected '{}'", text[i]));
+    }
+    ShapeTerm t;
+    t.num = 1;
+    bool any = false;
+    for (;;) {
+      skip();
+      if (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+        int64_t v = 0;
+        if (!integer(0, kMaxDim, v)) return bad("an integer above 2^40");
+        if (t.num > kMaxDim / std::max<int64_t>(v, 1)) return bad("a coefficient above 2^40");
+        t.num *= v;
+      } else if (i < text.size() && IsNameStart(text[i])) {
+        const size_t start = i;
+        while (i < text.size() && IsNameChar(text[i])) ++i;
+        std::string name(text.substr(start, i - start));
+        if (std::find(dims.begin(), dims.end(), name) == dims.end()) {
+          std::string known;
+          for (const std::string& d : dims) known += (known.empty() ? "" : ", ") + d;
+          return Status::Invalid("", fmt::format("unknown dimension '{}' in '{}' (declare it in "
+                                                 "\"dims\"; declared: {})",
+                                                 name, text, known.empty() ? "none" : known));
+        }
+        if (t.dims.size() == kMaxTermDims) return bad("more than 4 dimensions in one term");
+        t.dims.push_back(std::move(name));
+      } else {
+        return bad(i < text.size() ? fmt::format("unexpected '{}'", text[i]) : "ends early");
+      }
+      any = true;
+      skip();
+      if (i < text.size() && text[i] == '*') {
+        ++i;
+        continue;
+      }
+      break;
+    }
+    if (!any) return bad("an empty term");
+    if (i < text.size() && text[i] == '/') {
+      ++i;
+      skip();
+      if (!integer(1, kMaxDivisor, t.den)) return bad("a divisor outside 1..2^20");
+      skip();
+    }
+    if (negative) t.num = -t.num;
+    if (e.terms.size() == kMaxTerms) return bad("more than 8 terms");
+    e.terms.push_back(std::move(t));
+  }
+  int64_t common = 1;
+  bool symbolic = false;
+  for (const ShapeTerm& t : e.terms) {
+    common = std::lcm(common, t.den);
+    if (common > kMaxDim) return bad("divisors whose common multiple is above 2^40");
+    symbolic = symbolic || !t.dims.empty();
+  }
+  if (!symbolic) return bad("no dimension in it (write a constant as a number)");
+  return e;
+}
 
 bool NetAttrs::Has(const std::string& key) const {
   return numbers.count(key) > 0 || strings.count(key) > 0;
@@ -170,6 +338,15 @@ Result<DimBindings> ResolveDims(const NetworkGraph& graph, const DimBindings& bi
   }
   for (const auto& [name, def] : graph.dims) {
     const auto it = bindings.find(name);
+    const auto multiple = graph.dim_multiples.find(name);
+    if (it != bindings.end() && multiple != graph.dim_multiples.end() &&
+        it->second % multiple->second != 0) {
+      return Status::Invalid(
+          "--dim " + name,
+          fmt::format("{} is not a multiple of {} ({}: dims.{}.multiple: the graph's sizes are "
+                      "exact at multiples of {} only)",
+                      it->second, multiple->second, graph.origin, name, multiple->second));
+    }
     if (it != bindings.end()) {
       out[name] = it->second;
     } else if (def) {
@@ -189,19 +366,10 @@ Result<std::vector<int64_t>> ResolveShape(const NetTensor& tensor, const DimBind
   int64_t elements = 1;
   for (const ShapeEntry& e : tensor.shape) {
     int64_t v = e.value;
-    if (!e.dim.empty()) {
-      const auto it = dims.find(e.dim);
-      if (it == dims.end()) {
-        return Status::Invalid(tensor.name,
-                               fmt::format("unbound symbolic dimension '{}': bind it with "
-                                           "--dim {}=N",
-                                           e.dim, e.dim));
-      }
-      if (e.factor < 1 || e.factor > kMaxDim || it->second > kMaxDim / e.factor) {
-        return Status::Invalid(tensor.name, fmt::format("{}*{} = {}*{} exceeds 2^40", e.factor,
-                                                        e.dim, e.factor, it->second));
-      }
-      v = e.factor * it->second;
+    if (e.symbolic()) {
+      Result<int64_t> bound = EvaluateEntry(e, dims, tensor.name);
+      if (!bound.ok()) return bound.status();
+      v = *bound;
     }
     if (v < 0 || v > kMaxDim) {
       return Status::Invalid(tensor.name, fmt::format("shape entry {} is outside 0..2^40", v));
@@ -213,6 +381,65 @@ Result<std::vector<int64_t>> ResolveShape(const NetTensor& tensor, const DimBind
     shape.push_back(v);
   }
   return shape;
+}
+
+Result<double> PeakActivationBytes(const NetworkGraph& g, const DimBindings& dims) {
+  std::map<std::string_view, size_t> index;
+  for (size_t i = 0; i < g.tensors.size(); ++i) index.emplace(g.tensors[i].name, i);
+  const size_t n = g.tensors.size();
+  const int64_t end = static_cast<int64_t>(g.nodes.size());
+  std::vector<size_t> root(n);
+  for (size_t i = 0; i < n; ++i) root[i] = i;
+  std::vector<int64_t> first(n, end + 1), last(n, -1);
+  auto find = [&](const std::string& name) -> std::optional<size_t> {
+    const auto it = index.find(name);
+    if (it == index.end()) return std::nullopt;
+    return root[it->second];
+  };
+  for (const std::string& in : g.inputs) {
+    if (auto t = find(in)) first[*t] = 0;
+  }
+  for (int64_t k = 0; k < end; ++k) {
+    const NetNode& node = g.nodes[static_cast<size_t>(k)];
+    for (const std::string& in : node.inputs) {
+      if (auto t = find(in)) {
+        last[*t] = std::max(last[*t], k);
+        first[*t] = std::min(first[*t], k);
+      }
+    }
+    const bool view = node.op == "view" && !node.inputs.empty() && find(node.inputs[0]);
+    for (const std::string& out : node.outputs) {
+      const auto it = index.find(out);
+      if (it == index.end()) continue;
+      if (view) {
+        root[it->second] = *find(node.inputs[0]);
+        continue;
+      }
+      first[it->second] = std::min(first[it->second], k);
+      last[it->second] = std::max(last[it->second], k);
+    }
+  }
+  for (const std::string& out : g.outputs) {
+    if (auto t = find(out)) last[*t] = end;
+  }
+  std::vector<double> delta(static_cast<size_t>(end) + 2, 0.0);
+  for (size_t i = 0; i < n; ++i) {
+    const NetTensor& t = g.tensors[i];
+    if (t.weight || root[i] != i || last[i] < 0 || first[i] > end) continue;
+    Result<std::vector<int64_t>> shape = ResolveShape(t, dims);
+    if (!shape.ok()) return shape.status();
+    double elements = 1;
+    for (int64_t d : *shape) elements *= static_cast<double>(d);
+    const double bytes = elements * t.ElementBytes();
+    delta[static_cast<size_t>(first[i])] += bytes;
+    delta[static_cast<size_t>(last[i]) + 1] -= bytes;
+  }
+  double live = 0, peak = 0;
+  for (double d : delta) {
+    live += d;
+    peak = std::max(peak, live);
+  }
+  return peak;
 }
 
 }  // namespace roofline

@@ -81,7 +81,7 @@ Chart NetSweepChart(const NetSweepResult& r, const std::string& title) {
     ly += 20;
   }
   svg.Line(R + 20, ly - 3, R + 34, ly - 3, "#333", 1.2, "5,4");
-  svg.Text(R + 40, ly + 2, "verdict changes", 12);
+  svg.Text(R + 40, ly + 2, "crossovers", 12);
   int k = 0;
   for (const Crossover& x : r.crossovers) {
     const double xv = X(static_cast<double>(x.int_value));
@@ -89,7 +89,13 @@ Chart NetSweepChart(const NetSweepResult& r, const std::string& title) {
     const SweepLine l = Describe(x, r);
     const std::string to = l.to.substr(0, l.to.find(':'));
     const std::string label =
-        fmt::format("{}: {}-bound from {} {}", l.what, to, r.variable, l.value);
+        x.signal.kind == SignalKind::kAttentionShare
+            ? fmt::format("attention {} conv+matmul from {} {}", x.to.yes ? ">" : "<=", r.variable,
+                          l.value)
+        : x.signal.kind == SignalKind::kCapacity
+            ? fmt::format("memory {} from {} {}", x.to.yes ? "fits" : "exceeds capacity",
+                          r.variable, l.value)
+            : fmt::format("{}: {}-bound from {} {}", l.what, to, r.variable, l.value);
     LabelBox box;
     if (placer.Place(label, xv, T + 16 + 18.0 * (k % 8), 11, 2, &box)) {
       svg.Text(box.x + 1, box.y + box.height - 3, label, 11, "start", "#111");

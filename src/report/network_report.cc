@@ -40,6 +40,13 @@ std::string RenderNetworkTable(const NetworkAnalysis& a, const CostModel& model,
                      DimsText(a.dims), a.nodes, a.kernels.size(), a.views, a.uncosted.count);
   out += fmt::format("parameters {} ({} of weights and buffers)\n", Si(a.parameters, ""),
                      Si(a.weight_bytes, "B"));
+  const double capacity = d.device_memory().total_capacity_bytes();
+  const double memory = a.weight_bytes + a.activation_bytes;
+  out += fmt::format("memory: {} of weights + {} of peak activations (eager) = {}",
+                     Si(a.weight_bytes, "B"), Si(a.activation_bytes, "B"), Si(memory, "B"));
+  out += capacity > 0 ? fmt::format(" of {}'s {} ({})\n", mem, Si(capacity, "B"),
+                                    memory <= capacity ? "fits" : "does not fit")
+                      : "\n";
   out +=
       "1 FLOP = one multiply or one add (a multiply-accumulate is 2); one kernel per node "
       "(eager)\n\n";
@@ -131,6 +138,11 @@ std::string RenderNetworkJson(const NetworkAnalysis& a, const CostModel& model,
   net["name"] = a.name;
   net["parameters"] = a.parameters;
   net["weight_bytes"] = a.weight_bytes;
+  net["activation_bytes"] = a.activation_bytes;
+  net["memory_bytes"] = a.weight_bytes + a.activation_bytes;
+  net["capacity_bytes"] = d.device_memory().total_capacity_bytes();
+  net["fits"] = net["capacity_bytes"].get<double>() <= 0 ||
+                a.weight_bytes + a.activation_bytes <= d.device_memory().total_capacity_bytes();
   net["nodes"] = a.nodes;
   net["kernels"] = a.kernels.size();
   net["views"] = a.views;
@@ -206,10 +218,32 @@ SweepLine Describe(const Crossover& x, const NetSweepResult& r) {
   l.what = SignalName(x.signal);
   l.variable = x.variable;
   l.value = std::to_string(x.int_value);
-  l.from = r.names.Name(x.from.verdict);
-  l.to = r.names.Name(x.to.verdict);
-  l.sentence = fmt::format("{}: {} until {} {}, {} from {} {} on", l.what, BoundPhrase(l.from),
-                           l.variable, x.int_value - 1, BoundPhrase(l.to), l.variable, x.int_value);
+  l.from = ValueName(x.signal, x.from, r.names);
+  l.to = ValueName(x.signal, x.to, r.names);
+  const int64_t before = x.int_value - r.multiple;
+  switch (x.signal.kind) {
+    case SignalKind::kAttentionShare:
+      l.sentence = fmt::format(
+          "fused attention takes {} time than the convolutions and matmuls from {} {} on ({} "
+          "until {})",
+          x.to.yes ? "more" : "less", l.variable, x.int_value, x.to.yes ? "less" : "more", before);
+      break;
+    case SignalKind::kCapacity: {
+      const NetSweepPoint& p = r.points.front();
+      l.sentence = x.to.yes ? fmt::format(
+                                  "weights + peak activations fit the {} of device memory from {} "
+                                  "{} on",
+                                  Si(p.capacity_bytes, "B"), l.variable, x.int_value)
+                            : fmt::format(
+                                  "weights + peak activations no longer fit the {} of device "
+                                  "memory from {} {} on (they fit until {})",
+                                  Si(p.capacity_bytes, "B"), l.variable, x.int_value, before);
+      break;
+    }
+    default:
+      l.sentence = fmt::format("{}: {} until {} {}, {} from {} {} on", l.what, BoundPhrase(l.from),
+                               l.variable, before, BoundPhrase(l.to), l.variable, x.int_value);
+  }
   return l;
 }
 
@@ -217,10 +251,22 @@ SweepLine Describe(const NeverFlips& n, const NetSweepResult& r) {
   SweepLine l;
   l.what = SignalName(n.signal);
   l.variable = n.variable;
-  l.from = r.names.Name(n.value.verdict);
-  if (!r.points.empty()) {
-    l.sentence = fmt::format("{}: {} at every {} from {} to {}", l.what, BoundPhrase(l.from),
-                             l.variable, r.points.front().value, r.points.back().value);
+  l.from = ValueName(n.signal, n.value, r.names);
+  if (r.points.empty()) return l;
+  const std::string range = fmt::format("at every {} from {} to {}", l.variable,
+                                        r.points.front().value, r.points.back().value);
+  switch (n.signal.kind) {
+    case SignalKind::kAttentionShare:
+      l.sentence = fmt::format("fused attention takes {} time than the convolutions and matmuls {}",
+                               n.value.yes ? "more" : "less", range);
+      break;
+    case SignalKind::kCapacity:
+      l.sentence = fmt::format("weights + peak activations {} the {} of device memory {}",
+                               n.value.yes ? "fit" : "exceed",
+                               Si(r.points.front().capacity_bytes, "B"), range);
+      break;
+    default:
+      l.sentence = fmt::format("{}: {} {}", l.what, BoundPhrase(l.from), range);
   }
   return l;
 }
@@ -228,16 +274,23 @@ SweepLine Describe(const NeverFlips& n, const NetSweepResult& r) {
 std::string RenderNetSweepTable(const NetSweepResult& r, const std::string& title) {
   std::string out = title + "\n\n";
   TextTable table({r.variable, "time", "FLOP", "matrix FLOP", "bytes", "FLOP/B", "bound",
-                   "matrix kernels", "other kernels"},
-                  {true, true, true, true, true, true, false, false, false});
+                   "matrix kernels", "other kernels", "attention", "memory"},
+                  {true, true, true, true, true, true, false, false, false, true, true});
   for (const NetSweepPoint& p : r.points) {
     table.AddRow({std::to_string(p.value), Seconds(p.time_s), Si(p.flops, ""),
                   Si(p.matrix_flops, ""), Si(p.bytes, "B"),
                   Num(p.bytes > 0 ? p.flops / p.bytes : 0), r.names.Name(p.bound),
-                  Name(r, p.matrix_bound), Name(r, p.other_bound)});
+                  Name(r, p.matrix_bound), Name(r, p.other_bound),
+                  p.attention_s > 0 && p.time_s > 0 ? Percent(p.attention_s / p.time_s) : "-",
+                  Si(p.memory_bytes(), "B")});
   }
   out += table.Render();
-  out += "\ncrossovers (exact, bisected):\n";
+  out +=
+      "\nattention: fused attention kernels' share of the time; memory: weights + the peak of "
+      "activations alive at once (eager, no allocator caching)\n";
+  out += "\ncrossovers (exact, bisected";
+  out += r.multiple > 1 ? fmt::format(" on multiples of {}", r.multiple) : std::string();
+  out += "):\n";
   if (r.crossovers.empty()) out += "  none in this range\n";
   for (const Crossover& x : r.crossovers) out += "  - " + Describe(x, r).sentence + "\n";
   for (const NeverFlips& n : r.never) out += "  - " + Describe(n, r).sentence + "\n";
@@ -250,6 +303,8 @@ std::string RenderNetSweepJson(const NetSweepResult& r, const std::string& devic
   doc["network"] = r.name;
   doc["device"] = device;
   doc["variable"] = r.variable;
+  doc["follow"] = r.follow;
+  doc["multiple"] = r.multiple;
   ojson points = ojson::array();
   for (const NetSweepPoint& p : r.points) {
     ojson j;
@@ -263,6 +318,13 @@ std::string RenderNetSweepJson(const NetSweepResult& r, const std::string& devic
     j["other_bound"] = Name(r, p.other_bound);
     j["compute_bound_s"] = p.compute_bound_s;
     j["memory_bound_s"] = p.memory_bound_s;
+    j["attention_s"] = p.attention_s;
+    j["conv_matmul_s"] = p.conv_matmul_s;
+    j["weight_bytes"] = p.weight_bytes;
+    j["activation_bytes"] = p.activation_bytes;
+    j["memory_bytes"] = p.memory_bytes();
+    j["capacity_bytes"] = p.capacity_bytes;
+    j["fits"] = p.fits();
     points.push_back(j);
   }
   doc["points"] = points;

@@ -5,9 +5,9 @@
 #include <array>
 #include <cmath>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
-#include <nlohmann/json.hpp>
 #include <string_view>
 #include <vector>
 
@@ -254,6 +254,8 @@ std::string SignalName(const SignalId& s) {
       return "matrix kernels";
     case SignalKind::kOtherKernels:
       return "other kernels";
+    case SignalKind::kAttentionShare:
+      return "attention";
     case SignalKind::kLargestShare:
       return phase + " largest share";
   }
@@ -266,6 +268,8 @@ std::string ValueName(const SignalId& s, const SignalValue& v, const ResourceNam
       return v.yes ? "comm > compute" : "comm <= compute";
     case SignalKind::kCapacity:
       return v.yes ? "fits" : "exceeds";
+    case SignalKind::kAttentionShare:
+      return v.yes ? "attention > conv+matmul" : "attention <= conv+matmul";
     case SignalKind::kChips:
       return v.count < 0 ? std::string("no chip count") : fmt::format("{} chips", v.count);
     case SignalKind::kLargestShare:
@@ -426,13 +430,13 @@ namespace {
 /// context)", with the intensity limits they tend to given as a range.
 std::vector<std::string> GroupedNeverFlips(const SweepResult& r) {
   struct Group {
-    std::string key;         // the sentence without its "at" label, the limit as "#"
-    std::string base;        // the first member's sentence without its "at" label
-    size_t at_pos = 0;       // where that label stood
-    std::string other;       // the other axis's variable
+    std::string key;    // the sentence without its "at" label, the limit as "#"
+    std::string base;   // the first member's sentence without its "at" label
+    size_t at_pos = 0;  // where that label stood
+    std::string other;  // the other axis's variable
     std::vector<std::string> at_values;
-    double lo = 0, hi = 0;   // the intensity limits
-    std::string whole;       // a group of one: its sentence as it was
+    double lo = 0, hi = 0;  // the intensity limits
+    std::string whole;      // a group of one: its sentence as it was
   };
   std::vector<Group> groups;
   const std::string tends = "tends to ";
@@ -830,8 +834,8 @@ std::string RenderDeviceSweepTable(const DeviceSweep& d, const std::string& titl
         for (const Crossover& y : d.sweeps[j].crossovers) {
           const SweepLine m = Describe(y, d.sweeps[j]);
           if (m.what == l.what && kind(m.to) == kind(l.to) && m.at == l.at) {
-            value = m.variable + " " + (IsInteger(d.sweeps[j].axes[y.axis].variable) ? ">= " : "= ") +
-                    m.value;
+            value = m.variable + " " +
+                    (IsInteger(d.sweeps[j].axes[y.axis].variable) ? ">= " : "= ") + m.value;
             break;
           }
         }
@@ -885,7 +889,8 @@ std::vector<std::string> SplitCsvLine(const std::string& line) {
   size_t start = 0;
   while (true) {
     const size_t comma = line.find(',', start);
-    out.push_back(line.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    out.push_back(
+        line.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
@@ -935,4 +940,3 @@ std::string RenderDeviceSweepCsv(const DeviceSweep& d) {
 }
 
 }  // namespace roofline
-

@@ -36,8 +36,9 @@ int RunDeviceSweepCommand(Context& ctx, const CLI::App& app, const ModelOptions&
     return Fail(ctx, Status::Invalid("--hw", "the devices are the --vary hw=... list"));
   }
   if (!so.plot.empty()) {
-    return Fail(ctx, Status::Invalid("--plot", "draws one device; with --vary hw use --report "
-                                               "(a chart per device)"));
+    return Fail(ctx, Status::Invalid("--plot",
+                                     "draws one device; with --vary hw use --report "
+                                     "(a chart per device)"));
   }
   std::vector<SweepAxis> axes;
   for (const std::string& v : vary) {
@@ -119,20 +120,30 @@ int RunNetworkSweep(Context& ctx, const CLI::App& app, const ModelOptions& o,
   if (!options.ok()) return Fail(ctx, options.status());
   options->efficiency = nullptr;  // network sweeps report time bounds only (not expected times yet)
   const CostModel model(*device, *options);
-  Result<NetSweepResult> r =
-      onnx ? SweepNetwork(
-                 [&](int64_t v) -> Result<NetworkGraph> {
-                   if (v == axis->second.front()) return in->graph;
-                   Result<DimBindings> dims = ParseDims(dim_args);
-                   if (!dims.ok()) return dims.status();
-                   (*dims)[axis->first] = v;
-                   return LoadNetworkRetyped(o.model, *dims, *retype);
-                 },
-                 in->bound, model, axis->first, axis->second)
-           : SweepNetwork(in->graph, in->bound, model, axis->first, axis->second);
+  Result<DimBindings> given = ParseDims(so.dims);
+  if (!given.ok()) return Fail(ctx, given.status());
+  // An ONNX model's graph is bound at its first value: its dimensions are checked while loading,
+  // and none follows another.
+  NetworkGraph declared = in->graph;
+  if (onnx) declared.dims = {{axis->first, axis->second.front()}};
+  Result<NetSweepAxis> sweep_axis = MakeNetSweepAxis(declared, axis->first, axis->second, *given);
+  if (!sweep_axis.ok()) return Fail(ctx, sweep_axis.status());
+  Result<NetSweepResult> r = onnx ? SweepNetwork(
+                                        [&](int64_t v) -> Result<NetworkGraph> {
+                                          if (v == axis->second.front()) return in->graph;
+                                          Result<DimBindings> dims = ParseDims(dim_args);
+                                          if (!dims.ok()) return dims.status();
+                                          (*dims)[axis->first] = v;
+                                          return LoadNetworkRetyped(o.model, *dims, *retype);
+                                        },
+                                        in->bound, model, *sweep_axis)
+                                  : SweepNetwork(in->graph, in->bound, model, *sweep_axis);
   if (!r.ok()) return Fail(ctx, r.status());
-  const std::string title =
-      r->name + " on " + device->id + ": sweep " + axis->first + RetypeSuffix(*retype);
+  std::string follows;
+  for (const std::string& f : r->follow) follows += (follows.empty() ? "" : ", ") + f;
+  const std::string title = r->name + " on " + device->id + ": sweep " + axis->first +
+                            (follows.empty() ? "" : " (" + follows + " follows)") +
+                            RetypeSuffix(*retype);
   const std::string table = RenderNetSweepTable(*r, title);
   const std::string svg = NetSweepChart(*r, title).svg;
   if (!so.plot.empty()) {
@@ -221,8 +232,9 @@ int RunSweepCommand(Context& ctx) {
   }
   if (!hw_ids.empty()) {
     if (IsNetworkInput(o.model)) {
-      return Fail(ctx, Status::Invalid("--vary hw", "applies to LLM configs (graph files and "
-                                                    "ONNX models: one --hw per run)"));
+      return Fail(ctx, Status::Invalid("--vary hw",
+                                       "applies to LLM configs (graph files and "
+                                       "ONNX models: one --hw per run)"));
     }
     if (!so.dims.empty()) {
       return Fail(ctx, Status::Invalid("--dim", "applies to graph files and ONNX models"));
