@@ -161,7 +161,8 @@ TEST(NetworkGraph, ShapeExpressions) {
       {"height / 8 - 1", "height/8-1", 127},
       {"batch*height*width/256+512*batch", "batch*height*width/256+512*batch",
        2 * 1024 * 768 / 256 + 1024},
-      {"3*height*2/4", "6*height/4", 1536},
+      {"3*height*2/4", "3*height/2", 1536},
+      {"77+height*width/64", "height*width/64+77", 1024 * 768 / 64 + 77},
       {"-height/2+width", "-height/2+width", 256},
   };
   for (const Case& c : cases) {
@@ -197,6 +198,14 @@ TEST(NetworkGraph, ShapeExpressions) {
       t, {{"batch", int64_t{1} << 40}, {"height", int64_t{1} << 40}, {"width", int64_t{1} << 40}});
   ASSERT_FALSE(huge.ok());
   EXPECT_NE(huge.status().what().find("exceeds 2^40"), std::string::npos);
+  // Four dimensions whose product passes 2^127 on the way: caught before the multiply.
+  t.shape = {*ParseShapeExpression("batch*height*width*width", dims)};
+  Result<std::vector<int64_t>> wide = ResolveShape(t, {{"batch", int64_t{1} << 40},
+                                                       {"height", int64_t{1} << 40},
+                                                       {"width", (int64_t{1} << 40) - 1}});
+  ASSERT_FALSE(wide.ok());
+  EXPECT_NE(wide.status().what().find("exceeds 2^40 at"), std::string::npos)
+      << wide.status().ToString();
 }
 
 // {"default": N, "multiple": M}: values of the dimension must be multiples of M (the sizes are
@@ -285,6 +294,8 @@ TEST(NetworkGraph, FieldErrors) {
       {R"("dims": {"h": {"default": 8, "multiple": 0}}, "tensors": {}, "nodes": []})",
        "dims.h.multiple", "expected an integer in 1.."},
       {R"("dims": {"h w": 8}, "tensors": {}, "nodes": []})", "dims.h w", "not a dimension name"},
+      {R"("dims": {"h": {"default": 64, "mutliple": 8}}, "tensors": {}, "nodes": []})",
+       "dims.h.mutliple", "did you mean 'multiple'"},
   };
   for (const Case& c : cases) {
     Result<NetworkGraph> g = ParseGraphJson(head + c.body, "g.json");

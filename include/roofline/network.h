@@ -193,7 +193,8 @@ Result<LoweredNetwork> LowerNetwork(const NetworkGraph& graph, const DimBindings
 
 /// The most bytes of activations alive at once in an eager forward pass at `dims` (resolved):
 /// every node's outputs are allocated when it runs and freed after their last reader; a view
-/// shares its input's storage; graph inputs live from the start, outputs to the end; weights are
+/// shares its input's storage; graph inputs live for the whole pass (the caller holds them),
+/// outputs from their node to the end; weights are
 /// not counted (LoweredNetwork::weight_bytes). No allocator rounding or caching. Errors as
 /// ResolveShape's.
 Result<double> PeakActivationBytes(const NetworkGraph& graph, const DimBindings& dims);

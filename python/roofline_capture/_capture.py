@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import math
 import re
@@ -13,7 +14,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import _ops
-from .graph import FORMAT, VERSION, Graph, format_entry
+from .graph import FORMAT, VERSION, Graph, entry_limits, format_entry
 
 __version__ = "0.1"
 
@@ -610,20 +611,61 @@ def _subsets(names: Sequence[str]):
         yield tuple(n for i, n in enumerate(names) if mask >> i & 1)
 
 
-def _fit_dims(runs: Dict[Tuple[str, ...], Any], run_all, base: Dict[str, int],
-              step: Dict[str, int], warn: List[str]) -> None:
+def _fit_dims(runs: Dict[Tuple[str, ...], Any], checks: List[Tuple[Dict[str, int], Any]],
+              base: Dict[str, int], step: Dict[str, int], warn: List[str]) -> None:
     """Rewrites the activation shapes of runs[()] (the run at `base`) as polynomials in the
-    dimensions. runs[S] is the run with the dimensions in S one step larger, `run_all` the run
-    with every dimension two steps larger. Each size is fitted as the polynomial of degree at
-    most one in each dimension through the 2^n corner runs (e.g. "batch*height*width/256+
-    512*batch"), and checked at run_all; a size that does not fit raises CaptureError naming the
+    dimensions. runs[S] is the run with the dimensions in S one step larger; `checks` are runs at
+    other sizes (each dimension two steps up alone, and all of them together). Each size is fitted
+    as the polynomial of degree at most one in each dimension through the 2^n corner runs (e.g.
+    "batch*height*width/256+512*batch") and must give the size of every check run; a size that
+    does not fit, or a tensor without a counterpart in some run, raises CaptureError naming the
     tensor, its op and its module."""
     order = list(base)
     run0 = runs[()]
     corr = {S: _correspondence(run0, r) for S, r in runs.items() if S}
-    corr_all = _correspondence(run0, run_all)
+    check_corr = [_correspondence(run0, r) for _, r in checks]
     producers = _producers(run0)
-    unmatched = set()
+
+    # The same matrix ops (matmul, linear, conv, attention) per module in every run: a forward
+    # that branches on the sizes gives another graph at other sizes, which no symbolic shape
+    # describes. Other ops may differ: a reshape that is a view at one size can be a copy at
+    # another (batch 1 and 2), a linear one addmm or mm + add; the graph keeps the run at `base`,
+    # and a warning says where the runs differ.
+    matrix = ("matmul", "linear", "conv", "attention")
+
+    def matrix_ops(run):
+        return collections.Counter(n["module"] for n in run[0].nodes if n["op"] in matrix)
+
+    def other_ops(run):
+        return collections.Counter((n["op"], n["module"]) for n in run[0].nodes
+                                   if n["op"] not in matrix and n["op"] != "view")
+    matrix0, other0 = matrix_ops(run0), other_ops(run0)
+    copy_note = None
+    for sizes, r in [({d: base[d] + (step[d] if d in S else 0) for d in order}, r)
+                     for S, r in runs.items() if S] + list(checks):
+        got = matrix_ops(r)
+        if got != matrix0:
+            module = sorted((got - matrix0) + (matrix0 - got))[0]
+            raise CaptureError(
+                f"the run at {_at(sizes)} has {got[module]} matrix ops (matmul, linear, conv, "
+                f"attention) in module '{module or '<root>'}', the run at {_at(base)} "
+                f"{matrix0[module]}: the forward branches on the sizes, so no symbolic graph "
+                f"describes both; capture at the sizes you want to analyse")
+        others = other_ops(r)
+        if others != other0 and copy_note is None:
+            (op, module), *_ = sorted((others - other0) + (other0 - others))
+            copy_note = (f"the run at {_at(sizes)} differs from the one at {_at(base)} in ops "
+                         f"that are not matrix ops ({op} in module '{module or '<root>'}': "
+                         f"{others[(op, module)]} against {other0[(op, module)]}; e.g. a reshape "
+                         f"that is a view at one size and a copy at another): the graph has the "
+                         f"ops of the run at {_at(base)}")
+    if copy_note:
+        warn.append(copy_note)
+
+    def where(name):
+        node = producers.get(name, {})
+        return (f" ({node.get('source', node.get('op', '?'))} in module "
+                f"'{node.get('module') or '<root>'}')") if node else ""
 
     def size_in(run, c, name, i):
         other = run[3].get(c.get(name, ""))
@@ -640,12 +682,18 @@ def _fit_dims(runs: Dict[Tuple[str, ...], Any], run_all, base: Dict[str, int],
             for S in runs:
                 if S:
                     f[S] = size_in(runs[S], corr[S], name, i)
-            s_all = size_in(run_all, corr_all, name, i)
-            if s_all is None or any(v is None for v in f.values()):
-                unmatched.add(name)
-                shape.append(s0)
-                continue
-            if all(v == s0 for v in f.values()) and s_all == s0:
+            checked = [size_in(r, c, name, i) for (_, r), c in zip(checks, check_corr)]
+            missing = [S for S, v in f.items() if v is None]
+            missing += [sizes for (sizes, _), v in zip(checks, checked) if v is None]
+            if missing:
+                at = missing[0]
+                at = at if isinstance(at, dict) else {
+                    d: base[d] + (step[d] if d in at else 0) for d in order}
+                raise CaptureError(
+                    f"tensor '{name}'{where(name)} has no counterpart of the same rank in the "
+                    f"run at {_at(at)} (the op sequence differs there: control flow that "
+                    f"depends on the sizes); it cannot be made symbolic")
+            if all(v == s0 for v in f.values()) and all(v == s0 for v in checked):
                 shape.append(s0)
                 continue
             # Coefficients in the step counts u_d = (x_d - base_d) / step_d (inclusion-exclusion
@@ -660,27 +708,29 @@ def _fit_dims(runs: Dict[Tuple[str, ...], Any], run_all, base: Dict[str, int],
                     for d in S:
                         c *= Fraction(1, step[d]) if d in T else Fraction(-base[d], step[d])
                     poly[T] = poly.get(T, Fraction(0)) + c
-            at_all = sum(c * math.prod(base[d] + 2 * step[d] for d in T) for T, c in poly.items())
-            if at_all != s_all:
-                node = producers.get(name, {})
-                where = (f" ({node.get('source', node.get('op', '?'))} in module "
-                         f"'{node.get('module') or '<root>'}')") if node else ""
-                sizes = ", ".join(f"{f[(d,)]} at {d}+{step[d]}" for d in order)
-                raise CaptureError(
-                    f"tensor '{name}'{where} axis {i}: sizes {s0} at {_at(base)}, {sizes}, and "
-                    f"{s_all} at every dimension two steps larger (not the {at_all} that the "
-                    f"one-step runs predict): not affine in each dimension on these steps (a "
-                    f"network that rounds sizes needs a step every resize divides, e.g. 64 for "
-                    f"an image it halves six times; a size growing with a dimension squared "
-                    f"cannot be symbolic)")
+            for (sizes, _), want in zip(checks, checked):
+                got = sum(c * math.prod(sizes[d] for d in T) for T, c in poly.items())
+                if got != want:
+                    corners = ", ".join(f"{f[(d,)]} at {d}+{step[d]}" for d in order)
+                    raise CaptureError(
+                        f"tensor '{name}'{where(name)} axis {i}: sizes {s0} at {_at(base)}, "
+                        f"{corners}, and {want} at {_at(sizes)} (not the {got} that the "
+                        f"one-step runs predict): not affine in each dimension on these steps "
+                        f"(a network that rounds sizes needs a step every resize divides, e.g. "
+                        f"64 for an image it halves six times; a size growing with a dimension "
+                        f"squared cannot be symbolic)")
             terms = [(c, T) for T, c in poly.items() if c != 0]
             terms.sort(key=lambda t: (-len(t[1]), [order.index(d) for d in t[1]]))
-            shape.append(format_entry(terms) if any(T for _, T in terms) else int(at_all))
+            if not any(T for _, T in terms):
+                shape.append(int(sum(c for c, _ in terms)))
+                continue
+            text = format_entry(terms)
+            problem = entry_limits(terms)
+            if problem:
+                raise CaptureError(f"tensor '{name}'{where(name)} axis {i}: the fitted size "
+                                   f"{text} {problem}, beyond what a graph file holds")
+            shape.append(text)
         spec["shape"] = shape
-    if unmatched:
-        some = sorted(unmatched)[:8]
-        warn.append(f"{len(unmatched)} tensors without a counterpart in the runs at other sizes "
-                    f"(the op sequence differs there) left concrete: {', '.join(some)}")
 
 
 def _at(values: Dict[str, int]) -> str:
@@ -803,9 +853,12 @@ def _capture_dims(model, make_inputs, dims: Dict[str, Any], name: Optional[str],
 
     runs = {S: run_at({d: base[d] + (step[d] if d in S else 0) for d in base})
             for S in _subsets(list(base))}
-    run_all = run_at({d: base[d] + 2 * step[d] for d in base})
+    # Checks off the corners: each dimension two steps up alone, then all of them together.
+    check_sizes = [{**base, d: base[d] + 2 * step[d]} for d in base]
+    check_sizes.append({d: base[d] + 2 * step[d] for d in base})
+    checks = [(sizes, run_at(sizes)) for sizes in check_sizes]
     warn: List[str] = []
-    _fit_dims(runs, run_all, base, step, warn)
+    _fit_dims(runs, checks, base, step, warn)
     run0 = runs[()]
     out_dims = {d: (base[d] if step[d] == 1 else {"default": base[d], "multiple": step[d]})
                 for d in base}

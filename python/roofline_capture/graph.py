@@ -48,8 +48,8 @@ def parse_entry(text: str) -> List[Tuple[Fraction, Tuple[str, ...]]]:
                 continue
             break
         if i < len(tokens) and tokens[i][2] == "/":
-            if i + 1 >= len(tokens) or tokens[i + 1][0] is None:
-                raise ValueError(f"shape entry {text!r}: '/' needs an integer")
+            if i + 1 >= len(tokens) or tokens[i + 1][0] is None or int(tokens[i + 1][0]) == 0:
+                raise ValueError(f"shape entry {text!r}: '/' needs an integer >= 1")
             coef /= int(tokens[i + 1][0])
             i += 2
         if i < len(tokens) and tokens[i][2] not in ("+", "-"):
@@ -72,6 +72,24 @@ def format_entry(terms: List[Tuple[Fraction, Tuple[str, ...]]]) -> str:
         if mag.denominator != 1:
             out += f"/{mag.denominator}"
     return out or "0"
+
+
+def entry_limits(terms: List[Tuple[Fraction, Tuple[str, ...]]]) -> Optional[str]:
+    """What of the graph-file limits on an entry (docs/graph-format.md: at most 32 terms of at
+    most 8 names, coefficients up to 2^40, divisors up to 2^20 whose common multiple is at most
+    2^40) a sum of terms breaks; None when it keeps them."""
+    if len(terms) > 32:
+        return f"has {len(terms)} terms (at most 32)"
+    common = 1
+    for coef, names in terms:
+        if len(names) > 8:
+            return f"has a term of {len(names)} dimensions (at most 8)"
+        if abs(coef.numerator) > 2 ** 40 or coef.denominator > 2 ** 20:
+            return f"has the coefficient {coef} (numerator up to 2^40, divisor up to 2^20)"
+        common = math.lcm(common, coef.denominator)
+    if common > 2 ** 40:
+        return "has divisors whose common multiple exceeds 2^40"
+    return None
 
 
 def resolve_dim(d, dims: Dict[str, int]) -> int:

@@ -438,6 +438,33 @@ class CaptureDimsTest(unittest.TestCase):
         self.assertIn("not affine", text)
         self.assertIn("aten::", text)
 
+    def test_curvature_that_cancels_on_the_diagonal_is_caught(self):
+        # h*h - w*w + 100 is 100 + 17*(h - w) along the diagonal h = w; the runs with one
+        # dimension two steps up alone catch it.
+        class Curved(nn.Module):
+            def forward(self, x):
+                h, w = x.shape
+                return torch.zeros(h * h - w * w + 100) + 1
+
+        with self.assertRaises(CaptureError) as ctx:
+            capture(Curved().eval(), lambda h, w: ((torch.randn(h, w),), {}),
+                    dims={"h": 8, "w": 8})
+        self.assertIn("at h=10, w=8", str(ctx.exception))
+
+    def test_a_forward_that_branches_on_the_sizes_is_refused(self):
+        class Branch(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.small, self.large = nn.Linear(4, 4), nn.Linear(4, 4)
+
+            def forward(self, x):
+                return self.small(x) if x.shape[0] < 9 else self.large(x)
+
+        with self.assertRaises(CaptureError) as ctx:
+            capture(Branch().eval(), lambda n: ((torch.randn(n, 4),), {}), dims={"n": 8})
+        self.assertIn("branches on the sizes", str(ctx.exception))
+        self.assertIn("in module 'large', the run at n=8 0", str(ctx.exception))
+
     def test_bad_dims(self):
         m = nn.Linear(4, 4).eval()
         with self.assertRaises(ValueError):

@@ -174,6 +174,14 @@ NetworkGraph ParseGraph(const json& doc, const std::string& origin) {
       // A default (or null), or {"default": N|null, "multiple": M}.
       const json* def = &value;
       if (value.is_object()) {
+        for (const auto& [key, unused] : value.items()) {
+          if (key != "default" && key != "multiple") {
+            throw JsonFieldError(JoinField(f, key),
+                                 fmt::format("unknown key '{}' (a dimension has \"default\" and "
+                                             "\"multiple\"){}",
+                                             key, DidYouMean(key, {"default", "multiple"})));
+          }
+        }
         const auto d = value.find("default");
         if (d == value.end()) throw JsonFieldError(JoinField(f, "default"), "missing (N or null)");
         def = &*d;

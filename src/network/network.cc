@@ -35,8 +35,8 @@ constexpr NetDTypeInfo kNetDTypes[] = {
 constexpr int64_t kMaxElements = int64_t{1} << 62;
 
 /// Limits of a shape expression: terms, names per term, a divisor, the common divisor.
-constexpr size_t kMaxTerms = 8;
-constexpr size_t kMaxTermDims = 4;
+constexpr size_t kMaxTerms = 32;
+constexpr size_t kMaxTermDims = 8;
 constexpr int64_t kMaxDivisor = int64_t{1} << 20;
 
 /// The value of a bound entry: its terms over a common divisor, in 128-bit integers with every
@@ -45,6 +45,13 @@ Result<int64_t> EvaluateEntry(const ShapeEntry& e, const DimBindings& dims,
                               const std::string& tensor) {
   using Wide = __int128;
   constexpr Wide kLimit = static_cast<Wide>(1) << 100;
+  auto at = [&dims] {
+    std::string out;
+    for (const auto& [name, value] : dims) {
+      out += fmt::format("{}{}={}", out.empty() ? "" : ", ", name, value);
+    }
+    return out;
+  };
   int64_t common = 1;
   for (const ShapeTerm& t : e.terms) common = std::lcm(common, t.den);
   Wide sum = 0;
@@ -57,20 +64,16 @@ Result<int64_t> EvaluateEntry(const ShapeEntry& e, const DimBindings& dims,
                                                    "--dim {}=N",
                                                    d, d));
       }
-      v *= it->second;
-      if (v > kLimit || v < -kLimit) {
-        return Status::Invalid(tensor, fmt::format("shape entry '{}' exceeds 2^40", e.ToString()));
+      // Checked before multiplying: v stays within 2^100 and a dimension is at most 2^40.
+      const Wide size = it->second;
+      if (size != 0 && (v > kLimit / size || v < -kLimit / size)) {
+        return Status::Invalid(
+            tensor, fmt::format("shape entry '{}' exceeds 2^40 at {}", e.ToString(), at()));
       }
+      v *= size;
     }
     sum += v;
   }
-  auto at = [&dims] {
-    std::string out;
-    for (const auto& [name, value] : dims) {
-      out += fmt::format("{}{}={}", out.empty() ? "" : ", ", name, value);
-    }
-    return out;
-  };
   if (sum % common != 0) {
     return Status::Invalid(
         tensor, fmt::format("shape entry '{}' is not a whole number at {} (the graph's sizes are "
@@ -164,7 +167,7 @@ Result<ShapeEntry> ParseShapeExpression(std::string_view text,
                                                  "\"dims\"; declared: {})",
                                                  name, text, known.empty() ? "none" : known));
         }
-        if (t.dims.size() == kMaxTermDims) return bad("more than 4 dimensions in one term");
+        if (t.dims.size() == kMaxTermDims) return bad("more than 8 dimensions in one term");
         t.dims.push_back(std::move(name));
       } else {
         return bad(i < text.size() ? fmt::format("unexpected '{}'", text[i]) : "ends early");
@@ -185,7 +188,12 @@ Result<ShapeEntry> ParseShapeExpression(std::string_view text,
       skip();
     }
     if (negative) t.num = -t.num;
-    if (e.terms.size() == kMaxTerms) return bad("more than 8 terms");
+    const int64_t g = std::gcd(t.num, t.den);
+    if (g > 1) {
+      t.num /= g;
+      t.den /= g;
+    }
+    if (e.terms.size() == kMaxTerms) return bad("more than 32 terms");
     e.terms.push_back(std::move(t));
   }
   int64_t common = 1;
@@ -196,6 +204,9 @@ Result<ShapeEntry> ParseShapeExpression(std::string_view text,
     symbolic = symbolic || !t.dims.empty();
   }
   if (!symbolic) return bad("no dimension in it (write a constant as a number)");
+  // Constant terms last, as the capture writes them.
+  std::stable_partition(e.terms.begin(), e.terms.end(),
+                        [](const ShapeTerm& t) { return !t.dims.empty(); });
   return e;
 }
 
@@ -418,6 +429,10 @@ Result<double> PeakActivationBytes(const NetworkGraph& g, const DimBindings& dim
       first[it->second] = std::min(first[it->second], k);
       last[it->second] = std::max(last[it->second], k);
     }
+  }
+  // The caller holds the inputs for the whole pass; the outputs outlive it.
+  for (const std::string& in : g.inputs) {
+    if (auto t = find(in)) last[*t] = end;
   }
   for (const std::string& out : g.outputs) {
     if (auto t = find(out)) last[*t] = end;

@@ -226,7 +226,8 @@ SweepLine Describe(const Crossover& x, const NetSweepResult& r) {
       l.sentence = fmt::format(
           "fused attention takes {} time than the convolutions and matmuls from {} {} on ({} "
           "until {})",
-          x.to.yes ? "more" : "less", l.variable, x.int_value, x.to.yes ? "less" : "more", before);
+          x.to.yes ? "more" : "no more", l.variable, x.int_value, x.to.yes ? "no more" : "more",
+          before);
       break;
     case SignalKind::kCapacity: {
       const NetSweepPoint& p = r.points.front();
@@ -258,7 +259,7 @@ SweepLine Describe(const NeverFlips& n, const NetSweepResult& r) {
   switch (n.signal.kind) {
     case SignalKind::kAttentionShare:
       l.sentence = fmt::format("fused attention takes {} time than the convolutions and matmuls {}",
-                               n.value.yes ? "more" : "less", range);
+                               n.value.yes ? "more" : "no more", range);
       break;
     case SignalKind::kCapacity:
       l.sentence = fmt::format("weights + peak activations {} the {} of device memory {}",
