@@ -256,19 +256,16 @@ def capture_all(a) -> int:
             # Tensors a constructor makes from numpy (DiT's sin-cos position table) start on the
             # CPU: every buffer onto the meta device too.
             model = model.to("meta").eval()
-
-            def inputs_at(values):
-                return make_inputs(**values)
             graph = capture(model, make_inputs, dims=dims, name=pid)
             seconds = time.time() - t0
             base = {d: (v[0] if isinstance(v, tuple) else v) for d, v in dims.items()}
-            args, kwargs = inputs_at(base)
+            args, kwargs = make_inputs(**base)
             # Off the captured sizes (not one of the runs the shapes were fitted from): batch 2
             # and, for images, 1.5 x 0.75 of the sides on their steps.
             other = {d: (2 if d == "batch" else
                          (v[0] * 3 // 2 if d == "height" else v[0] * 3 // 4) // v[1] * v[1])
                      for d, v in dims.items()}
-            args2, kwargs2 = inputs_at(other)
+            args2, kwargs2 = make_inputs(**other)
         params = sum(p.numel() for p in model.parameters())
         # FlopCounterMode with SDPA's math backend (attention as two bmm): the convention of
         # roofline_capture.oracles.flop_counter_total (python/README.md).

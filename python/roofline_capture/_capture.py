@@ -640,7 +640,7 @@ def _fit_dims(runs: Dict[Tuple[str, ...], Any], checks: List[Tuple[Dict[str, int
         return collections.Counter((n["op"], n["module"]) for n in run[0].nodes
                                    if n["op"] not in matrix and n["op"] != "view")
     matrix0, other0 = matrix_ops(run0), other_ops(run0)
-    copy_note = None
+    op_note = None
     for sizes, r in [({d: base[d] + (step[d] if d in S else 0) for d in order}, r)
                      for S, r in runs.items() if S] + list(checks):
         got = matrix_ops(r)
@@ -652,15 +652,15 @@ def _fit_dims(runs: Dict[Tuple[str, ...], Any], checks: List[Tuple[Dict[str, int
                 f"{matrix0[module]}: the forward branches on the sizes, so no symbolic graph "
                 f"describes both; capture at the sizes you want to analyse")
         others = other_ops(r)
-        if others != other0 and copy_note is None:
+        if others != other0 and op_note is None:
             (op, module), *_ = sorted((others - other0) + (other0 - others))
-            copy_note = (f"the run at {_at(sizes)} differs from the one at {_at(base)} in ops "
+            op_note = (f"the run at {_at(sizes)} differs from the one at {_at(base)} in ops "
                          f"that are not matrix ops ({op} in module '{module or '<root>'}': "
                          f"{others[(op, module)]} against {other0[(op, module)]}; e.g. a reshape "
                          f"that is a view at one size and a copy at another): the graph has the "
                          f"ops of the run at {_at(base)}")
-    if copy_note:
-        warn.append(copy_note)
+    if op_note:
+        warn.append(op_note)
 
     def where(name):
         node = producers.get(name, {})

@@ -124,9 +124,11 @@ int RunNetworkSweep(Context& ctx, const CLI::App& app, const ModelOptions& o,
   if (!given.ok()) return Fail(ctx, given.status());
   // An ONNX model's graph is bound at its first value: its dimensions are checked while loading,
   // and none follows another.
-  NetworkGraph declared = in->graph;
-  if (onnx) declared.dims = {{axis->first, axis->second.front()}};
-  Result<NetSweepAxis> sweep_axis = MakeNetSweepAxis(declared, axis->first, axis->second, *given);
+  NetworkGraph onnx_dims;  // names and origin only: the loaded graph is not copied
+  onnx_dims.origin = in->graph.origin;
+  onnx_dims.dims = {{axis->first, axis->second.front()}};
+  Result<NetSweepAxis> sweep_axis =
+      MakeNetSweepAxis(onnx ? onnx_dims : in->graph, axis->first, axis->second, *given);
   if (!sweep_axis.ok()) return Fail(ctx, sweep_axis.status());
   Result<NetSweepResult> r = onnx ? SweepNetwork(
                                         [&](int64_t v) -> Result<NetworkGraph> {
