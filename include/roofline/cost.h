@@ -88,6 +88,7 @@ struct KernelCost {
   double comm_bytes = 0;   ///< bytes each device sends over the link
   int link = -1;           ///< index into Device::links, -1 when no communication
   int comm_steps = 0;      ///< latency-bound steps of the collective algorithm
+  int comm_calls = 0;      ///< collective calls (each pays the link's per-call latency)
   double comm_time_s = 0;  ///< comm_bytes / bandwidth + steps * latency
 
   double overhead_s = 0;  ///< per-launch overhead added to the bound (option, default 0)
@@ -120,6 +121,7 @@ struct KernelCost {
     comm_bytes = other.comm_bytes;
     link = other.link;
     comm_steps = other.comm_steps;
+    comm_calls = other.comm_calls;
     comm_time_s = other.comm_time_s;
     overhead_s = other.overhead_s;
     time_s = other.time_s;
@@ -192,6 +194,8 @@ class CostModel {
   /// Per link: the latency of one collective step expected times use (s; provenance
   /// published, or assumed when measured on another device).
   const std::vector<UsedCeiling>& used_link_latency() const { return used_link_latency_; }
+  /// Per link: the latency of one collective call (NCCL's base latency), beside its steps.
+  const std::vector<UsedCeiling>& used_link_call() const { return used_link_call_; }
   /// Matmul efficiency from tile and wave quantization of an m x n output (reduction k, `batch`
   /// products) over the device's SMs; an output of fewer tiles than SMs is split along k (at
   /// least 256 deep per split) to fill them; fewer rows than a tile are not padded (GEMV and
@@ -242,7 +246,8 @@ class CostModel {
   void Fill(const Graph& graph, const Kernel& kernel, const KernelClass* cls, Trace* trace,
             KernelCost& c, bool named = false) const;
 
-  std::vector<UsedCeiling> used_compute_, used_memory_, used_links_, used_link_latency_;
+  std::vector<UsedCeiling> used_compute_, used_memory_, used_links_, used_link_latency_,
+      used_link_call_;
   int64_t sm_count_ = 0;
   /// The efficiency data's matmul tiles as MatmulEfficiency divides by them: a side that is a
   /// power of two is divided by as a multiply by its reciprocal (exact: the same bits).

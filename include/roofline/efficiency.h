@@ -84,13 +84,15 @@ struct EfficiencyData {
     std::string max_waves_source;
   };
   std::vector<AttentionWaves> attention_waves;
-  /// Latency of one step of a ring collective on a device's link, from published small-message
-  /// NCCL times (the time of a tiny all-reduce / its 2(n-1) steps); a device or link not
-  /// listed takes the first entry's (printed as assumed).
+  /// Latency of a collective on a device's link: `call_s` once per collective call plus
+  /// `step_s` per step of its ring (2(n-1) for an all-reduce over n devices), from published
+  /// small-message NCCL times; a device or link not listed takes the first entry's (printed as
+  /// assumed).
   struct LinkLatency {
     std::string device;
     std::string link;
-    Figure step_s;
+    Figure call_s;  ///< per collective call (NCCL's base latency)
+    Figure step_s;  ///< per ring step
   };
   std::vector<LinkLatency> collective_latency;
   std::array<LaunchCost, kNumRuntimes> launch{};  ///< by Runtime

@@ -135,6 +135,7 @@ void CostModel::Fill(const Graph& graph, const Kernel& kernel, const KernelClass
   c.comm_bytes = 0;
   c.link = -1;
   c.comm_steps = 0;
+  c.comm_calls = 0;
   c.comm_time_s = 0;
   if (c.has_expected && !has_expected()) {
     // Without expected times `expected` stays as made (a cost that had them drops them).
@@ -184,6 +185,7 @@ void CostModel::Fill(const Graph& graph, const Kernel& kernel, const KernelClass
       c.link = link;
       c.comm_bytes += w.comm_bytes;
       c.comm_steps += w.comm_steps;
+      c.comm_calls += w.comm_calls;
     }
     const Op& op = graph.ops()[op_index];
     if (lv.weights_only_first) {
@@ -330,8 +332,7 @@ void CostModel::Fill(const Graph& graph, const Kernel& kernel, const KernelClass
   }
   if (has_expected()) {
     c.has_expected = true;
-    ExpectInto(graph, kernel, cls != nullptr ? *cls : ClassOf(graph, kernel), c, trace,
-               c.expected);
+    ExpectInto(graph, kernel, cls != nullptr ? *cls : ClassOf(graph, kernel), c, trace, c.expected);
   }
 }
 

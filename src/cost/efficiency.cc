@@ -140,11 +140,13 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
   }
 
   ForEachEntry(need(root, "collective_latency", ""), "collective_latency",
-               {"device", "link", "value", "source"}, [&](const json& f, const std::string& field) {
+               {"device", "link", "call_s", "step_s"},
+               [&](const json& f, const std::string& field) {
                  EfficiencyData::LinkLatency l;
                  l.device = RequireString(f, "device", field, "the device it was measured on");
                  l.link = RequireString(f, "link", field, "the link it was measured on");
-                 l.step_s = figure(f, field, 1e-3);
+                 l.call_s = ParseFigure(need(f, "call_s", field), field + ".call_s", 1e-3, true);
+                 l.step_s = ParseFigure(need(f, "step_s", field), field + ".step_s", 1e-3, true);
                  d.collective_latency.push_back(std::move(l));
                });
 

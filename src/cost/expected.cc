@@ -152,24 +152,34 @@ void CostModel::SetUpExpected() {
     for (const auto& entry : e.collective_latency) {
       if (entry.device == d.id && entry.link == l.name) found = &entry;
     }
-    UsedCeiling u;
-    u.figure.unit = "s";
-    if (found != nullptr) {
-      u.value = found->step_s.value;
-      u.figure.provenance = Provenance::kPublished;
-      u.figure.source = found->step_s.source;
-      u.figure.method = "small-message NCCL all-reduce time / 2(n-1) ring steps";
-      u.figure.date = "see source";
-    } else if (!e.collective_latency.empty()) {
-      const auto& first = e.collective_latency.front();
-      u.value = first.step_s.value;
-      u.figure.provenance = Provenance::kAssumed;
-      u.figure.note =
-          "as measured on " + first.device + " " + first.link + ": " + first.step_s.source;
+    const EfficiencyData::LinkLatency* used = found != nullptr ? found
+                                              : !e.collective_latency.empty()
+                                                  ? &e.collective_latency.front()
+                                                  : nullptr;
+    UsedCeiling call, step;
+    call.figure.unit = step.figure.unit = "s";
+    if (used != nullptr) {
+      call.value = used->call_s.value;
+      step.value = used->step_s.value;
+      if (found != nullptr) {
+        call.figure.provenance = step.figure.provenance = Provenance::kPublished;
+        call.figure.source = used->call_s.source;
+        step.figure.source = used->step_s.source;
+        call.figure.method = "small-message NCCL all-reduce time less its ring steps";
+        step.figure.method = "NCCL's latency per ring step on this link";
+        call.figure.date = step.figure.date = "see source";
+      } else {
+        call.figure.provenance = step.figure.provenance = Provenance::kAssumed;
+        call.figure.note =
+            "as measured on " + used->device + " " + used->link + ": " + used->call_s.source;
+        step.figure.note = "as on " + used->device + " " + used->link + ": " + used->step_s.source;
+      }
     }
-    u.value = std::max(u.value, l.latency_s());  // never below the device file's own latency
-    u.figure.value = u.value;
-    used_link_latency_.push_back(std::move(u));
+    step.value = std::max(step.value, l.latency_s());  // never below the device file's own
+    call.figure.value = call.value;
+    step.figure.value = step.value;
+    used_link_call_.push_back(std::move(call));
+    used_link_latency_.push_back(std::move(step));
   }
   for (const auto& [key, q] : d.info) {
     if (key == "sm_count" || key == "cu_count") sm_count_ = static_cast<int64_t>(q.value);
@@ -397,9 +407,10 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
     }
   }
   if (c.link >= 0 && used_links_[c.link].value > 0) {
-    e.comm_s = (c.comm_bytes / used_links_[c.link].value +
-                c.comm_steps * used_link_latency_[c.link].value) /
-               other_eff;
+    e.comm_s =
+        (c.comm_bytes / used_links_[c.link].value + c.comm_calls * used_link_call_[c.link].value +
+         c.comm_steps * used_link_latency_[c.link].value) /
+        other_eff;
     if (e.comm_s > e.roofline_s) {
       e.roofline_s = e.comm_s;
       e.term = {BoundKind::kComm, c.link};
@@ -486,11 +497,14 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
     }
     if (c.link >= 0 && used_links_[c.link].value > 0) {
       const UsedCeiling& u = used_links_[c.link];
+      const UsedCeiling& call = used_link_call_[c.link];
       const UsedCeiling& lat = used_link_latency_[c.link];
-      trace->Add(fmt::format("  comm {}: {} B / {} + {} steps x {} = {}  [{}; latency {}]",
-                             device_->links[c.link].name, Sci(c.comm_bytes), Si(u.value, "B/s"),
-                             c.comm_steps, Seconds(lat.value), Seconds(e.comm_s),
-                             u.figure.Describe(), lat.figure.Describe()));
+      trace->Add(fmt::format(
+          "  comm {}: {} B / {} + {} call{} x {} + {} steps x {} = {}  [{}; per call {}; per "
+          "step {}]",
+          device_->links[c.link].name, Sci(c.comm_bytes), Si(u.value, "B/s"), c.comm_calls,
+          c.comm_calls == 1 ? "" : "s", Seconds(call.value), c.comm_steps, Seconds(lat.value),
+          Seconds(e.comm_s), u.figure.Describe(), call.figure.Describe(), lat.figure.Describe()));
     }
     if (e.wave_s > 0) {
       std::string range;

@@ -368,6 +368,7 @@ void ApplyRule(const Graph& g, int op_index, const LevelModel& lv, OpWork& w, Tr
       for (int j = 0; j < 2; ++j) w.bytes[j].fill(0);
       const double n = D(s.devices);
       const double frac = (n - 1) / n;
+      w.comm_calls = 1;
       if (s.kind == CollectiveKind::kAllReduce) {
         w.comm_bytes = 2 * frac * s.message_bytes;
         w.comm_steps = static_cast<int>(2 * (s.devices - 1));

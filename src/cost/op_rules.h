@@ -48,6 +48,7 @@ struct OpWork {
   std::array<double, 2> flops{};
   double comm_bytes = 0;
   int comm_steps = 0;
+  int comm_calls = 0;
   const std::string* link = nullptr;  ///< requested link name; empty/null: primary link
 
   void AddFlops(EngineKey key, double f) {
