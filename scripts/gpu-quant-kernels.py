@@ -37,6 +37,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # (name, k, n): x[m, k] @ W[k, n]
 SHAPES = [("q_proj/o_proj", 4096, 4096), ("gate_proj/up_proj", 4096, 14336),
           ("down_proj", 14336, 4096), ("70b gate_proj", 8192, 28672)]
+# The int8 weight-only projections of the validation rows that run gpt-fast's int8 linear
+# (Llama-2-7B and -70B, Llama-3-8B, at tensor parallelism 1 and 8): what a fit of Inductor's
+# kernel needs beyond the four shapes above, whose m = 1 times a line through fixed time and
+# bytes fits only to 25%.
+INT8_SHAPES = [("l2-7b q/o", 4096, 4096), ("l2-7b gate/up", 4096, 11008),
+               ("l2-7b down", 11008, 4096), ("l3-8b k/v", 4096, 1024),
+               ("l3-8b gate/up", 4096, 14336), ("l3-8b down", 14336, 4096),
+               ("l2-70b q/o", 8192, 8192), ("l2-70b k/v", 8192, 1024),
+               ("l2-70b gate/up", 8192, 28672), ("l2-70b down", 28672, 8192),
+               ("l2-70b tp8 q", 8192, 1024), ("l2-70b tp8 o", 1024, 8192),
+               ("l2-70b tp8 gate/up", 8192, 3584), ("l2-70b tp8 down", 3584, 8192),
+               ("l2-7b lm_head", 4096, 32000)]
 
 
 def load_time_ms():
@@ -165,11 +177,11 @@ def int4_weight_only(b, rows, groups=(128,), ms=(1, 2, 4, 8, 16, 32, 64, 128)):
             torch.cuda.empty_cache()
 
 
-def compiled(b, rows, budget_s, tuned=False):
+def compiled(b, rows, budget_s, tuned=False, shapes=SHAPES, ms=(1, 4), norms=True):
     """gpt-fast's int8 weight-only linear and RMSNorm under torch.compile (default mode; the
     kernels are timed alone, not inside a CUDA graph). tuned: with the Inductor settings
     gpt-fast's generate.py makes (coordinate_descent_tuning, unique kernel names), rows named
-    '... compiled-tuned'."""
+    '... compiled-tuned'. shapes, ms: the products timed; norms: the RMSNorm rows too."""
     torch = b.torch
     dev = b.dev
     import torch.nn.functional as F
@@ -186,11 +198,11 @@ def compiled(b, rows, budget_s, tuned=False):
     def int8_linear(x, w, s):
         return F.linear(x, w.to(dtype=x.dtype)) * s
     compiled_linear = torch.compile(int8_linear, fullgraph=True, dynamic=False)
-    for name, k, n in SHAPES:
+    for name, k, n in shapes:
         count = b.copies(k * n)
         ws = [torch.randint(-127, 128, (n, k), device=dev, dtype=torch.int8) for _ in range(count)]
         s = torch.rand(n, device=dev, dtype=torch.bfloat16) + 0.5
-        for m in [1, 4]:
+        for m in ms:
             x = torch.rand(m, k, device=dev, dtype=torch.bfloat16) - 0.5
             modes = [(label, lambda w: compiled_linear(x, w, s))]
             if not tuned:
@@ -220,6 +232,9 @@ def compiled(b, rows, budget_s, tuned=False):
                 rows.append(row)
         del ws
         torch.cuda.empty_cache()
+
+    if not norms:
+        return
 
     def rms(x, w):
         return F.rms_norm(x, (x.shape[-1],), w, 1e-5)
@@ -290,7 +305,8 @@ def main():
                         help="seconds of torch.compile work before compiled cases are skipped")
     parser.add_argument("--only", nargs="*", default=[],
                         help="sections to run (matmuls int4 int4_groups attention compiled "
-                             "compiled_tuned); default: all but int4_groups")
+                             "compiled_tuned int8_shapes); default: all but int4_groups and "
+                             "int8_shapes")
     args = parser.parse_args()
     try:
         import torch
@@ -312,8 +328,14 @@ def main():
                 # The group sizes gpt-fast (32) and torchao (64) use, beside 128.
                 ("int4_groups",
                  lambda bb, rows: int4_weight_only(bb, rows, groups=(32, 64, 128),
-                                                   ms=(1, 2, 4, 16, 64)))]
-    wanted = set(args.only) if args.only else {k for k, _ in sections if k != "int4_groups"}
+                                                   ms=(1, 2, 4, 16, 64))),
+                # Inductor's int8 weight-only kernel over the validation rows' shapes.
+                ("int8_shapes",
+                 lambda bb, rows: compiled(bb, rows, args.compile_budget, tuned=True,
+                                           shapes=INT8_SHAPES, ms=(1, 2, 4, 8, 16),
+                                           norms=False))]
+    optional = {"int4_groups", "int8_shapes"}
+    wanted = set(args.only) if args.only else {k for k, _ in sections if k not in optional}
     for key, fn in sections:
         if key not in wanted:
             continue

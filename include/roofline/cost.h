@@ -109,7 +109,7 @@ struct KernelCost {
   }
   /// Takes every figure of `other` but its name and repeat (a kernel that does the same work):
   /// field by field, so the name's storage is neither copied nor freed. A field added to the
-  /// struct is added here (the test 'CostKernels.ReusedCostsEqualFreshOnes' catches a miss).
+  /// struct is added here (the test 'CostKernels.AssignFiguresTakesEveryFigure' catches a miss).
   void AssignFigures(const KernelCost& other) {
     num_engines = other.num_engines;
     engines = other.engines;

@@ -145,8 +145,8 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
                  EfficiencyData::LinkLatency l;
                  l.device = RequireString(f, "device", field, "the device it was measured on");
                  l.link = RequireString(f, "link", field, "the link it was measured on");
-                 l.call_s = ParseFigure(need(f, "call_s", field), field + ".call_s", 1e-3, true);
-                 l.step_s = ParseFigure(need(f, "step_s", field), field + ".step_s", 1e-3, true);
+                 l.call_s = ParseFigure(need(f, "call_s", field), field + ".call_s", 1e-3, false);
+                 l.step_s = ParseFigure(need(f, "step_s", field), field + ".step_s", 1e-3, false);
                  d.collective_latency.push_back(std::move(l));
                });
 

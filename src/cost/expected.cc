@@ -162,12 +162,13 @@ void CostModel::SetUpExpected() {
       call.value = used->call_s.value;
       step.value = used->step_s.value;
       if (found != nullptr) {
-        call.figure.provenance = step.figure.provenance = Provenance::kPublished;
-        call.figure.source = used->call_s.source;
+        // The call figure is worked out from a published time (less the steps and the gap).
+        call.figure.provenance = Provenance::kDerived;
+        call.figure.formula = used->call_s.source;
+        step.figure.provenance = Provenance::kPublished;
         step.figure.source = used->step_s.source;
-        call.figure.method = "small-message NCCL all-reduce time less its ring steps";
         step.figure.method = "NCCL's latency per ring step on this link";
-        call.figure.date = step.figure.date = "see source";
+        step.figure.date = "see source";
       } else {
         call.figure.provenance = step.figure.provenance = Provenance::kAssumed;
         call.figure.note =

@@ -99,6 +99,12 @@ json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& co
   used[d.memory[0].name] = FigureJson(model.used_memory()[0]);
   for (int l : UsedLinks(costs)) used[d.links[l].name] = FigureJson(model.used_links()[l]);
   j["used_ceilings"] = used;
+  json latency = json::object();
+  for (int l : UsedLinks(costs)) {
+    latency[d.links[l].name] = {{"call", FigureJson(model.used_link_call()[l])},
+                                {"step", FigureJson(model.used_link_latency()[l])}};
+  }
+  if (!latency.empty()) j["collective_latency"] = latency;
   const LaunchCost& launch = data.launch[static_cast<size_t>(o.runtime)];
   j["launch"] = {{"host_s", launch.host_s.value},
                  {"host_source", launch.host_s.source},
