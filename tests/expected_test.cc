@@ -730,6 +730,8 @@ TEST(Published, BadRunsAreRejectedWithTheRunAndField) {
        "runs[0] (r1).blind", "true or false"},
       {Replace(good, "\"quote\": \"q\"", "\"quote\": \"q\", \"holdout\": true, \"blind\": true"),
        "runs[0] (r1).blind_expected_s", "missing"},
+      {Replace(good, "\"quote\": \"q\"", "\"quote\": \"q\", \"accumulate\": \"fp8\""),
+       "runs[0] (r1).accumulate", "expected fp32 or fp16"},
   };
   // A device or model the database lacks: the file, run and field.
   Result<std::vector<PublishedRun>> unknown =
@@ -871,6 +873,69 @@ TEST(Expected, GeForceFp16CeilingsAreFp16AccumulatePeaksAndAchievableFollowsFp32
     EXPECT_NEAR(achievable->value, fraction * c.fp32_accumulate, 1e-6 * c.fp32_accumulate)
         << c.engine;
   }
+}
+
+// --accumulate fp16: tensor-core matmuls take the device's FP16-accumulate figure where it lists
+// one (the RTX 4090: 0.79 x 330.3 TFLOP/s against 0.79 x 165.2 accumulating in FP32, NVIDIA Ada
+// GPU Architecture whitepaper, Appendix A); attention (its softmax accumulates in FP32), the
+// bound and devices without such a figure (the H100 runs both at one rate) are unchanged.
+TEST(Expected, Fp16AccumulateTakesTheDevicesFp16AccumulateFigureForMatmulsOnly) {
+  auto model = [&](const char* hw, bool acc16) {
+    CostOptions o;
+    o.efficiency = Data();
+    o.expected.fp16_accumulate = acc16;
+    return CostModel(Dev(hw), o);
+  };
+  const Device& rtx = Dev("rtx-4090");
+  const Quantity* fp32_acc = rtx.achievable.ComputeFigure("tensor.fp16");
+  const Quantity* fp16_acc = rtx.achievable.Fp16AccumulateFigure("tensor.fp16");
+  ASSERT_NE(fp32_acc, nullptr);
+  ASSERT_NE(fp16_acc, nullptr);
+  EXPECT_NEAR(fp16_acc->value, Data()->assumed_compute.value * 330.3e12, 1e6);
+  const OpRequest gemm{Mm(4096, 4096, 4096, DType::kFp16)};
+  const OpAnalysis a32 = Analyze(gemm, model("rtx-4090", false));
+  const OpAnalysis a16 = Analyze(gemm, model("rtx-4090", true));
+  EXPECT_DOUBLE_EQ(a16.costs[0].time_s, a32.costs[0].time_s);
+  EXPECT_NEAR(a32.costs[0].expected.compute_s / a16.costs[0].expected.compute_s,
+              fp16_acc->value / fp32_acc->value, 1e-12);
+  EXPECT_GT(a32.costs[0].expected.compute_s / a16.costs[0].expected.compute_s, 1.99);
+  EXPECT_GE(a16.costs[0].expected.time_s, a16.costs[0].time_s);
+  Result<OpAnalysis> explained = AnalyzeOp(gemm, model("rtx-4090", true), true);
+  ASSERT_TRUE(explained.ok());
+  std::string trace;
+  for (const std::string& line : explained->traces[0]) trace += line + "\n";
+  EXPECT_NE(trace.find("compute tensor.fp16 (FP16 accumulate)"), std::string::npos) << trace;
+  AttentionSpec attn;
+  attn.heads = attn.kv_heads = 32;
+  attn.head_dim = 128;
+  attn.q_len = attn.kv_len = 2048;
+  attn.causal = true;
+  attn.dtype = attn.kv_dtype = DType::kFp16;
+  EXPECT_DOUBLE_EQ(Analyze(OpRequest{attn}, model("rtx-4090", true)).costs[0].expected.time_s,
+                   Analyze(OpRequest{attn}, model("rtx-4090", false)).costs[0].expected.time_s);
+  EXPECT_DOUBLE_EQ(Analyze(gemm, model("h100-sxm", true)).costs[0].expected.time_s,
+                   Analyze(gemm, model("h100-sxm", false)).costs[0].expected.time_s);
+}
+
+TEST(Achievable, Fp16AccumulateFiguresNameAComputeCeilingAndStayUnderIt) {
+  std::string base = SimpleDeviceJson(1e15, 3e12);
+  base.insert(base.rfind('}'),
+              ", \"achievable\": {\"compute_fp16_accumulate\": {\"tensor.bf16\": {\"value\": "
+              "8e14, \"unit\": \"FLOP/s\", \"provenance\": \"assumed\", \"note\": \"n\"}}}");
+  Result<Device> ok = ParseDevice(base, "dev.json");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  ASSERT_NE(ok->achievable.Fp16AccumulateFigure("tensor.bf16"), nullptr);
+  EXPECT_EQ(ok->achievable.ComputeFigure("tensor.bf16"), nullptr);
+  Result<Device> above = ParseDevice(Replace(base, "8e14", "2e15"), "dev.json");
+  ASSERT_FALSE(above.ok());
+  EXPECT_NE(above.status().ToString().find("achievable.compute_fp16_accumulate.tensor.bf16.value"),
+            std::string::npos)
+      << above.status().ToString();
+  Result<Device> unknown = ParseDevice(
+      Replace(base, "accumulate\": {\"tensor.bf16", "accumulate\": {\"tensor.fp4"), "dev.json");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().ToString().find("no compute ceiling 'tensor.fp4'"), std::string::npos)
+      << unknown.status().ToString();
 }
 
 }  // namespace

@@ -189,6 +189,11 @@ class CostModel {
   bool has_expected() const { return options_.efficiency != nullptr; }
   /// The ceilings expected times use, parallel to Device::compute, ::memory and ::links.
   const std::vector<UsedCeiling>& used_compute() const { return used_compute_; }
+  /// Parallel to used_compute(): under `--accumulate fp16`, the figure tensor-core matmuls use
+  /// (value 0 where the device lists none and used_compute() serves).
+  const std::vector<UsedCeiling>& used_compute_fp16_accumulate() const {
+    return used_compute_fp16_accumulate_;
+  }
   const std::vector<UsedCeiling>& used_memory() const { return used_memory_; }
   const std::vector<UsedCeiling>& used_links() const { return used_links_; }
   /// Per link: the latency of one collective step expected times use (s; provenance
@@ -248,6 +253,9 @@ class CostModel {
 
   std::vector<UsedCeiling> used_compute_, used_memory_, used_links_, used_link_latency_,
       used_link_call_;
+  /// Parallel to used_compute_: the FP16-accumulate figure matmuls use under
+  /// `--accumulate fp16`, value 0 where there is none (the FP32 one then serves).
+  std::vector<UsedCeiling> used_compute_fp16_accumulate_;
   int64_t sm_count_ = 0;
   /// The efficiency data's matmul tiles as MatmulEfficiency divides by them: a side that is a
   /// power of two is divided by as a multiply by its reciprocal (exact: the same bits).

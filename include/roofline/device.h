@@ -15,8 +15,8 @@ namespace roofline {
 
 /// Where a number came from.
 enum class Provenance {
-  kSpec,      ///< read from a datasheet / vendor document (`source` says which)
-  kDerived,   ///< computed from other figures (`formula` says how)
+  kSpec,       ///< read from a datasheet / vendor document (`source` says which)
+  kDerived,    ///< computed from other figures (`formula` says how)
   kMeasured,   ///< measured by `roofline measure` (`method`, `date`)
   kPublished,  ///< measured by others and published (`source`: who and where, `method`, `date`)
   kAssumed,    ///< a documented default standing in for a figure nobody published (`note`)
@@ -95,14 +95,20 @@ struct ModelSplit {
 /// at most that ceiling, `published` or `measured` (docs/expected-time.md).
 struct AchievableCeilings {
   std::vector<std::pair<std::string, Quantity>> compute;  ///< engine -> FLOP/s (or OP/s)
-  std::vector<std::pair<std::string, Quantity>> memory;   ///< level -> B/s
-  std::vector<std::pair<std::string, Quantity>> links;    ///< link -> B/s (NCCL bus bandwidth)
+  /// engine -> FLOP/s of kernels that accumulate in FP16 (`--accumulate fp16`), where a card
+  /// runs those faster than FP32-accumulating ones (GeForce); elsewhere `compute` serves both.
+  std::vector<std::pair<std::string, Quantity>> compute_fp16_accumulate;
+  std::vector<std::pair<std::string, Quantity>> memory;  ///< level -> B/s
+  std::vector<std::pair<std::string, Quantity>> links;   ///< link -> B/s (NCCL bus bandwidth)
 
   /// The figure for one engine, level or link, or nullptr.
   const Quantity* ComputeFigure(std::string_view engine) const;
+  const Quantity* Fp16AccumulateFigure(std::string_view engine) const;
   const Quantity* MemoryFigure(std::string_view level) const;
   const Quantity* LinkFigure(std::string_view link) const;
-  bool empty() const { return compute.empty() && memory.empty() && links.empty(); }
+  bool empty() const {
+    return compute.empty() && compute_fp16_accumulate.empty() && memory.empty() && links.empty();
+  }
 };
 
 /// Efficiency factors fitted by `roofline validate --save-calibration`: measured time is
@@ -128,8 +134,8 @@ struct Device {
   std::vector<Link> links;
   std::vector<std::pair<std::string, Quantity>> info;  ///< informational only
   AchievableCeilings achievable;                       ///< published or measured; may be empty
-  std::optional<ModelSplit> model_split;  ///< the model is split over the chips that hold it
-  std::optional<Calibration> calibration;              ///< from `validate --save-calibration`
+  std::optional<ModelSplit> model_split;   ///< the model is split over the chips that hold it
+  std::optional<Calibration> calibration;  ///< from `validate --save-calibration`
   std::string origin;  ///< file the device was loaded from ("<embedded>/h100-sxm.json", a path)
 
   /// The ceiling for "tensor.bf16" etc., or nullptr.

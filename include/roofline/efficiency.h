@@ -142,6 +142,10 @@ struct ExpectedOptions {
   /// EfficiencyData::weight_kernels; empty: the weights stream at the achievable bandwidth and
   /// their dequantization runs at the vector ceiling.
   std::string weight_kernel;
+  /// `--accumulate fp16`: tensor-core matmuls accumulate in FP16, at the device's
+  /// achievable.compute_fp16_accumulate figures where it lists them (GeForce cards run FP16
+  /// accumulation at twice the FP32 rate); attention and the bound are unchanged.
+  bool fp16_accumulate = false;
 };
 
 /// Parses "--ceilings" ("spec" or "achievable").

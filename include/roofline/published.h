@@ -24,10 +24,11 @@ struct PublishedRun {
   Phase phase = Phase::kDecode;
   Workload workload;
   Runtime runtime = Runtime::kCudaGraph;
-  std::string weight_kernel;  ///< a weight-only kernel of data/efficiency.json, or empty
-  std::string metric;         ///< decode_tokens_per_s_per_user | tpot_s | ttft_s
-  double value = 0;           ///< as published, in the metric's unit
-  double measured_s = 0;      ///< the phase's step time it implies
+  std::string weight_kernel;     ///< a weight-only kernel of data/efficiency.json, or empty
+  bool fp16_accumulate = false;  ///< "accumulate": "fp16": the framework's GEMMs accumulate in FP16
+  std::string metric;            ///< decode_tokens_per_s_per_user | tpot_s | ttft_s
+  double value = 0;              ///< as published, in the metric's unit
+  double measured_s = 0;         ///< the phase's step time it implies
   std::string framework, source, quote, notes, gpu_as_published;
   bool holdout = false;  ///< kept aside while the expected-time model was built
   std::string where;     ///< "<file>: runs[i] (<id>)", for errors

@@ -135,6 +135,12 @@ void CostModel::SetUpExpected() {
   for (const ComputeCeiling& c : d.compute) {
     used_compute_.push_back(
         Use(c.peak, d.achievable.ComputeFigure(c.engine), set, e.assumed_compute));
+    // --accumulate fp16: the device's FP16-accumulate figure, where it lists one; a spec, measured
+    // or published ceiling is used as it is (Use), so only an achievable figure can differ.
+    const Quantity* acc16 = d.achievable.Fp16AccumulateFigure(c.engine);
+    used_compute_fp16_accumulate_.push_back(options_.expected.fp16_accumulate && acc16 != nullptr
+                                                ? Use(c.peak, acc16, set, e.assumed_compute)
+                                                : UsedCeiling{});
   }
   for (const MemoryLevel& m : d.memory) {
     if (!m.bandwidth) {
@@ -357,6 +363,14 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
   auto eff_of = [&](const EngineTerm& t) {
     return forced > 0 || t.requested.tensor ? e.efficiency : 1.0;
   };
+  // The ceiling of an engine term: tensor-core matmuls under --accumulate fp16 take the FP16-
+  // accumulate figure where the device lists one.
+  auto ceiling_of = [&](const EngineTerm& t) -> const UsedCeiling& {
+    const UsedCeiling& acc16 = used_compute_fp16_accumulate_[t.ceiling];
+    return cls == KernelClass::kMatmul && t.requested.tensor && acc16.value > 0
+               ? acc16
+               : used_compute_[t.ceiling];
+  };
   const double other_eff = forced > 0 ? forced : 1.0;  // memory and comm terms
   double matrix_s = 0, floor_s = 0;
   if (wq != nullptr) {
@@ -364,8 +378,8 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
     double tensor_at_ceiling = 0;
     for (int i = 0; i < c.num_engines; ++i) {
       const EngineTerm& t = c.engines[i];
-      if (t.ceiling < 0 || used_compute_[t.ceiling].value <= 0) continue;
-      const double at_ceiling = t.flops / used_compute_[t.ceiling].value;
+      if (t.ceiling < 0 || ceiling_of(t).value <= 0) continue;
+      const double at_ceiling = t.flops / ceiling_of(t).value;
       floor_s += at_ceiling;
       if (t.requested.tensor) {
         matrix_s += t.flops / wk.matrix_flops_per_s;
@@ -385,9 +399,9 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
   } else {
     for (int i = 0; i < c.num_engines; ++i) {
       const EngineTerm& t = c.engines[i];
-      if (t.ceiling < 0 || used_compute_[t.ceiling].value <= 0) continue;
+      if (t.ceiling < 0 || ceiling_of(t).value <= 0) continue;
       // Dividing by an efficiency of 1 changes nothing: skipped (the same bits, fewer divides).
-      const double at_ceiling = t.flops / used_compute_[t.ceiling].value, eff = eff_of(t);
+      const double at_ceiling = t.flops / ceiling_of(t).value, eff = eff_of(t);
       e.compute_s += eff == 1.0 ? at_ceiling : at_ceiling / eff;
     }
   }
@@ -471,10 +485,11 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
     for (int i = 0; i < c.num_engines && wq == nullptr; ++i) {
       const EngineTerm& t = c.engines[i];
       if (t.ceiling < 0) continue;
-      const UsedCeiling& u = used_compute_[t.ceiling];
-      trace->Add(fmt::format("  compute {}: {} FLOP / ({} x efficiency {}) = {}  [{}]",
-                             device_->compute[t.ceiling].engine, Sci(t.flops),
-                             Si(u.value, u.figure.unit), Percent(eff_of(t)),
+      const UsedCeiling& u = ceiling_of(t);
+      trace->Add(fmt::format("  compute {}{}: {} FLOP / ({} x efficiency {}) = {}  [{}]",
+                             device_->compute[t.ceiling].engine,
+                             &u == &used_compute_[t.ceiling] ? "" : " (FP16 accumulate)",
+                             Sci(t.flops), Si(u.value, u.figure.unit), Percent(eff_of(t)),
                              Seconds(t.flops / u.value / eff_of(t)), u.figure.Describe()));
     }
     if (c.num_engines > 0) trace->Add("    efficiency: " + why);

@@ -1,11 +1,12 @@
 // Device JSON parsing and validation (schema: docs/hardware-schema.md).
+#include "roofline/device.h"
+
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
-#include "roofline/device.h"
 #include "roofline/suggest.h"
 #include "src/util/json_util.h"
 
@@ -72,10 +73,11 @@ Quantity ParseQuantity(const json& j, const std::string& field,
     q.date = RequireString(j, "date", field, "a 'measured' value needs its date (YYYY-MM-DD)");
   } else if (prov == "published") {
     q.provenance = Provenance::kPublished;
-    q.source = RequireString(j, "source", field,
-                             "a 'published' value needs who published it and where");
+    q.source =
+        RequireString(j, "source", field, "a 'published' value needs who published it and where");
     q.method = RequireString(j, "method", field, "a 'published' value needs how it was measured");
-    q.date = RequireString(j, "date", field, "a 'published' value needs its date (YYYY or YYYY-MM)");
+    q.date =
+        RequireString(j, "date", field, "a 'published' value needs its date (YYYY or YYYY-MM)");
   } else if (prov == "assumed") {
     q.provenance = Provenance::kAssumed;
     q.note = RequireString(j, "note", field, "an 'assumed' value needs a note saying why");
@@ -117,27 +119,33 @@ Quantity ParseAchievableFigure(const json& j, const std::string& field,
 // against the ceilings already parsed into `d`.
 void ParseAchievable(const json& a, Device& d) {
   RequireObject(a, "achievable");
-  CheckKeys(a, "achievable", {"compute", "memory", "links"});
-  if (a.contains("compute")) {
-    RequireObject(a.at("compute"), "achievable.compute");
-    for (const auto& [key, value] : a.at("compute").items()) {
-      const std::string field = "achievable.compute." + key;
+  CheckKeys(a, "achievable", {"compute", "compute_fp16_accumulate", "memory", "links"});
+  // "compute" is what kernels reach accumulating in FP32 (PyTorch's and cuBLAS's default);
+  // "compute_fp16_accumulate" what they reach accumulating in FP16, on cards that run that
+  // faster (GeForce).
+  auto compute = [&](const char* name, std::vector<std::pair<std::string, Quantity>>& out) {
+    if (!a.contains(name)) return;
+    const std::string section = std::string("achievable.") + name;
+    RequireObject(a.at(name), section);
+    for (const auto& [key, value] : a.at(name).items()) {
+      const std::string field = section + "." + key;
       const ComputeCeiling* c = d.FindCompute(key);
       if (c == nullptr) {
         throw JsonFieldError(field, "the device lists no compute ceiling '" + key + "'");
       }
-      d.achievable.compute.emplace_back(
-          key, ParseAchievableFigure(value, field, {c->peak.unit}, c->peak.value));
+      out.emplace_back(key, ParseAchievableFigure(value, field, {c->peak.unit}, c->peak.value));
     }
-  }
+  };
+  compute("compute", d.achievable.compute);
+  compute("compute_fp16_accumulate", d.achievable.compute_fp16_accumulate);
   if (a.contains("memory")) {
     RequireObject(a.at("memory"), "achievable.memory");
     for (const auto& [key, value] : a.at("memory").items()) {
       const std::string field = "achievable.memory." + key;
       const MemoryLevel* m = d.FindMemory(key);
       if (m == nullptr || !m->has_bandwidth()) {
-        throw JsonFieldError(field, "the device lists no memory level '" + key +
-                                        "' with a bandwidth");
+        throw JsonFieldError(field,
+                             "the device lists no memory level '" + key + "' with a bandwidth");
       }
       d.achievable.memory.emplace_back(
           key, ParseAchievableFigure(value, field, {"B/s"}, m->bandwidth_bytes_per_s()));
@@ -448,6 +456,9 @@ const Quantity* FindFigure(const std::vector<std::pair<std::string, Quantity>>& 
 const Quantity* AchievableCeilings::ComputeFigure(std::string_view engine) const {
   return FindFigure(compute, engine);
 }
+const Quantity* AchievableCeilings::Fp16AccumulateFigure(std::string_view engine) const {
+  return FindFigure(compute_fp16_accumulate, engine);
+}
 const Quantity* AchievableCeilings::MemoryFigure(std::string_view level) const {
   return FindFigure(memory, level);
 }
@@ -526,6 +537,7 @@ std::string DeviceToJson(const Device& d) {
       a[name] = s;
     };
     section("compute", d.achievable.compute);
+    section("compute_fp16_accumulate", d.achievable.compute_fp16_accumulate);
     section("memory", d.achievable.memory);
     section("links", d.achievable.links);
     root["achievable"] = a;

@@ -62,7 +62,11 @@ std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCo
     parts += fmt::format("{}{} {} ({})", parts.empty() ? "" : ", ", name,
                          Si(u.value, u.figure.unit), NameOf(u.figure.provenance));
   };
-  for (int e : UsedEngines(costs)) add(d.compute[e].engine, model.used_compute()[e]);
+  for (int e : UsedEngines(costs)) {
+    add(d.compute[e].engine, model.used_compute()[e]);
+    const UsedCeiling& acc16 = model.used_compute_fp16_accumulate()[e];
+    if (acc16.value > 0) add(d.compute[e].engine + " matmuls at FP16 accumulate", acc16);
+  }
   add(d.memory[0].name, model.used_memory()[0]);
   for (int l : UsedLinks(costs)) add(d.links[l].name, model.used_links()[l]);
   const ExpectedOptions& o = model.options().expected;
@@ -95,7 +99,15 @@ json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& co
   j["ceilings"] = std::string(NameOf(o.ceilings));
   j["runtime"] = std::string(NameOf(o.runtime));
   json used = json::object();
-  for (int e : UsedEngines(costs)) used[d.compute[e].engine] = FigureJson(model.used_compute()[e]);
+  json acc16 = json::object();
+  for (int e : UsedEngines(costs)) {
+    used[d.compute[e].engine] = FigureJson(model.used_compute()[e]);
+    const UsedCeiling& u = model.used_compute_fp16_accumulate()[e];
+    if (u.value > 0) acc16[d.compute[e].engine] = FigureJson(u);
+  }
+  j["accumulate"] = o.fp16_accumulate ? "fp16" : "fp32";
+  // The figures matmuls use in place of used_ceilings' under --accumulate fp16.
+  if (!acc16.empty()) j["used_ceilings_fp16_accumulate"] = acc16;
   used[d.memory[0].name] = FigureJson(model.used_memory()[0]);
   for (int l : UsedLinks(costs)) used[d.links[l].name] = FigureJson(model.used_links()[l]);
   j["used_ceilings"] = used;

@@ -49,7 +49,8 @@ PublishedRun ParseRun(const json& r, const std::string& field) {
              "blind",
              "blind_expected_s",
              "pp",
-             "weight_kernel"});
+             "weight_kernel",
+             "accumulate"});
   PublishedRun p;
   p.id = RequireString(r, "id", field);
   const std::string where = field + " (" + p.id + ")";
@@ -82,6 +83,14 @@ PublishedRun ParseRun(const json& r, const std::string& field) {
   // The weight-only kernel the run's framework calls (data/efficiency.json's
   // weight_only_kernels); checked against that file when the runs are validated.
   if (r.contains("weight_kernel")) p.weight_kernel = RequireString(r, "weight_kernel", where);
+  // What the framework's matmuls accumulate in, where its source says (--accumulate).
+  if (r.contains("accumulate")) {
+    const std::string acc = RequireString(r, "accumulate", where);
+    if (acc != "fp32" && acc != "fp16") {
+      throw JsonFieldError(where + ".accumulate", "expected fp32 or fp16, got '" + acc + "'");
+    }
+    p.fp16_accumulate = acc == "fp16";
+  }
   if (Status s = Validate(w); !s.ok()) throw JsonFieldError(where + "." + s.where(), s.what());
   if (!r.contains("measured")) throw JsonFieldError(where + ".measured", "missing");
   const json& m = r.at("measured");
@@ -223,6 +232,7 @@ Result<PublishedValidation> ValidatePublished(const std::vector<PublishedRun>& r
     o.efficiency = efficiency;
     o.expected.ceilings = CeilingSet::kAchievable;
     o.expected.runtime = run.runtime;
+    o.expected.fp16_accumulate = run.fp16_accumulate;
     if (!run.weight_kernel.empty()) {
       if (Status s = CheckWeightKernel(*efficiency, run.weight_kernel, **device,
                                        run.where + ".weight_kernel");

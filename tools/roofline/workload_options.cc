@@ -42,16 +42,24 @@ void AddExpectedOptions(CLI::App& app, ExpectedFlags& f) {
                  "expected times: weight-only quantized matmuls run as this measured kernel "
                  "(tinygemm: PyTorch's int4 torch._weight_int4pack_mm, as gpt-fast and torchao "
                  "run it); default: weights streamed at the achievable bandwidth");
+  app.add_option("--accumulate", f.accumulate,
+                 "expected times: what tensor-core matmuls accumulate in; fp16 takes the "
+                 "device's FP16-accumulate figures (GeForce cards run those at twice the FP32 "
+                 "rate; TinyChat 2.0's W4A16 GEMM accumulates in FP16); fp32 is PyTorch's and "
+                 "cuBLAS's default")
+      ->check(CLI::IsMember({"fp32", "fp16"}))
+      ->capture_default_str();
 }
 
 Status ApplyExpectedFlags(const ExpectedFlags& f, const Device& d, CostOptions& c) {
   if (!CostModel::ExpectsTimesOn(d)) {
     const ExpectedFlags defaults;
-    const char* given = !f.efficiency.empty()             ? "--efficiency"
-                        : !f.weight_kernel.empty()        ? "--weight-kernel"
-                        : f.runtime != defaults.runtime   ? "--runtime"
-                        : f.ceilings != defaults.ceilings ? "--ceilings"
-                                                          : nullptr;
+    const char* given = !f.efficiency.empty()                 ? "--efficiency"
+                        : !f.weight_kernel.empty()            ? "--weight-kernel"
+                        : f.accumulate != defaults.accumulate ? "--accumulate"
+                        : f.runtime != defaults.runtime       ? "--runtime"
+                        : f.ceilings != defaults.ceilings     ? "--ceilings"
+                                                              : nullptr;
     if (given != nullptr) {
       return Status::Invalid(
           given, "device '" + d.id +
@@ -65,6 +73,7 @@ Status ApplyExpectedFlags(const ExpectedFlags& f, const Device& d, CostOptions& 
   if (!runtime.ok()) return runtime.status();
   c.expected.ceilings = *ceilings;
   c.expected.runtime = *runtime;
+  c.expected.fp16_accumulate = f.accumulate == "fp16";
   for (const std::string& e : f.efficiency) {
     if (Status s = ParseEfficiencyOverride(e, c.expected); !s.ok()) return s;
   }

@@ -22,8 +22,9 @@ struct ExpectedFlags {
   std::string runtime = "eager";        ///< eager | cuda-graph | compiled
   std::vector<std::string> efficiency;  ///< CLASS=F overrides
   std::string weight_kernel;            ///< a name in data/efficiency.json's weight_only_kernels
+  std::string accumulate = "fp32";      ///< fp32 | fp16: what tensor-core matmuls accumulate in
 };
-/// Adds --ceilings, --runtime, --efficiency and --weight-kernel.
+/// Adds --ceilings, --runtime, --efficiency, --weight-kernel and --accumulate.
 void AddExpectedOptions(CLI::App& app, ExpectedFlags& f);
 /// Loads the efficiency data and applies the flags to `c`; errors name the flag or the file.
 /// A flag other than its default is refused on a device with no expected times.
@@ -35,15 +36,15 @@ inline constexpr int64_t kNotGiven = INT64_MIN;
 /// Options of `roofline model` (and the workload part of `sweep` and `plan`); defaults are the
 /// tool's defaults.
 struct ModelOptions {
-  std::string model;            ///< preset id, config.json path or directory
+  std::string model;                  ///< preset id, config.json path or directory
   std::string hw = kDefaultDeviceId;  ///< device id or device JSON path
-  std::string phase = "both";   ///< prefill | decode | both
+  std::string phase = "both";         ///< prefill | decode | both
   int64_t batch = 1;
   int64_t prompt = 2048;
   int64_t context = kNotGiven;  ///< not given: = prompt
-  std::string dtype;         ///< default: the config's torch_dtype
-  std::string weight_dtype;  ///< default: --dtype
-  std::string kv_dtype;      ///< default: --dtype
+  std::string dtype;            ///< default: the config's torch_dtype
+  std::string weight_dtype;     ///< default: --dtype
+  std::string kv_dtype;         ///< default: --dtype
   int64_t group_size = 128;
   int64_t tp = 1;
   int64_t pp = 0;  ///< 0: as the device says (Workload::pp)
