@@ -915,6 +915,16 @@ TEST(Expected, Fp16AccumulateTakesTheDevicesFp16AccumulateFigureForMatmulsOnly) 
                    Analyze(OpRequest{attn}, model("rtx-4090", false)).costs[0].expected.time_s);
   EXPECT_DOUBLE_EQ(Analyze(gemm, model("h100-sxm", true)).costs[0].expected.time_s,
                    Analyze(gemm, model("h100-sxm", false)).costs[0].expected.time_s);
+  // With the spec ceilings the FP16-accumulate peak is the ceiling already: no second figure.
+  CostOptions spec;
+  spec.efficiency = Data();
+  spec.expected.ceilings = CeilingSet::kSpec;
+  spec.expected.fp16_accumulate = true;
+  const CostModel at_spec(rtx, spec);
+  for (const UsedCeiling& u : at_spec.used_compute_fp16_accumulate()) EXPECT_EQ(u.value, 0);
+  spec.expected.fp16_accumulate = false;
+  EXPECT_DOUBLE_EQ(Analyze(gemm, at_spec).costs[0].expected.time_s,
+                   Analyze(gemm, CostModel(rtx, spec)).costs[0].expected.time_s);
 }
 
 TEST(Achievable, Fp16AccumulateFiguresNameAComputeCeilingAndStayUnderIt) {
@@ -931,6 +941,19 @@ TEST(Achievable, Fp16AccumulateFiguresNameAComputeCeilingAndStayUnderIt) {
   EXPECT_NE(above.status().ToString().find("achievable.compute_fp16_accumulate.tensor.bf16.value"),
             std::string::npos)
       << above.status().ToString();
+  // Integer engines do not accumulate in FP16: a figure for tensor.int8 (OP/s) is refused.
+  std::string int8 = SimpleDeviceJson(1e15, 3e12);
+  int8.insert(int8.find("\"tensor.bf16\""),
+              "\"tensor.int8\": {\"value\": 2e15, \"unit\": \"OP/s\", \"provenance\": "
+              "\"spec\", \"source\": \"s\"}, ");
+  int8.insert(int8.rfind('}'),
+              ", \"achievable\": {\"compute_fp16_accumulate\": {\"tensor.int8\": {\"value\": "
+              "1e15, \"unit\": \"OP/s\", \"provenance\": \"assumed\", \"note\": \"n\"}}}");
+  Result<Device> int8_acc = ParseDevice(int8, "dev.json");
+  ASSERT_FALSE(int8_acc.ok());
+  EXPECT_NE(int8_acc.status().ToString().find("compute_fp16_accumulate.tensor.int8"),
+            std::string::npos)
+      << int8_acc.status().ToString();
   Result<Device> unknown = ParseDevice(
       Replace(base, "accumulate\": {\"tensor.bf16", "accumulate\": {\"tensor.fp4"), "dev.json");
   ASSERT_FALSE(unknown.ok());

@@ -135,12 +135,14 @@ void CostModel::SetUpExpected() {
   for (const ComputeCeiling& c : d.compute) {
     used_compute_.push_back(
         Use(c.peak, d.achievable.ComputeFigure(c.engine), set, e.assumed_compute));
-    // --accumulate fp16: the device's FP16-accumulate figure, where it lists one; a spec, measured
-    // or published ceiling is used as it is (Use), so only an achievable figure can differ.
+    // --accumulate fp16: the device's FP16-accumulate figure, where it lists one and achievable
+    // figures are in use (a spec, measured or published ceiling is used as it is, by Use).
     const Quantity* acc16 = d.achievable.Fp16AccumulateFigure(c.engine);
-    used_compute_fp16_accumulate_.push_back(options_.expected.fp16_accumulate && acc16 != nullptr
-                                                ? Use(c.peak, acc16, set, e.assumed_compute)
-                                                : UsedCeiling{});
+    const bool takes_acc16 =
+        options_.expected.fp16_accumulate && acc16 != nullptr && set == CeilingSet::kAchievable &&
+        c.peak.provenance != Provenance::kMeasured && c.peak.provenance != Provenance::kPublished;
+    used_compute_fp16_accumulate_.push_back(takes_acc16 ? Use(c.peak, acc16, set, e.assumed_compute)
+                                                        : UsedCeiling{});
   }
   for (const MemoryLevel& m : d.memory) {
     if (!m.bandwidth) {
@@ -378,8 +380,9 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
     double tensor_at_ceiling = 0;
     for (int i = 0; i < c.num_engines; ++i) {
       const EngineTerm& t = c.engines[i];
-      if (t.ceiling < 0 || ceiling_of(t).value <= 0) continue;
-      const double at_ceiling = t.flops / ceiling_of(t).value;
+      // The kernel's measured rates hold its accumulation: the floor is at the usual ceilings.
+      if (t.ceiling < 0 || used_compute_[t.ceiling].value <= 0) continue;
+      const double at_ceiling = t.flops / used_compute_[t.ceiling].value;
       floor_s += at_ceiling;
       if (t.requested.tensor) {
         matrix_s += t.flops / wk.matrix_flops_per_s;

@@ -133,7 +133,11 @@ void ParseAchievable(const json& a, Device& d) {
       if (c == nullptr) {
         throw JsonFieldError(field, "the device lists no compute ceiling '" + key + "'");
       }
-      out.emplace_back(key, ParseAchievableFigure(value, field, {c->peak.unit}, c->peak.value));
+      // FP16 accumulation is a property of floating-point matmuls: FLOP/s only there.
+      const std::vector<std::string> units = &out == &d.achievable.compute
+                                                 ? std::vector<std::string>{c->peak.unit}
+                                                 : std::vector<std::string>{"FLOP/s"};
+      out.emplace_back(key, ParseAchievableFigure(value, field, units, c->peak.value));
     }
   };
   compute("compute", d.achievable.compute);

@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "roofline/report.h"
@@ -33,10 +32,10 @@ json SummaryJson(const ErrorSummary& s) {
 }  // namespace
 
 std::string RenderPublishedTable(const PublishedValidation& v) {
-  TextTable t({"run", "model", "device", "tp", "phase", "tokens", "dtype w/a", "runtime",
-               "measured", "bound", "expected", "error", "set"},
-              {false, false, false, true, false, true, false, false, true, true, true, true,
-               false});
+  TextTable t(
+      {"run", "model", "device", "tp", "phase", "tokens", "dtype w/a", "runtime", "measured",
+       "bound", "expected", "error", "set"},
+      {false, false, false, true, false, true, false, false, true, true, true, true, false});
   for (const PublishedCheck& c : v.checks) {
     const PublishedRun& r = c.run;
     const Workload& w = r.workload;
@@ -50,7 +49,10 @@ std::string RenderPublishedTable(const PublishedValidation& v) {
               c.has_expected ? std::string(NameOf(r.runtime)) : "-", Seconds(r.measured_s),
               Seconds(c.bound_s), c.has_expected ? Seconds(c.expected_s) : "-",
               c.has_expected ? fmt::format("{:+.1f}%", 100 * c.error) : "-",
-              !c.has_expected ? "bound" : (c.blind ? "blind" : r.holdout ? "holdout" : "dev")});
+              !c.has_expected ? "bound"
+                              : (c.blind     ? "blind"
+                                 : r.holdout ? "holdout"
+                                             : "dev")});
   }
   std::string out = "Published end-to-end runs (" + v.origin +
                     ", each with its source): the step each measurement implies (decode: 1 / "
@@ -79,10 +81,10 @@ std::string RenderPublishedTable(const PublishedValidation& v) {
         "{:.2f}x to {:.1f}x the bound\n",
         v.bound_only, lo, hi);
   }
-  out += v.bounds_above == 0
-             ? "the bound is below every measurement\n"
-             : fmt::format("THE BOUND IS ABOVE {} MEASUREMENT(S): a counting error\n",
-                           v.bounds_above);
+  out +=
+      v.bounds_above == 0
+          ? "the bound is below every measurement\n"
+          : fmt::format("THE BOUND IS ABOVE {} MEASUREMENT(S): a counting error\n", v.bounds_above);
   out += "expected times: achievable ceilings, each run's runtime; efficiency data " +
          v.efficiency_origin + "\n";
   return out;
@@ -116,6 +118,8 @@ std::string RenderPublishedJson(const PublishedValidation& v) {
     row["holdout"] = r.holdout;
     row["blind"] = c.blind;
     row["framework"] = r.framework;
+    row["accumulate"] = r.fp16_accumulate ? "fp16" : "fp32";
+    if (!r.weight_kernel.empty()) row["weight_kernel"] = r.weight_kernel;
     row["source"] = r.source;
     rows.push_back(row);
   }
