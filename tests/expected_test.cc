@@ -134,6 +134,17 @@ TEST(EfficiencyData, BadFilesAreRejectedWithTheFieldAndReason) {
            *text, "\"link\": \"nvlink\",\n      \"call_s\"",
            "\"link\": \"nvlink\", \"value\": 1e-6, \"source\": \"old form\",\n      \"call_s\""),
        "collective_latency[0]", "unknown key"},
+      {Replace(*text, "\"rms_norm\": 8,", "\"rms_norm\": 0,"), "module_launches[0].rms_norm",
+       "whole number of kernels from 1"},
+      {Replace(*text, "\"rope\": 10,", "\"rope\": 2.5,"), "module_launches[0].rope",
+       "whole number"},
+      {Replace(*text, "\"grouped_kv\": 2", "\"grouped_kv\": -1"), "module_launches[0].grouped_kv",
+       "from 0 to 1000"},
+      {Replace(*text, "\"attention\": 10,", "\"attention\": 5000,"), "module_launches[0].attention",
+       "to 1000"},
+      {Replace(*text, "\"rms_norm\": 8,", ""), "module_launches[0].rms_norm", "missing"},
+      {Replace(*text, "\"name\": \"hf-transformers\",", "\"name\": \"\","),
+       "module_launches[0].name", ""},
       {Replace(*text, "\"schema_version\": 1", "\"schema_version\": 2"), "schema_version",
        "unsupported"},
       {text->substr(0, text->size() / 2), "eff.json:", ""},
@@ -925,6 +936,63 @@ TEST(Expected, Fp16AccumulateTakesTheDevicesFp16AccumulateFigureForMatmulsOnly) 
   spec.expected.fp16_accumulate = false;
   EXPECT_DOUBLE_EQ(Analyze(gemm, at_spec).costs[0].expected.time_s,
                    Analyze(gemm, CostModel(rtx, spec)).costs[0].expected.time_s);
+}
+
+// --modules hf-transformers: RMSNorm, rotary embedding and attention launch the kernels
+// HuggingFace's modules do (counted in a trace: tests/gpu_run_fixtures_test.cc reconciles them),
+// each paying the eager host time and the gap; the bytes, FLOPs and bound stay the op's.
+TEST(Expected, ModulesMultiplyTheLaunchesOfTheirOps) {
+  const Device& h100 = Dev("h100-sxm");
+  auto model = [&](const std::string& modules) {
+    CostOptions o;
+    o.efficiency = Data();
+    o.expected.modules = modules;
+    return CostModel(h100, o);
+  };
+  Result<const EfficiencyData::ModuleLaunches*> hf =
+      FindModuleLaunches(*Data(), "hf-transformers", "test");
+  ASSERT_TRUE(hf.ok()) << hf.status().ToString();
+  EXPECT_FALSE(FindModuleLaunches(*Data(), "hf-transformer", "--modules").ok());
+  EXPECT_NE(FindModuleLaunches(*Data(), "hf-transformer", "--modules")
+                .status()
+                .ToString()
+                .find("did you mean 'hf-transformers'"),
+            std::string::npos);
+  const double host = Data()->launch[static_cast<int>(Runtime::kEager)].host_s.value;
+  const double gap = Data()->launch[static_cast<int>(Runtime::kEager)].gap_s.value;
+  NormSpec rms;
+  rms.rows = 1;
+  rms.cols = 4096;
+  NormSpec layer = rms;
+  layer.kind = NormKind::kLayer;
+  AttentionSpec gqa;
+  gqa.heads = 32;
+  gqa.kv_heads = 8;
+  gqa.head_dim = 128;
+  gqa.q_len = 1;
+  gqa.kv_len = 4096;
+  AttentionSpec mha = gqa;
+  mha.kv_heads = 32;
+  const struct {
+    OpRequest request;
+    int64_t launches;
+  } cases[] = {{OpRequest{rms}, (*hf)->rms_norm},
+               {OpRequest{layer}, 1},  // nn.LayerNorm is one kernel
+               {OpRequest{gqa}, (*hf)->attention + (*hf)->grouped_kv},
+               {OpRequest{mha}, (*hf)->attention},
+               {OpRequest{Mm(1, 4096, 4096)}, 1}};
+  for (const auto& c : cases) {
+    const OpAnalysis one = Analyze(c.request, model(""));
+    const OpAnalysis hf_run = Analyze(c.request, model("hf-transformers"));
+    const ExpectedCost& e = hf_run.costs[0].expected;
+    EXPECT_EQ(one.costs[0].expected.launches, 1);
+    EXPECT_EQ(e.launches, c.launches);
+    EXPECT_DOUBLE_EQ(e.host_s, static_cast<double>(c.launches) * host);
+    EXPECT_DOUBLE_EQ(e.overhead_s, static_cast<double>(c.launches) * gap);
+    EXPECT_DOUBLE_EQ(e.roofline_s, one.costs[0].expected.roofline_s);
+    EXPECT_DOUBLE_EQ(hf_run.costs[0].time_s, one.costs[0].time_s);
+  }
+  EXPECT_GT((*hf)->rms_norm, 1);
 }
 
 TEST(Achievable, Fp16AccumulateFiguresNameAComputeCeilingAndStayUnderIt) {

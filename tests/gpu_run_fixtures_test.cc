@@ -163,9 +163,9 @@ TEST(GpuRunFixtures, FusedGqaDecodeStepJoinsWithAttentionUnderItsBound) {
 // The same trace joined with another model (Llama-3.2-1B, whose projections are 4-8x smaller)
 // reads as kernels running far faster than their bound; the join says so at the top.
 TEST(GpuRunFixtures, TheTraceJoinedWithAnotherModelIsFlagged) {
-  const auto o = RunCli({"profile", "torch", Fixture("torch_h100_llama3_8b_decode.json.gz"),
-                         "--model", "llama-3.2-1b", "--phase", "decode", "--context", "4096",
-                         "--hw", "h100-sxm"});
+  const auto o =
+      RunCli({"profile", "torch", Fixture("torch_h100_llama3_8b_decode.json.gz"), "--model",
+              "llama-3.2-1b", "--phase", "decode", "--context", "4096", "--hw", "h100-sxm"});
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_EQ(o.out.rfind("warning: this profile does not look like a run of llama-3.2-1b", 0), 0u)
       << o.out.substr(0, 400);
@@ -178,6 +178,39 @@ TEST(GpuRunFixtures, TheTraceJoinedWithAnotherModelIsFlagged) {
   EXPECT_TRUE(m.at("suspect").get<bool>());
   EXPECT_GT(m.at("max_efficiency").get<double>(), 1.05);
   EXPECT_GT(m.at("shapes_off").get<int64_t>() * 4, m.at("shapes_checked").get<int64_t>());
+}
+
+// --modules hf-transformers counts the kernels of HuggingFace's modules from this trace
+// (data/efficiency.json, module_launches). Reconciled kernel by kernel: the model's launches per
+// step, plus cuBLAS's split-K reductions and the kernels the step runs once before its first
+// layer (the mask and the rotary tables), are exactly the trace's kernels.
+TEST(GpuRunFixtures, HfModulesLaunchTheTracesKernels) {
+  Result<TorchTrace> t = LoadTorchTrace(Fixture("torch_h100_llama3_8b_decode.json.gz"));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  int64_t split_k = 0, memsets = 0;
+  for (const TorchKernel& k : t->kernels) {
+    if (k.name.find("splitKreduce") != std::string::npos) ++split_k;
+    if (k.name.find("Memset") != std::string::npos) ++memsets;  // a cudaMemsetAsync
+  }
+  EXPECT_EQ(memsets, 1);
+  // Before the first RMSNorm's pow: the embedding (the model's first kernel), the step's head,
+  // and the first norm's cast to fp32 (counted with the norm).
+  int64_t before_first_norm = 0;
+  for (const TorchOp& op : t->ops) {
+    if (op.name == "aten::pow") break;
+    before_first_norm += op.kernels;
+  }
+  const int64_t head = before_first_norm - 2;
+  EXPECT_EQ(t->kernels.size() - memsets, 1757u);
+  EXPECT_EQ(split_k, 160);  // 5 of the 7 projections of each of the 32 layers
+  EXPECT_EQ(head, 19);
+  const auto o = RunCli({"model", "llama-3-8b", "--hw", "h100-sxm", "--phase", "decode", "--prompt",
+                         "4096", "--modules", "hf-transformers", "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json setup =
+      nlohmann::json::parse(o.out).at("phases")[0].at("expected").at("setup");
+  const int64_t launches = setup.at("modules").at("launches_per_step").get<int64_t>();
+  EXPECT_EQ(launches + split_k + head, static_cast<int64_t>(t->kernels.size()) - memsets);
 }
 
 // The trace: transformers 5.17 LlamaForCausalLM at Llama-3-8B's shapes, bf16, SDPA, one decode

@@ -64,6 +64,7 @@ struct ExpectedCost {
   double fixed_s = 0;     ///< a --weight-kernel matmul's fixed time per launch
   double overhead_s = 0;  ///< GPU gap between kernels + the --launch-overhead-us figure
   double host_s = 0;      ///< host time to launch it (hidden while the GPU is busy)
+  int64_t launches = 1;   ///< kernels it runs as (`--modules`: a framework's module may be several)
   double time_s = 0;      ///< roofline_s + overhead_s
   Bound term;             ///< the largest of the compute, memory and comm terms
   /// The verdict: `term`, or kOverhead when the launch overhead (GPU gap and
@@ -219,6 +220,11 @@ class CostModel {
     bool measured_here = false;  ///< this device is one it was measured on
   };
   const UsedWeightKernel& used_weight_kernel() const { return weight_kernel_; }
+  /// The `--modules` launch counts in use, or nullptr (one launch per kernel).
+  const EfficiencyData::ModuleLaunches* used_modules() const { return modules_; }
+  /// How many kernels `kernel` launches: one, or under `--modules` what the framework's module
+  /// for its op launches (RMSNorm, rotary embedding, fused attention).
+  int64_t LaunchesOf(const Graph& graph, const Kernel& kernel) const;
 
   /// The ceiling used for an engine request after fallbacks (index into Device::compute), or -1.
   int ResolveEngine(const EngineKey& key) const;
@@ -272,6 +278,7 @@ class CostModel {
   double attention_max_waves_ = 0;  ///< 0: no cap
   std::string attention_wave_why_, attention_max_waves_why_;
   UsedWeightKernel weight_kernel_;
+  const EfficiencyData::ModuleLaunches* modules_ = nullptr;  ///< into options_.efficiency
   /// Tells this model's tile sides apart in MatmulEfficiency's per-thread cache of tile columns
   /// (one number per constructed model; a copy keeps it, and the same sides with it).
   uint64_t tiles_id_ = 0;

@@ -117,6 +117,20 @@ struct EfficiencyData {
     Figure matrix_flops_per_sm_cycle;      ///< matrix FLOPs per SM per clock cycle
   };
   std::vector<WeightKernel> weight_kernels;
+  /// A framework whose modules run op by op (optional; a run names one with `--modules NAME`):
+  /// how many kernels it launches for each RMSNorm, rotary embedding and fused attention op of
+  /// the model's graph, counted in a profiler trace of it. Every launch pays the runtime's host
+  /// time and gap (LaunchCost); the bytes and FLOPs stay the op's.
+  struct ModuleLaunches {
+    std::string name;         ///< what --modules takes ("hf-transformers")
+    std::string description;  ///< which framework, which modules
+    std::string source;       ///< the trace the counts come from
+    int64_t rms_norm = 1;     ///< kernels per RMSNorm (LayerNorm stays one)
+    int64_t rope = 1;         ///< kernels per rotary embedding
+    int64_t attention = 1;    ///< kernels per fused attention call, its KV-cache writes included
+    int64_t grouped_kv = 0;   ///< more per attention call whose K/V heads serve query groups
+  };
+  std::vector<ModuleLaunches> module_launches;
   std::string origin;  ///< the file it came from
 };
 
@@ -125,6 +139,12 @@ struct EfficiencyData {
 Result<const EfficiencyData::WeightKernel*> FindWeightKernel(const EfficiencyData& data,
                                                              std::string_view name,
                                                              const std::string& where);
+
+/// The module launches named `name` (`--modules`), or an error naming `where` with the names
+/// there are.
+Result<const EfficiencyData::ModuleLaunches*> FindModuleLaunches(const EfficiencyData& data,
+                                                                 std::string_view name,
+                                                                 const std::string& where);
 
 /// Parses efficiency data; errors name `origin` and the field.
 Result<EfficiencyData> ParseEfficiencyData(std::string_view json_text, const std::string& origin);
@@ -146,6 +166,9 @@ struct ExpectedOptions {
   /// achievable.compute_fp16_accumulate figures where it lists them (GeForce cards run FP16
   /// accumulation at twice the FP32 rate); attention and the bound are unchanged.
   bool fp16_accumulate = false;
+  /// `--modules NAME`: the model's norms, rotary embeddings and attention launch as many kernels
+  /// as EfficiencyData::module_launches says this framework's modules do; empty: one each.
+  std::string modules;
 };
 
 /// Parses "--ceilings" ("spec" or "achievable").

@@ -26,6 +26,7 @@ struct PublishedRun {
   Runtime runtime = Runtime::kCudaGraph;
   std::string weight_kernel;     ///< a weight-only kernel of data/efficiency.json, or empty
   bool fp16_accumulate = false;  ///< "accumulate": "fp16": the framework's GEMMs accumulate in FP16
+  std::string modules;           ///< module_launches of data/efficiency.json it runs, or empty
   std::string metric;            ///< decode_tokens_per_s_per_user | tpot_s | ttft_s
   double value = 0;              ///< as published, in the metric's unit
   double measured_s = 0;         ///< the phase's step time it implies

@@ -1,6 +1,8 @@
 // Parsing of data/efficiency.json and of the expected-time options.
 #include "roofline/efficiency.h"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -55,9 +57,10 @@ void ForEachEntry(const json& list, const std::string& name, const std::vector<s
 
 EfficiencyData ParseEfficiencyJson(const json& root) {
   RequireObject(root, "");
-  CheckKeys(root, "",
-            {"schema_version", "comment", "assumed", "matmul_tiles", "flash_attention",
-             "attention_waves", "collective_latency", "launch", "weight_only_kernels"});
+  CheckKeys(
+      root, "",
+      {"schema_version", "comment", "assumed", "matmul_tiles", "flash_attention", "attention_waves",
+       "collective_latency", "launch", "weight_only_kernels", "module_launches"});
   if (RequireNumber(root, "schema_version", "") != 1) {
     throw JsonFieldError("schema_version", "unsupported schema_version (expected 1)");
   }
@@ -218,6 +221,37 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
           d.weight_kernels.push_back(std::move(k));
         });
   }
+  if (root.contains("module_launches")) {
+    ForEachEntry(
+        root.at("module_launches"), "module_launches",
+        {"name", "description", "source", "rms_norm", "rope", "attention", "grouped_kv"},
+        [&](const json& f, const std::string& field) {
+          EfficiencyData::ModuleLaunches m;
+          m.name = RequireString(f, "name", field, "the name --modules takes");
+          for (const auto& earlier : d.module_launches) {
+            if (earlier.name == m.name) {
+              throw JsonFieldError(field + ".name", "'" + m.name + "' is listed twice");
+            }
+          }
+          m.description = RequireString(f, "description", field, "say which framework it is");
+          m.source = RequireString(f, "source", field, "the trace the counts come from");
+          // Kernels per op: whole numbers, at least one (grouped_kv: at least zero more).
+          auto count = [&](const char* key, int64_t least) {
+            const json& v = need(f, key, field);
+            const std::string at = field + "." + key;
+            if (!v.is_number_integer() || v.get<int64_t>() < least || v.get<int64_t>() > 1000) {
+              throw JsonFieldError(
+                  at, fmt::format("expected a whole number of kernels from {} to 1000", least));
+            }
+            return v.get<int64_t>();
+          };
+          m.rms_norm = count("rms_norm", 1);
+          m.rope = count("rope", 1);
+          m.attention = count("attention", 1);
+          m.grouped_kv = count("grouped_kv", 0);
+          d.module_launches.push_back(std::move(m));
+        });
+  }
   return d;
 }
 
@@ -255,20 +289,39 @@ Result<EfficiencyData> LoadDefaultEfficiencyData() {
   return Status::NotFound("<embedded>/data/efficiency.json", "not compiled into this build");
 }
 
+namespace {
+
+// The entry of `list` named `name`, or an error naming `where`, the names there are and a
+// near miss.
+template <typename Entry>
+Result<const Entry*> FindNamed(const std::vector<Entry>& list, std::string_view name,
+                               const std::string& where, const std::string& what,
+                               const std::string& origin) {
+  std::vector<std::string> names;
+  for (const Entry& e : list) {
+    if (e.name == name) return &e;
+    names.push_back(e.name);
+  }
+  std::string known;
+  for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+  return Status::Invalid(
+      where, "unknown " + what + " '" + std::string(name) + "'" +
+                 DidYouMean(std::string(name), names) +
+                 (names.empty() ? " (" + origin + " lists none)" : " (expected " + known + ")"));
+}
+
+}  // namespace
+
 Result<const EfficiencyData::WeightKernel*> FindWeightKernel(const EfficiencyData& data,
                                                              std::string_view name,
                                                              const std::string& where) {
-  std::vector<std::string> names;
-  for (const auto& k : data.weight_kernels) {
-    if (k.name == name) return &k;
-    names.push_back(k.name);
-  }
-  std::string list;
-  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-  return Status::Invalid(
-      where,
-      "unknown weight kernel '" + std::string(name) + "'" + DidYouMean(std::string(name), names) +
-          (names.empty() ? " (" + data.origin + " lists none)" : " (expected " + list + ")"));
+  return FindNamed(data.weight_kernels, name, where, "weight kernel", data.origin);
+}
+
+Result<const EfficiencyData::ModuleLaunches*> FindModuleLaunches(const EfficiencyData& data,
+                                                                 std::string_view name,
+                                                                 const std::string& where) {
+  return FindNamed(data.module_launches, name, where, "modules", data.origin);
 }
 
 Result<CeilingSet> ParseCeilingSet(std::string_view text) {

@@ -220,6 +220,13 @@ void CostModel::SetUpExpected() {
           std::find(wk.measured_on.begin(), wk.measured_on.end(), d.id) != wk.measured_on.end();
     }
   }
+  // --modules: callers check the name first (FindModuleLaunches); an unknown one launches once.
+  modules_ = nullptr;
+  if (!options_.expected.modules.empty()) {
+    for (const auto& m : e.module_launches) {
+      if (m.name == options_.expected.modules) modules_ = &m;
+    }
+  }
   static std::atomic<uint64_t> next_tiles_id{1};
   tiles_id_ = next_tiles_id.fetch_add(1, std::memory_order_relaxed);
   for (const MatmulTile& t : e.matmul_tiles) {
@@ -304,6 +311,26 @@ ExpectedCost CostModel::Expect(const Graph& graph, const Kernel& kernel, KernelC
   return e;
 }
 
+int64_t CostModel::LaunchesOf(const Graph& graph, const Kernel& kernel) const {
+  if (modules_ == nullptr) return 1;
+  int64_t launches = 1;
+  for (int o : kernel.ops) {
+    const OpSpec& spec = graph.ops()[static_cast<size_t>(o)].spec;
+    int64_t n = 1;
+    if (const auto* norm = std::get_if<NormSpec>(&spec)) {
+      n = norm->kind == NormKind::kRms ? modules_->rms_norm : 1;
+    } else if (const auto* ew = std::get_if<ElementwiseSpec>(&spec)) {
+      n = ew->function == "rope" ? modules_->rope : 1;
+    } else if (const auto* a = std::get_if<AttentionSpec>(&spec)) {
+      const bool grouped = a->kv_heads > 0 && a->kv_heads < a->heads;
+      n = modules_->attention + (grouped ? modules_->grouped_kv : 0);
+    }
+    // A kernel of several ops (fused) runs as one launch of its largest module at most.
+    launches = std::max(launches, n);
+  }
+  return launches;
+}
+
 void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass cls,
                            const KernelCost& c, Trace* trace, ExpectedCost& e) const {
   // Every field is set below (a sweep refills the same storage).
@@ -313,6 +340,7 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
   e.efficiency = 1;
   if (!options_.efficiency) {
     e.roofline_s = e.wave_s = e.fixed_s = e.overhead_s = e.host_s = e.time_s = 0;
+    e.launches = 1;
     e.term = e.bound = Bound{};
     return;
   }
@@ -463,8 +491,10 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
 
   // Launching it.
   const LaunchCost& launch = data.launch[static_cast<size_t>(o.runtime)];
-  e.overhead_s = launch.gap_s.value + options_.launch_overhead_s;
-  e.host_s = launch.host_s.value;
+  e.launches = LaunchesOf(graph, kernel);
+  const double launches = static_cast<double>(e.launches);
+  e.overhead_s = launches * (launch.gap_s.value + options_.launch_overhead_s);
+  e.host_s = launches * launch.host_s.value;
   e.time_s = e.roofline_s + e.overhead_s;
   // Host time is hidden while the GPU is busy with earlier kernels: whether it is is a question
   // for the whole step (Totals::expected_s), not for one kernel. The fixed costs (the launch
@@ -553,12 +583,19 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
           on, wk.measured_here ? "" : ", scaled to this device's SMs and clock (assumed)",
           wk.kernel->source));
     }
-    trace->Add(fmt::format("  launch ({}): {} between kernels [{}]{}; host {} per launch [{}]",
-                           NameOf(o.runtime), Seconds(launch.gap_s.value), launch.gap_s.source,
+    if (e.launches > 1) {
+      trace->Add(fmt::format("  launches: {} kernels, as {}'s module for this op runs [{}]",
+                             e.launches, modules_->name, modules_->source));
+    }
+    trace->Add(fmt::format("  launch ({}): {}{} between kernels [{}]{}; host {} per launch [{}]{}",
+                           NameOf(o.runtime),
+                           e.launches > 1 ? fmt::format("{} x ", e.launches) : "",
+                           Seconds(launch.gap_s.value), launch.gap_s.source,
                            options_.launch_overhead_s > 0
                                ? " + --launch-overhead-us " + Seconds(options_.launch_overhead_s)
                                : "",
-                           Seconds(e.host_s), launch.host_s.source));
+                           Seconds(launch.host_s.value), launch.host_s.source,
+                           e.launches > 1 ? fmt::format(" = host {}", Seconds(e.host_s)) : ""));
     trace->Add(fmt::format("Expected = largest term {}{}{} + overhead {} = {} ({} the bound {}){}",
                            Seconds(e.roofline_s - fixed),
                            e.wave_s > 0 ? " + attention waves " + Seconds(e.wave_s) : "",

@@ -83,11 +83,18 @@ std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCo
                          wk.measured_here ? "measured on this device"
                                           : "scaled from the devices it was measured on");
   }
+  std::string modules;
+  if (const auto* m = model.used_modules(); m != nullptr) {
+    modules = fmt::format(
+        ";\n  modules {}: each RMSNorm {} kernels, rotary embedding {}, attention {} (+{} with "
+        "grouped K/V heads)",
+        m->name, m->rms_norm, m->rope, m->attention, m->grouped_kv);
+  }
   return fmt::format(
       "expected times: {} ceilings ({});\n  runtime {} ({} host per launch, {} between "
-      "kernels){}; --explain shows the derivation\n",
+      "kernels){}{}; --explain shows the derivation\n",
       NameOf(o.ceilings), parts, NameOf(o.runtime), Seconds(launch.host_s.value),
-      Seconds(launch.gap_s.value), kernel);
+      Seconds(launch.gap_s.value), modules, kernel);
 }
 
 json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& costs) {
@@ -141,6 +148,19 @@ json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& co
                           {"provenance", wk.measured_here ? "measured" : "assumed"},
                           {"measured_on", wk.kernel->measured_on},
                           {"source", wk.kernel->source}};
+  }
+  if (const auto* m = model.used_modules(); m != nullptr) {
+    int64_t launches = 0;
+    for (const KernelCost& c : costs)
+      launches += c.has_expected ? c.expected.launches * c.repeat : 0;
+    j["modules"] = {{"name", m->name},
+                    {"description", m->description},
+                    {"rms_norm", m->rms_norm},
+                    {"rope", m->rope},
+                    {"attention", m->attention},
+                    {"grouped_kv", m->grouped_kv},
+                    {"launches_per_step", launches},
+                    {"source", m->source}};
   }
   j["efficiency_data"] = data.origin;
   return j;

@@ -46,6 +46,7 @@ void WriteKernelJson(const KernelCost& c, const CostModel& model, Json& k) {
     if (e.fixed_s > 0) x["weight_kernel_fixed_s"] = e.fixed_s;
     x["overhead_s"] = e.overhead_s;
     x["host_launch_s"] = e.host_s;
+    if (e.launches > 1) x["launches"] = e.launches;
     x["bound"] = model.BoundName(c, e.bound);
     k["expected"] = x;
   }

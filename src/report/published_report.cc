@@ -120,6 +120,7 @@ std::string RenderPublishedJson(const PublishedValidation& v) {
     row["framework"] = r.framework;
     row["accumulate"] = r.fp16_accumulate ? "fp16" : "fp32";
     if (!r.weight_kernel.empty()) row["weight_kernel"] = r.weight_kernel;
+    if (!r.modules.empty()) row["modules"] = r.modules;
     row["source"] = r.source;
     rows.push_back(row);
   }

@@ -50,7 +50,8 @@ PublishedRun ParseRun(const json& r, const std::string& field) {
              "blind_expected_s",
              "pp",
              "weight_kernel",
-             "accumulate"});
+             "accumulate",
+             "modules"});
   PublishedRun p;
   p.id = RequireString(r, "id", field);
   const std::string where = field + " (" + p.id + ")";
@@ -90,6 +91,15 @@ PublishedRun ParseRun(const json& r, const std::string& field) {
       throw JsonFieldError(where + ".accumulate", "expected fp32 or fp16, got '" + acc + "'");
     }
     p.fp16_accumulate = acc == "fp16";
+  }
+  // The framework whose modules it runs op by op (data/efficiency.json's module_launches);
+  // checked against that file when the runs are validated.
+  if (r.contains("modules")) {
+    p.modules = RequireString(r, "modules", where);
+    if (w.fusion != FusionMode::kEager) {
+      throw JsonFieldError(where + ".modules",
+                           "'" + p.modules + "' runs its modules op by op: set fusion eager");
+    }
   }
   if (Status s = Validate(w); !s.ok()) throw JsonFieldError(where + "." + s.where(), s.what());
   if (!r.contains("measured")) throw JsonFieldError(where + ".measured", "missing");
@@ -233,6 +243,12 @@ Result<PublishedValidation> ValidatePublished(const std::vector<PublishedRun>& r
     o.expected.ceilings = CeilingSet::kAchievable;
     o.expected.runtime = run.runtime;
     o.expected.fp16_accumulate = run.fp16_accumulate;
+    if (!run.modules.empty()) {
+      Result<const EfficiencyData::ModuleLaunches*> m =
+          FindModuleLaunches(*efficiency, run.modules, run.where + ".modules");
+      if (!m.ok()) return m.status();
+      o.expected.modules = run.modules;
+    }
     if (!run.weight_kernel.empty()) {
       if (Status s = CheckWeightKernel(*efficiency, run.weight_kernel, **device,
                                        run.where + ".weight_kernel");

@@ -49,6 +49,12 @@ void AddExpectedOptions(CLI::App& app, ExpectedFlags& f) {
                  "cuBLAS's default")
       ->check(CLI::IsMember({"fp32", "fp16"}))
       ->capture_default_str();
+  app.add_option(
+      "--modules", f.modules,
+      "expected times: the model's norms, rotary embeddings and attention launch as "
+      "many kernels as this framework's modules do (hf-transformers: HuggingFace "
+      "transformers run eagerly, RMSNorm 8 kernels, rotary embedding 10, attention 10-12; "
+      "needs --fusion eager); default: one kernel each");
 }
 
 Status ApplyExpectedFlags(const ExpectedFlags& f, const Device& d, CostOptions& c) {
@@ -57,6 +63,7 @@ Status ApplyExpectedFlags(const ExpectedFlags& f, const Device& d, CostOptions& 
     const char* given = !f.efficiency.empty()                 ? "--efficiency"
                         : !f.weight_kernel.empty()            ? "--weight-kernel"
                         : f.accumulate != defaults.accumulate ? "--accumulate"
+                        : !f.modules.empty()                  ? "--modules"
                         : f.runtime != defaults.runtime       ? "--runtime"
                         : f.ceilings != defaults.ceilings     ? "--ceilings"
                                                               : nullptr;
@@ -84,6 +91,12 @@ Status ApplyExpectedFlags(const ExpectedFlags& f, const Device& d, CostOptions& 
       return s;
     }
     c.expected.weight_kernel = f.weight_kernel;
+  }
+  if (!f.modules.empty()) {
+    Result<const EfficiencyData::ModuleLaunches*> m =
+        FindModuleLaunches(*data, f.modules, "--modules");
+    if (!m.ok()) return m.status();
+    c.expected.modules = f.modules;
   }
   c.efficiency = std::make_shared<const EfficiencyData>(std::move(data).value());
   return Status::Ok();
@@ -198,6 +211,10 @@ Result<CostOptions> MakeCostOptions(const ModelOptions& o, const Device& d) {
   c.launch_overhead_s = o.launch_overhead_us * 1e-6;
   if (Status s = Validate(c); !s.ok()) return s;
   if (Status s = ApplyExpectedFlags(o.expected, d, c); !s.ok()) return s;
+  if (!o.expected.modules.empty() && o.fusion == "fused") {
+    return Status::Invalid(
+        "--modules", "'" + o.expected.modules + "' runs its modules op by op: use --fusion eager");
+  }
   return c;
 }
 

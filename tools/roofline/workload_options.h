@@ -23,8 +23,9 @@ struct ExpectedFlags {
   std::vector<std::string> efficiency;  ///< CLASS=F overrides
   std::string weight_kernel;            ///< a name in data/efficiency.json's weight_only_kernels
   std::string accumulate = "fp32";      ///< fp32 | fp16: what tensor-core matmuls accumulate in
+  std::string modules;                  ///< a name in data/efficiency.json's module_launches
 };
-/// Adds --ceilings, --runtime, --efficiency, --weight-kernel and --accumulate.
+/// Adds --ceilings, --runtime, --efficiency, --weight-kernel, --accumulate and --modules.
 void AddExpectedOptions(CLI::App& app, ExpectedFlags& f);
 /// Loads the efficiency data and applies the flags to `c`; errors name the flag or the file.
 /// A flag other than its default is refused on a device with no expected times.
