@@ -289,7 +289,21 @@ INSTANTIATE_TEST_SUITE_P(
                 "did you mean 'h100-sxm' (the default) or 'h100-pcie'?"},
         // The main job takes the workload options and refuses others.
         BadArgs{{"--hw", "h200", "--bogus", "1"}, "unknown option '--bogus'"},
-        BadArgs{{"--batch", "0"}, "--batch"}),
+        BadArgs{{"--batch", "0"}, "--batch"},
+        // --modules: a known framework, run op by op around one fused attention call, on an LLM.
+        BadArgs{{"model", "llama-3-8b", "--modules", "hf"}, "did you mean 'hf-transformers'"},
+        BadArgs{{"model", "llama-3-8b", "--modules", "hf-transformers", "--fusion", "fused"},
+                "--modules: 'hf-transformers' runs its modules op by op: use --fusion eager"},
+        BadArgs{{"model", "llama-3-8b", "--modules", "hf-transformers", "--attention", "eager"},
+                "use --attention flash"},
+        BadArgs{{"sweep", "llama-3-8b", "--vary", "batch=1:4:x2", "--modules", "hf-transformers",
+                 "--runtime", "compiled"},
+                "not compiled"},
+        BadArgs{{"model", "vit-b-16", "--modules", "hf-transformers"},
+                "--modules: applies to LLM configs"},
+        BadArgs{{"op", "attention", "--heads", "32", "--head-dim", "128", "--q-len", "1",
+                 "--kv-len", "4096", "--impl", "eager", "--modules", "hf-transformers"},
+                "use --impl flash"}),
     ArgsName);
 
 TEST(Cli, BrokenConfigFilesExitTwo) {

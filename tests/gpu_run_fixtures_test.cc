@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "roofline/device.h"
+#include "roofline/efficiency.h"
 #include "roofline/llm.h"
 #include "roofline/model_registry.h"
 #include "roofline/profile.h"
@@ -201,6 +202,49 @@ TEST(GpuRunFixtures, HfModulesLaunchTheTracesKernels) {
     before_first_norm += op.kernels;
   }
   const int64_t head = before_first_norm - 2;
+  // Module by module, from the ops' own kernels (the trace keeps the innermost op that launched
+  // each: a cast is aten::copy_, SDPA its fills, where and cuDNN call).
+  Result<EfficiencyData> data = LoadDefaultEfficiencyData();
+  ASSERT_TRUE(data.ok());
+  Result<const EfficiencyData::ModuleLaunches*> hf =
+      FindModuleLaunches(*data, "hf-transformers", "test");
+  ASSERT_TRUE(hf.ok());
+  const std::vector<TorchOp>& ops = t->ops;
+  auto kernels_of = [&](size_t from, size_t to, std::initializer_list<const char*> names) {
+    int64_t n = 0;
+    size_t i = from;
+    for (const char* name : names) {
+      EXPECT_EQ(ops[i].name, std::string("aten::") + name) << "op " << i;
+      n += ops[i++].kernels;
+    }
+    EXPECT_EQ(i, to);
+    return n;
+  };
+  int norms = 0, ropes = 0, attentions = 0;
+  for (size_t i = 1; i + 7 < ops.size(); ++i) {
+    if (ops[i].name == "aten::pow") {  // RMSNorm: cast, pow, mean, add, rsqrt, mul, cast, mul
+      ++norms;
+      EXPECT_EQ(
+          kernels_of(i - 1, i + 7, {"copy_", "pow", "mean", "add", "rsqrt", "mul", "copy_", "mul"}),
+          (*hf)->rms_norm);
+    } else if (ops[i].name == "aten::neg") {  // half a rotary embedding: q or k
+      ++ropes;
+      EXPECT_EQ(2 * kernels_of(i - 1, i + 4, {"mul", "neg", "cat", "mul", "add"}), (*hf)->rope);
+    } else if (ops[i].name == "aten::_cudnn_attention_forward" && i >= 10) {
+      // The static cache's update, repeat_kv's two copies (grouped K/V), then SDPA.
+      ++attentions;
+      const int64_t cache =
+          kernels_of(i - 10, i - 5, {"arange", "add", "add_", "index_copy_", "index_copy_"});
+      const int64_t repeat_kv = kernels_of(i - 5, i - 3, {"copy_", "copy_"});
+      const int64_t sdpa =
+          kernels_of(i - 3, i + 1, {"fill_", "fill_", "where", "_cudnn_attention_forward"});
+      EXPECT_EQ(cache + sdpa, (*hf)->attention);
+      EXPECT_EQ(repeat_kv, (*hf)->grouped_kv);
+    }
+  }
+  EXPECT_EQ(norms, 65);
+  EXPECT_EQ(ropes, 64);
+  EXPECT_EQ(attentions, 32);
   EXPECT_EQ(t->kernels.size() - memsets, 1757u);
   EXPECT_EQ(split_k, 160);  // 5 of the 7 projections of each of the 32 layers
   EXPECT_EQ(head, 19);

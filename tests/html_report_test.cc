@@ -38,8 +38,7 @@ TEST(HtmlReport, TablesCarrySortKeysAndEscapedText) {
   const std::string html = RenderHtml(doc);
   EXPECT_NE(html.find("<title>t &lt;1&gt;</title>"), std::string::npos);
   EXPECT_NE(html.find("<td>a&lt;b</td>"), std::string::npos) << html;
-  EXPECT_NE(html.find("<td class=\"n\" data-v=\"2e-06\">2.00 us</td>"), std::string::npos)
-      << html;
+  EXPECT_NE(html.find("<td class=\"n\" data-v=\"2e-06\">2.00 us</td>"), std::string::npos) << html;
   EXPECT_NE(html.find("<table class=\"sortable\">"), std::string::npos);
   EXPECT_NE(html.find("<pre>why &amp; how</pre>"), std::string::npos);
   EXPECT_NE(html.find("<li>hbm 3.35 TB/s [spec]</li>"), std::string::npos);
@@ -63,9 +62,9 @@ TEST(HtmlReport, ModelReportHasChartTipsTablesWhyAndSources) {
                       "FLOP/B\ntime 35.1 us (memory:hbm), 24.6% of the phase"),
             std::string::npos);
   const std::regex table("<table class=\"sortable\">");
-  EXPECT_EQ(std::distance(std::sregex_iterator(html.begin(), html.end(), table),
-                          std::sregex_iterator()),
-            2);  // prefill and decode
+  EXPECT_EQ(
+      std::distance(std::sregex_iterator(html.begin(), html.end(), table), std::sregex_iterator()),
+      2);  // prefill and decode
   EXPECT_NE(html.find("<caption>decode: kernels</caption>"), std::string::npos);
   EXPECT_NE(html.find("<h2>Why</h2>"), std::string::npos);
   EXPECT_NE(html.find("memory:hbm until batch 325, compute:tensor.bf16 from batch 326 on"),
@@ -73,6 +72,23 @@ TEST(HtmlReport, ModelReportHasChartTipsTablesWhyAndSources) {
   EXPECT_NE(html.find("<h2>Assumptions and sources</h2>"), std::string::npos);
   EXPECT_NE(html.find("bound: tensor.bf16 989 TFLOP/s"), std::string::npos);
   EXPECT_NE(html.find("expected: hbm at 2.90 TB/s"), std::string::npos);
+}
+
+// The assumptions name --accumulate fp16's figures and --modules' counts when they are used.
+TEST(HtmlReport, AssumptionsNameTheAccumulationAndTheModules) {
+  const std::string path = ::testing::TempDir() + "/model_report_modules.html";
+  const auto o =
+      testing::RunCli({"model", "llama-3-8b", "--hw", "rtx-4090", "--dtype", "fp16", "--accumulate",
+                       "fp16", "--modules", "hf-transformers", "--report", path});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const std::string html = ReadAll(path);
+  std::remove(path.c_str());
+  EXPECT_NE(html.find("expected: tensor.fp16 matmuls accumulating in FP16 (--accumulate fp16) at "
+                      "261 TFLOP/s"),
+            std::string::npos);
+  EXPECT_NE(html.find("expected: the modules of hf-transformers (--modules): each RMSNorm 8 "
+                      "kernel launches"),
+            std::string::npos);
 }
 
 // `sweep --report`: a hover area per grid point, the points table, crossovers as the why.

@@ -322,7 +322,8 @@ int64_t CostModel::LaunchesOf(const Graph& graph, const Kernel& kernel) const {
     } else if (const auto* ew = std::get_if<ElementwiseSpec>(&spec)) {
       n = ew->function == "rope" ? modules_->rope : 1;
     } else if (const auto* a = std::get_if<AttentionSpec>(&spec)) {
-      const bool grouped = a->kv_heads > 0 && a->kv_heads < a->heads;
+      // MLA's absorbed form (v_in_k) shares one latent head: no repeat_kv copies.
+      const bool grouped = !a->v_in_k && a->kv_heads > 0 && a->kv_heads < a->heads;
       n = modules_->attention + (grouped ? modules_->grouped_kv : 0);
     }
     // A kernel of several ops (fused) runs as one launch of its largest module at most.
@@ -584,7 +585,7 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
           wk.kernel->source));
     }
     if (e.launches > 1) {
-      trace->Add(fmt::format("  launches: {} kernels, as {}'s module for this op runs [{}]",
+      trace->Add(fmt::format("  launches: {} kernels, as the {} module for this op runs [{}]",
                              e.launches, modules_->name, modules_->source));
     }
     trace->Add(fmt::format("  launch ({}): {}{} between kernels [{}]{}; host {} per launch [{}]{}",

@@ -124,8 +124,9 @@ std::string RenderHtml(const HtmlDocument& doc) {
       }
       out += "</tr>\n";
     }
-    out += "</tbody></table>\n<p style=\"font-size:12px;color:#555\">Click a column's header to "
-           "sort by it.</p>\n";
+    out +=
+        "</tbody></table>\n<p style=\"font-size:12px;color:#555\">Click a column's header to "
+        "sort by it.</p>\n";
   }
   if (!doc.why.empty()) out += "<h2>Why</h2>\n<pre>" + XmlEscape(doc.why) + "</pre>\n";
   if (!doc.assumptions.empty()) {
@@ -150,8 +151,8 @@ std::vector<HtmlTable> ModelHtmlTables(const ModelAnalysis& a, const CostModel& 
   for (const PhaseResult& p : a.phases) {
     HtmlTable t;
     t.caption = std::string(NameOf(p.phase)) + ": kernels";
-    t.header = {"kernel", "layers", "x", "FLOP", d.memory[0].name + " bytes", "FLOP/B", "time",
-                "bound", "share"};
+    t.header = {"kernel", "layers", "x",     "FLOP", d.memory[0].name + " bytes",
+                "FLOP/B", "time",   "bound", "share"};
     const bool expected = p.totals.has_expected;
     if (expected) t.header.insert(t.header.end(), {"expected", "expected bound"});
     for (size_t i = 0; i < p.costs.size(); ++i) {
@@ -167,15 +168,9 @@ std::vector<HtmlTable> ModelHtmlTables(const ModelAnalysis& a, const CostModel& 
                                       Seconds(c.time_s),
                                       model.BoundName(c),
                                       fmt::format("{:.1f}%", 100 * share)};
-      std::vector<double> keys = {kText,
-                                  kText,
-                                  static_cast<double>(c.repeat),
-                                  c.flops,
-                                  c.bytes[0],
-                                  c.bytes[0] > 0 ? c.Intensity(0) : 0,
-                                  c.time_s,
-                                  kText,
-                                  share};
+      std::vector<double> keys = {kText,    kText,      static_cast<double>(c.repeat),
+                                  c.flops,  c.bytes[0], c.bytes[0] > 0 ? c.Intensity(0) : 0,
+                                  c.time_s, kText,      share};
       if (expected) {
         row.push_back(c.has_expected ? Seconds(c.expected.time_s) : "-");
         keys.push_back(c.has_expected ? c.expected.time_s : 0);
@@ -212,6 +207,13 @@ std::vector<std::string> CostModelAssumptions(const CostModel& model) {
       if (u.value <= 0) continue;
       out.push_back(fmt::format("expected: {} at {} [{}]", d.compute[i].engine,
                                 Si(u.value, u.figure.unit), u.figure.Describe()));
+      const UsedCeiling& acc16 = model.used_compute_fp16_accumulate()[i];
+      if (acc16.value > 0) {
+        out.push_back(fmt::format(
+            "expected: {} matmuls accumulating in FP16 (--accumulate fp16) "
+            "at {} [{}]",
+            d.compute[i].engine, Si(acc16.value, acc16.figure.unit), acc16.figure.Describe()));
+      }
     }
     for (size_t i = 0; i < d.memory.size() && i < model.used_memory().size(); ++i) {
       const UsedCeiling& u = model.used_memory()[i];
@@ -219,6 +221,13 @@ std::vector<std::string> CostModelAssumptions(const CostModel& model) {
       out.push_back(fmt::format("expected: {} at {} [{}]", d.memory[i].name, Si(u.value, "B/s"),
                                 u.figure.Describe()));
     }
+  }
+  if (const auto* m = model.used_modules(); m != nullptr) {
+    out.push_back(
+        fmt::format("expected: the modules of {} (--modules): each RMSNorm {} kernel launches, "
+                    "rotary embedding "
+                    "{}, attention {} (+{} with grouped K/V heads) [{}]",
+                    m->name, m->rms_norm, m->rope, m->attention, m->grouped_kv, m->source));
   }
   if (model.options().launch_overhead_s > 0) {
     out.push_back(fmt::format("every kernel pays a launch overhead of {} (--launch-overhead-us)",
@@ -230,8 +239,8 @@ std::vector<std::string> CostModelAssumptions(const CostModel& model) {
 HtmlTable NetworkHtmlTable(const NetworkAnalysis& a, const CostModel& model) {
   HtmlTable t;
   t.caption = "kernels (one per node)";
-  t.header = {"kernel", "module",  "op",   "FLOP",  model.device().memory[0].name + " bytes",
-              "FLOP/B", "time",    "bound", "share"};
+  t.header = {"kernel", "module", "op",    "FLOP", model.device().memory[0].name + " bytes",
+              "FLOP/B", "time",   "bound", "share"};
   for (size_t i = 0; i < a.costs.size(); ++i) {
     const KernelCost& c = a.costs[i];
     const double share = a.totals.time_s > 0 ? c.time_s / a.totals.time_s : 0;

@@ -96,9 +96,11 @@ PublishedRun ParseRun(const json& r, const std::string& field) {
   // checked against that file when the runs are validated.
   if (r.contains("modules")) {
     p.modules = RequireString(r, "modules", where);
-    if (w.fusion != FusionMode::kEager) {
+    if (w.fusion != FusionMode::kEager || p.runtime == Runtime::kCompiled) {
       throw JsonFieldError(where + ".modules",
-                           "'" + p.modules + "' runs its modules op by op: set fusion eager");
+                           "'" + p.modules +
+                               "' runs its modules op by op: set fusion eager, runtime eager or "
+                               "cuda-graph");
     }
   }
   if (Status s = Validate(w); !s.ok()) throw JsonFieldError(where + "." + s.where(), s.what());

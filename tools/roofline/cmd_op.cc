@@ -168,6 +168,12 @@ int Emit(Context& ctx, const CommonOptions& common, const OpRequest& request) {
   if (Status s = ApplyExpectedFlags(common.expected, *device, options); !s.ok()) {
     return Fail(ctx, s);
   }
+  if (!options.expected.modules.empty() && request.attention_impl == AttentionImpl::kEager &&
+      std::holds_alternative<AttentionSpec>(request.spec)) {
+    return Fail(ctx, Status::Invalid("--modules", "'" + options.expected.modules +
+                                                      "' counts a fused attention call: use "
+                                                      "--impl flash"));
+  }
   const CostModel model(*device, options);
   Result<OpAnalysis> analysis = AnalyzeOp(request, model, common.explain);
   if (!analysis.ok()) return Fail(ctx, analysis.status());

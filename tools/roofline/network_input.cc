@@ -68,7 +68,7 @@ Result<NetworkGraph> LoadNetwork(const std::string& model, const DimBindings& di
 Status RejectLlmFlags(const CLI::App& app) {
   for (const char* flag :
        {"--batch", "--prompt", "--context", "--weight-dtype", "--kv-dtype", "--group-size", "--tp",
-        "--attention", "--fusion", "--mla", "--all-logits", "--phase"}) {
+        "--attention", "--fusion", "--mla", "--all-logits", "--phase", "--modules"}) {
     if (app.count(flag) > 0) {
       return Status::Invalid(flag,
                              "applies to LLM configs; graph files and ONNX models take "

@@ -54,7 +54,7 @@ void AddExpectedOptions(CLI::App& app, ExpectedFlags& f) {
       "expected times: the model's norms, rotary embeddings and attention launch as "
       "many kernels as this framework's modules do (hf-transformers: HuggingFace "
       "transformers run eagerly, RMSNorm 8 kernels, rotary embedding 10, attention 10-12; "
-      "needs --fusion eager); default: one kernel each");
+      "LLM configs, with --fusion eager and flash attention); default: one kernel each");
 }
 
 Status ApplyExpectedFlags(const ExpectedFlags& f, const Device& d, CostOptions& c) {
@@ -211,9 +211,17 @@ Result<CostOptions> MakeCostOptions(const ModelOptions& o, const Device& d) {
   c.launch_overhead_s = o.launch_overhead_us * 1e-6;
   if (Status s = Validate(c); !s.ok()) return s;
   if (Status s = ApplyExpectedFlags(o.expected, d, c); !s.ok()) return s;
-  if (!o.expected.modules.empty() && o.fusion == "fused") {
-    return Status::Invalid(
-        "--modules", "'" + o.expected.modules + "' runs its modules op by op: use --fusion eager");
+  if (!o.expected.modules.empty()) {
+    // The counts are of modules run op by op around one fused attention call.
+    const char* conflict =
+        o.fusion == "fused"      ? "runs its modules op by op: use --fusion eager"
+        : o.attention == "eager" ? "counts a fused attention call: use --attention flash"
+        : o.expected.runtime == "compiled"
+            ? "runs its modules op by op, not compiled: use --runtime eager or cuda-graph"
+            : nullptr;
+    if (conflict != nullptr) {
+      return Status::Invalid("--modules", "'" + o.expected.modules + "' " + conflict);
+    }
   }
   return c;
 }
