@@ -17,14 +17,19 @@ namespace {
 
 std::string Percent(double f) { return fmt::format("{:.1f}%", f * 100); }
 
-// The figure a ceiling is expected at: the spec one (`--ceilings spec`, or a ceiling measured by
-// `roofline measure` or published as measured, which is already what kernels reach), else the
-// device's achievable figure, else the spec ceiling times the assumed fraction.
+// Whether a ceiling is expected at its own figure: `--ceilings spec`, or a ceiling measured by
+// `roofline measure` or published as measured, which is already what kernels reach.
+bool TakesSpec(const Quantity& spec, CeilingSet set) {
+  return set == CeilingSet::kSpec || spec.provenance == Provenance::kMeasured ||
+         spec.provenance == Provenance::kPublished;
+}
+
+// The figure a ceiling is expected at: the spec one (TakesSpec), else the device's achievable
+// figure, else the spec ceiling times the assumed fraction.
 UsedCeiling Use(const Quantity& spec, const Quantity* achievable, CeilingSet set,
                 const Figure& assumed) {
   UsedCeiling u;
-  if (set == CeilingSet::kSpec || spec.provenance == Provenance::kMeasured ||
-      spec.provenance == Provenance::kPublished) {
+  if (TakesSpec(spec, set)) {
     u.value = spec.value;
     u.figure = spec;
   } else if (achievable != nullptr) {
@@ -139,8 +144,7 @@ void CostModel::SetUpExpected() {
     // figures are in use (a spec, measured or published ceiling is used as it is, by Use).
     const Quantity* acc16 = d.achievable.Fp16AccumulateFigure(c.engine);
     const bool takes_acc16 =
-        options_.expected.fp16_accumulate && acc16 != nullptr && set == CeilingSet::kAchievable &&
-        c.peak.provenance != Provenance::kMeasured && c.peak.provenance != Provenance::kPublished;
+        options_.expected.fp16_accumulate && acc16 != nullptr && !TakesSpec(c.peak, set);
     used_compute_fp16_accumulate_.push_back(takes_acc16 ? Use(c.peak, acc16, set, e.assumed_compute)
                                                         : UsedCeiling{});
   }
@@ -223,9 +227,9 @@ void CostModel::SetUpExpected() {
   // --modules: callers check the name first (FindModuleLaunches); an unknown one launches once.
   modules_ = nullptr;
   if (!options_.expected.modules.empty()) {
-    for (const auto& m : e.module_launches) {
-      if (m.name == options_.expected.modules) modules_ = &m;
-    }
+    Result<const EfficiencyData::ModuleLaunches*> m =
+        FindModuleLaunches(e, options_.expected.modules, "--modules");
+    if (m.ok()) modules_ = *m;
   }
   static std::atomic<uint64_t> next_tiles_id{1};
   tiles_id_ = next_tiles_id.fetch_add(1, std::memory_order_relaxed);
@@ -431,9 +435,11 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
   } else {
     for (int i = 0; i < c.num_engines; ++i) {
       const EngineTerm& t = c.engines[i];
-      if (t.ceiling < 0 || ceiling_of(t).value <= 0) continue;
+      if (t.ceiling < 0) continue;
+      const double ceiling = ceiling_of(t).value;
+      if (ceiling <= 0) continue;
       // Dividing by an efficiency of 1 changes nothing: skipped (the same bits, fewer divides).
-      const double at_ceiling = t.flops / ceiling_of(t).value, eff = eff_of(t);
+      const double at_ceiling = t.flops / ceiling, eff = eff_of(t);
       e.compute_s += eff == 1.0 ? at_ceiling : at_ceiling / eff;
     }
   }

@@ -50,6 +50,12 @@ json FigureJson(const UsedCeiling& u) {
 
 }  // namespace
 
+std::string ModuleLaunchesPhrase(const EfficiencyData::ModuleLaunches& m) {
+  return fmt::format(
+      "each RMSNorm {} kernels, rotary embedding {}, attention {} (+{} with grouped K/V heads)",
+      m.rms_norm, m.rope, m.attention, m.grouped_kv);
+}
+
 std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCost>& costs) {
   if (!CostModel::ExpectsTimesOn(model.device())) {
     return "bound only: no expected times on this device (no published kernel efficiencies for "
@@ -85,10 +91,7 @@ std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCo
   }
   std::string modules;
   if (const auto* m = model.used_modules(); m != nullptr) {
-    modules = fmt::format(
-        ";\n  modules {}: each RMSNorm {} kernels, rotary embedding {}, attention {} (+{} with "
-        "grouped K/V heads)",
-        m->name, m->rms_norm, m->rope, m->attention, m->grouped_kv);
+    modules = fmt::format(";\n  modules {}: {}", m->name, ModuleLaunchesPhrase(*m));
   }
   return fmt::format(
       "expected times: {} ceilings ({});\n  runtime {} ({} host per launch, {} between "

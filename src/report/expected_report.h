@@ -17,6 +17,8 @@ std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCo
 /// The same as JSON: ceilings, runtime, every used ceiling with its value and provenance, the
 /// launch costs with their sources.
 nlohmann::json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& costs);
+/// "each RMSNorm 8 kernels, rotary embedding 10, attention 10 (+2 with grouped K/V heads)".
+std::string ModuleLaunchesPhrase(const EfficiencyData::ModuleLaunches& m);
 /// "expected: 10.2 ms (1.27x the bound), memory:hbm; launch overhead 12.3% of it".
 std::string ExpectedTotalsLine(const Totals& totals);
 /// A step's expected figures as JSON (time, roofline, GPU, host, overhead share, per verdict).

@@ -11,6 +11,7 @@
 #include "roofline/plot.h"
 #include "roofline/report.h"
 #include "roofline/units.h"
+#include "src/report/expected_report.h"
 #include "src/report/svg_writer.h"
 
 namespace roofline {
@@ -223,11 +224,8 @@ std::vector<std::string> CostModelAssumptions(const CostModel& model) {
     }
   }
   if (const auto* m = model.used_modules(); m != nullptr) {
-    out.push_back(
-        fmt::format("expected: the modules of {} (--modules): each RMSNorm {} kernel launches, "
-                    "rotary embedding "
-                    "{}, attention {} (+{} with grouped K/V heads) [{}]",
-                    m->name, m->rms_norm, m->rope, m->attention, m->grouped_kv, m->source));
+    out.push_back(fmt::format("expected: the modules of {} (--modules): {} [{}]", m->name,
+                              ModuleLaunchesPhrase(*m), m->source));
   }
   if (model.options().launch_overhead_s > 0) {
     out.push_back(fmt::format("every kernel pays a launch overhead of {} (--launch-overhead-us)",
