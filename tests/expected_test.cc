@@ -143,6 +143,11 @@ TEST(EfficiencyData, BadFilesAreRejectedWithTheFieldAndReason) {
       {Replace(*text, "\"attention\": 10,", "\"attention\": 5000,"), "module_launches[0].attention",
        "to 1000"},
       {Replace(*text, "\"rms_norm\": 8,", ""), "module_launches[0].rms_norm", "missing"},
+      {Replace(*text, "\"value\": 0.395,", "\"value\": 1.5,"),
+       "module_launches[0].grouped_kv_copy.value", "at most 1"},
+      {Replace(*text, "\"value\": 0.395,", "\"value\": 0,"), "module_launches[0].grouped_kv_copy",
+       "positive"},
+      {Replace(*text, "\"grouped_kv\": 2,", "\"grouped_kv\": 2"), "eff.json", ""},
       {Replace(*text, "\"name\": \"hf-transformers\",", "\"name\": \"\","),
        "module_launches[0].name", ""},
       {Replace(*text, "\"schema_version\": 1", "\"schema_version\": 2"), "schema_version",
@@ -938,17 +943,20 @@ TEST(Expected, Fp16AccumulateTakesTheDevicesFp16AccumulateFigureForMatmulsOnly) 
                    Analyze(gemm, CostModel(rtx, spec)).costs[0].expected.time_s);
 }
 
+// A model of `device` at the default efficiency data whose run names --modules `modules`.
+CostModel WithModules(const Device& device, const std::string& modules) {
+  CostOptions o;
+  o.efficiency = Data();
+  o.expected.modules = modules;
+  return CostModel(device, o);
+}
+
 // --modules hf-transformers: RMSNorm, rotary embedding and attention launch the kernels
 // HuggingFace's modules do (counted in a trace: tests/gpu_run_fixtures_test.cc reconciles them),
 // each paying the eager host time and the gap; the bytes, FLOPs and bound stay the op's.
 TEST(Expected, ModulesMultiplyTheLaunchesOfTheirOps) {
   const Device& h100 = Dev("h100-sxm");
-  auto model = [&](const std::string& modules) {
-    CostOptions o;
-    o.efficiency = Data();
-    o.expected.modules = modules;
-    return CostModel(h100, o);
-  };
+  auto model = [&](const std::string& modules) { return WithModules(h100, modules); };
   Result<const EfficiencyData::ModuleLaunches*> hf =
       FindModuleLaunches(*Data(), "hf-transformers", "test");
   ASSERT_TRUE(hf.ok()) << hf.status().ToString();
@@ -989,10 +997,74 @@ TEST(Expected, ModulesMultiplyTheLaunchesOfTheirOps) {
     EXPECT_EQ(e.launches, c.launches);
     EXPECT_DOUBLE_EQ(e.host_s, static_cast<double>(c.launches) * host);
     EXPECT_DOUBLE_EQ(e.overhead_s, static_cast<double>(c.launches) * gap);
-    EXPECT_DOUBLE_EQ(e.roofline_s, one.costs[0].expected.roofline_s);
+    // Only grouped K/V heads move more bytes (next test).
+    const double more_read =
+        e.grouped_kv_read_bytes > 0 ? e.memory_s[0] - one.costs[0].expected.memory_s[0] : 0;
+    EXPECT_NEAR(e.roofline_s - e.grouped_kv_copy_s - more_read, one.costs[0].expected.roofline_s,
+                1e-15);
     EXPECT_DOUBLE_EQ(hf_run.costs[0].time_s, one.costs[0].time_s);
   }
   EXPECT_GT((*hf)->rms_norm, 1);
+}
+
+// --modules hf-transformers with grouped K/V heads: transformers' repeat_kv copies K and V to
+// every query head before attention (reading the cache, writing it heads / kv_heads times) at
+// the copy rate measured by Nsight Compute, and attention reads the copies, not the cache. MHA,
+// MLA's absorbed form and runs without --modules move the op's own bytes; the bound never moves.
+TEST(Expected, ModulesCopyGroupedKvHeadsForEveryQueryHead) {
+  const Device& h100 = Dev("h100-sxm");
+  auto model = [&](const std::string& modules) { return WithModules(h100, modules); };
+  Result<const EfficiencyData::ModuleLaunches*> hf =
+      FindModuleLaunches(*Data(), "hf-transformers", "test");
+  ASSERT_TRUE(hf.ok());
+  const double fraction = (*hf)->grouped_kv_copy.value;
+  EXPECT_GT(fraction, 0.3);  // Nsight Compute: 1.147 TB/s of the H100's 2.90 TB/s
+  EXPECT_LT(fraction, 0.5);
+  AttentionSpec gqa;  // Llama-3-8B decode at batch 2 against 4096 positions
+  gqa.batch = 2;
+  gqa.heads = 32;
+  gqa.kv_heads = 8;
+  gqa.head_dim = 128;
+  gqa.q_len = 1;
+  gqa.kv_len = 4096;
+  const double kv = 2.0 * 8 * 4096 * (128 + 128) * 2;  // K and V of the 8 cached heads, bf16
+  const CostModel hf_model = model("hf-transformers");
+  const double bw = hf_model.used_memory()[0].value;
+  const OpAnalysis plain = Analyze(OpRequest{gqa}, model(""));
+  const OpAnalysis run = Analyze(OpRequest{gqa}, hf_model);
+  const ExpectedCost& e = run.costs[0].expected;
+  EXPECT_DOUBLE_EQ(e.grouped_kv_read_bytes, 3 * kv);                // 32 heads read where 8 were
+  EXPECT_DOUBLE_EQ(e.grouped_kv_copy_s, 5 * kv / (fraction * bw));  // read 1x, write 4x
+  EXPECT_DOUBLE_EQ(e.memory_s[0], (run.costs[0].bytes[0] + 3 * kv) / bw);
+  EXPECT_EQ(plain.costs[0].expected.grouped_kv_copy_s, 0);
+  EXPECT_GT(e.time_s, plain.costs[0].expected.time_s + e.grouped_kv_copy_s);
+  EXPECT_DOUBLE_EQ(run.costs[0].time_s, plain.costs[0].time_s);  // the bound
+  EXPECT_LE(run.costs[0].time_s, e.time_s);
+  // A sliding window caps the positions a layer keeps and copies.
+  AttentionSpec windowed = gqa;
+  windowed.window = 1024;
+  EXPECT_DOUBLE_EQ(Analyze(OpRequest{windowed}, hf_model).costs[0].expected.grouped_kv_read_bytes,
+                   3 * kv / 4);
+  // No copies: every query head has its own K/V head, or MLA's one latent head is shared.
+  AttentionSpec mha = gqa;
+  mha.kv_heads = 32;
+  AttentionSpec mla = gqa;
+  mla.kv_heads = 1;
+  mla.v_in_k = true;
+  for (const AttentionSpec& a : {mha, mla}) {
+    const ExpectedCost& x = Analyze(OpRequest{a}, hf_model).costs[0].expected;
+    EXPECT_EQ(x.grouped_kv_copy_s, 0);
+    EXPECT_EQ(x.grouped_kv_read_bytes, 0);
+  }
+  // --explain names the copies, their rate and its source.
+  Result<OpAnalysis> explained = AnalyzeOp(OpRequest{gqa}, hf_model, true);
+  ASSERT_TRUE(explained.ok());
+  std::string text;
+  for (const std::string& line : explained->traces[0]) text += line + "\n";
+  EXPECT_NE(text.find("K and V copied from 8 to 32 heads"), std::string::npos) << text;
+  EXPECT_NE(text.find("of repeated K/V heads"), std::string::npos) << text;
+  EXPECT_NE(text.find("Nsight Compute"), std::string::npos) << text;
+  EXPECT_NE(text.find("+ K/V copies"), std::string::npos) << text;
 }
 
 TEST(Achievable, Fp16AccumulateFiguresNameAComputeCeilingAndStayUnderIt) {

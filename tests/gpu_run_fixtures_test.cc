@@ -6,16 +6,20 @@
 // output of Llama-3-8B's kernels timed against the measured profile committed beside them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "roofline/cost.h"
 #include "roofline/device.h"
 #include "roofline/efficiency.h"
 #include "roofline/llm.h"
 #include "roofline/model_registry.h"
+#include "roofline/op_analysis.h"
 #include "roofline/profile.h"
 #include "roofline/validate.h"
 #include "tests/cli_runner.h"
@@ -221,6 +225,7 @@ TEST(GpuRunFixtures, HfModulesLaunchTheTracesKernels) {
     return n;
   };
   int norms = 0, ropes = 0, attentions = 0;
+  std::vector<double> copies_s;  // repeat_kv's copies, one for K and one for V per layer
   for (size_t i = 1; i + 7 < ops.size(); ++i) {
     if (ops[i].name == "aten::pow") {  // RMSNorm: cast, pow, mean, add, rsqrt, mul, cast, mul
       ++norms;
@@ -236,6 +241,8 @@ TEST(GpuRunFixtures, HfModulesLaunchTheTracesKernels) {
       const int64_t cache =
           kernels_of(i - 10, i - 5, {"arange", "add", "add_", "index_copy_", "index_copy_"});
       const int64_t repeat_kv = kernels_of(i - 5, i - 3, {"copy_", "copy_"});
+      copies_s.push_back(ops[i - 5].gpu_time_s);
+      copies_s.push_back(ops[i - 4].gpu_time_s);
       const int64_t sdpa =
           kernels_of(i - 3, i + 1, {"fill_", "fill_", "where", "_cudnn_attention_forward"});
       EXPECT_EQ(cache + sdpa, (*hf)->attention);
@@ -255,6 +262,50 @@ TEST(GpuRunFixtures, HfModulesLaunchTheTracesKernels) {
       nlohmann::json::parse(o.out).at("phases")[0].at("expected").at("setup");
   const int64_t launches = setup.at("modules").at("launches_per_step").get<int64_t>();
   EXPECT_EQ(launches + split_k + head, static_cast<int64_t>(t->kernels.size()) - memsets);
+  // The copies' time: the model's rate (grouped_kv_copy, from Nsight Compute's timing of one
+  // copy) against the trace's 64 copies, within 5% of their median. Each reads the 8 cached
+  // heads of K (or V) at 4097 positions and writes 32.
+  ASSERT_EQ(copies_s.size(), 64u);
+  std::sort(copies_s.begin(), copies_s.end());
+  AttentionSpec step;
+  step.heads = 32;
+  step.kv_heads = 8;
+  step.head_dim = 128;
+  step.q_len = 1;
+  step.kv_len = 4097;
+  CostOptions options;
+  options.efficiency = std::make_shared<EfficiencyData>(*data);
+  options.expected.modules = "hf-transformers";
+  const CostModel model(roofline::testing::Dev("h100-sxm"), options);
+  const double per_copy =
+      roofline::testing::Analyze(OpRequest{step}, model).costs[0].expected.grouped_kv_copy_s / 2;
+  EXPECT_NEAR(copies_s[32] / per_copy, 1.0, 0.05) << copies_s[32] << " s against " << per_copy;
+}
+
+// Nsight Compute's counters of the same decode step: cuDNN's attention reads the 32 heads'
+// copies from device memory, not the 8 cached heads (67.2 MB where the cache is 16.8 MB), as
+// --modules hf-transformers counts; the copy moves the bytes grouped_kv_copy's rate is of.
+TEST(GpuRunFixtures, NcuAttentionReadsTheRepeatedKvHeads) {
+  Result<NcuReport> r = LoadNcuCsv(Fixture("ncu_h100_llama3_8b_decode.csv"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const double cache = 1.0 * 8 * 4097 * (128 + 128) * 2;  // K and V of one layer, bf16
+  int attentions = 0, copies = 0;
+  for (const NcuKernel& k : r->kernels) {
+    const double* read = k.Find("dram__bytes_read.sum");
+    const double* time = k.Find("gpu__time_duration.sum");
+    ASSERT_NE(read, nullptr) << k.name;
+    ASSERT_NE(time, nullptr) << k.name;
+    if (k.name.find("sdpa") != std::string::npos) {
+      ++attentions;
+      EXPECT_NEAR(*read / (4 * cache), 1.0, 0.01) << *read;  // the copies: 4x the cache
+    } else if (k.grid == "(32776, 1, 1)") {  // repeat_kv: 4 x 8 x 4097 x 128 / 128 / 4 blocks
+      ++copies;
+      EXPECT_NEAR(*read / (cache / 2), 1.0, 0.01) << *read;  // it reads K (or V) once
+      EXPECT_NEAR(*time, 36.58e-6, 0.01e-6);  // the time data/efficiency.json's rate is of
+    }
+  }
+  EXPECT_EQ(attentions, 1);
+  EXPECT_EQ(copies, 2);
 }
 
 // The trace: transformers 5.17 LlamaForCausalLM at Llama-3-8B's shapes, bf16, SDPA, one decode

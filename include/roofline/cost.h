@@ -59,9 +59,13 @@ struct ExpectedCost {
   std::array<double, kMaxLevels> memory_s{};  ///< bytes per level at the bandwidths used
   double comm_s = 0;      ///< comm bytes at the link's bandwidth used + steps * latency
   double efficiency = 1;  ///< of the compute term: matmul quantization, flash attention, override
-  double roofline_s = 0;  ///< the largest term (+ wave_s + fixed_s)
+  double roofline_s = 0;  ///< the largest term (+ wave_s + fixed_s + grouped_kv_copy_s)
   double wave_s = 0;      ///< fused attention: waves of thread blocks x fixed time per wave
   double fixed_s = 0;     ///< a --weight-kernel matmul's fixed time per launch
+  /// `--modules` with grouped K/V heads: the framework's copies of K and V to every query head
+  /// (their time), and what attention reads of the copies beyond the cache (in memory_s[0]).
+  double grouped_kv_copy_s = 0;
+  double grouped_kv_read_bytes = 0;
   double overhead_s = 0;  ///< GPU gap between kernels + the --launch-overhead-us figure
   double host_s = 0;      ///< host time to launch it (hidden while the GPU is busy)
   int64_t launches = 1;   ///< kernels it runs as (`--modules`: a framework's module may be several)

@@ -224,7 +224,8 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
   if (root.contains("module_launches")) {
     ForEachEntry(
         root.at("module_launches"), "module_launches",
-        {"name", "description", "source", "rms_norm", "rope", "attention", "grouped_kv"},
+        {"name", "description", "source", "rms_norm", "rope", "attention", "grouped_kv",
+         "grouped_kv_copy"},
         [&](const json& f, const std::string& field) {
           EfficiencyData::ModuleLaunches m;
           m.name = RequireString(f, "name", field, "the name --modules takes");
@@ -249,6 +250,8 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
           m.rope = count("rope", 1);
           m.attention = count("attention", 1);
           m.grouped_kv = count("grouped_kv", 0);
+          m.grouped_kv_copy =
+              ParseFigure(need(f, "grouped_kv_copy", field), field + ".grouped_kv_copy", 1, false);
           d.module_launches.push_back(std::move(m));
         });
   }

@@ -82,6 +82,20 @@ bool HasFusedAttention(const Graph& graph, const Kernel& kernel) {
   return FusedAttention(graph, kernel) != nullptr;
 }
 
+// Whether an attention's K/V heads serve groups of query heads, which a framework repeating
+// them (--modules) copies to every query head; MLA's absorbed form shares one latent head.
+bool GroupedKv(const AttentionSpec& a) {
+  return !a.v_in_k && a.kv_heads > 0 && a.kv_heads < a.heads;
+}
+
+// The K and V bytes of a grouped attention's cache as it reads them (its window at most).
+double KvBytes(const AttentionSpec& a) {
+  const int64_t positions = a.window > 0 ? std::min(a.kv_len, a.window) : a.kv_len;
+  return static_cast<double>(a.batch) * static_cast<double>(a.kv_heads) *
+         static_cast<double>(positions) * static_cast<double>(a.head_dim + a.v_dim()) *
+         BytesOf(a.kv_dtype);
+}
+
 // The kernel's matmul that a --weight-kernel kernel runs (a dense product of activations of the
 // kernel's dtype by group-wise quantized weights of its weight dtype), or null; `zero_bytes`
 // receives the bytes of its zero points when the kernel reads one beside each scale.
@@ -326,9 +340,7 @@ int64_t CostModel::LaunchesOf(const Graph& graph, const Kernel& kernel) const {
     } else if (const auto* ew = std::get_if<ElementwiseSpec>(&spec)) {
       n = ew->function == "rope" ? modules_->rope : 1;
     } else if (const auto* a = std::get_if<AttentionSpec>(&spec)) {
-      // MLA's absorbed form (v_in_k) shares one latent head: no repeat_kv copies.
-      const bool grouped = !a->v_in_k && a->kv_heads > 0 && a->kv_heads < a->heads;
-      n = modules_->attention + (grouped ? modules_->grouped_kv : 0);
+      n = modules_->attention + (GroupedKv(*a) ? modules_->grouped_kv : 0);
     }
     // A kernel of several ops (fused) runs as one launch of its largest module at most.
     launches = std::max(launches, n);
@@ -343,6 +355,7 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
   e.memory_s.fill(0);
   e.comm_s = 0;
   e.efficiency = 1;
+  e.grouped_kv_copy_s = e.grouped_kv_read_bytes = 0;
   if (!options_.efficiency) {
     e.roofline_s = e.wave_s = e.fixed_s = e.overhead_s = e.host_s = e.time_s = 0;
     e.launches = 1;
@@ -407,6 +420,22 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
                : used_compute_[t.ceiling];
   };
   const double other_eff = forced > 0 ? forced : 1.0;  // memory and comm terms
+  // --modules with grouped K/V heads: the framework copies K and V to every query head (read
+  // the cache, write it `groups` times) and attention reads the copies: (groups - 1) x the
+  // cache more from device memory (level 0) than the op's own bytes.
+  const AttentionSpec* grouped = nullptr;
+  double kv_bytes = 0, groups = 1, copy_rate = 0;
+  if (modules_ != nullptr && c.num_levels > 0 && used_memory_[0].value > 0) {
+    grouped = FusedAttention(graph, kernel);
+    if (grouped != nullptr && !GroupedKv(*grouped)) grouped = nullptr;
+  }
+  if (grouped != nullptr) {
+    kv_bytes = KvBytes(*grouped);
+    groups = static_cast<double>(grouped->heads) / static_cast<double>(grouped->kv_heads);
+    copy_rate = modules_->grouped_kv_copy.value * used_memory_[0].value;
+    e.grouped_kv_read_bytes = (groups - 1) * kv_bytes;
+    e.grouped_kv_copy_s = (1 + groups) * kv_bytes / copy_rate;
+  }
   double matrix_s = 0, floor_s = 0;
   if (wq != nullptr) {
     // Never below the ceilings' own time for all its FLOPs (the bound's compute term).
@@ -452,7 +481,9 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
     const bool streamed = wq != nullptr && l == 0 && used_memory_[l].value > 0;
     const double bw =
         streamed ? std::min(used_memory_[l].value, wk.stream_bytes_per_s) : used_memory_[l].value;
-    const double bytes = streamed ? c.bytes[l] + zero_bytes : c.bytes[l];
+    const double bytes = streamed ? c.bytes[l] + zero_bytes
+                         : l == 0 ? c.bytes[l] + e.grouped_kv_read_bytes
+                                  : c.bytes[l];
     e.memory_s[l] = !(bw > 0) ? 0 : other_eff == 1.0 ? bytes / bw : bytes / bw / other_eff;
     if (e.memory_s[l] > e.roofline_s) {
       e.roofline_s = e.memory_s[l];
@@ -494,7 +525,7 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
     }
   }
   e.fixed_s = wq != nullptr ? wk.kernel->fixed_s.value : 0;
-  e.roofline_s += e.fixed_s;
+  e.roofline_s += e.fixed_s + e.grouped_kv_copy_s;
 
   // Launching it.
   const LaunchCost& launch = data.launch[static_cast<size_t>(o.runtime)];
@@ -547,9 +578,12 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
             Si(wk.stream_bytes_per_s, "B/s"), Seconds(e.memory_s[l]), u.figure.Describe()));
         continue;
       }
-      trace->Add(fmt::format("  memory {}: {} B / {} = {}  [{}]", device_->memory[l].name,
-                             Sci(c.bytes[l]), Si(u.value, "B/s"), Seconds(e.memory_s[l]),
-                             u.figure.Describe()));
+      trace->Add(fmt::format(
+          "  memory {}: {} B{} / {} = {}  [{}]", device_->memory[l].name, Sci(c.bytes[l]),
+          l == 0 && e.grouped_kv_read_bytes > 0
+              ? fmt::format(" + {} B of repeated K/V heads", Sci(e.grouped_kv_read_bytes))
+              : "",
+          Si(u.value, "B/s"), Seconds(e.memory_s[l]), u.figure.Describe()));
     }
     if (c.link >= 0 && used_links_[c.link].value > 0) {
       const UsedCeiling& u = used_links_[c.link];
@@ -594,6 +628,15 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
       trace->Add(fmt::format("  launches: {} kernels, as the {} module for this op runs [{}]",
                              e.launches, modules_->name, modules_->source));
     }
+    if (grouped != nullptr) {
+      trace->Add(fmt::format(
+          "  repeated K/V heads ({}): K and V copied from {} to {} heads, (1 + {}) x {} B at {} "
+          "of {} ({}) = {}; attention reads the copies, {} B beyond the cache [{}]",
+          modules_->name, grouped->kv_heads, grouped->heads, groups, Sci(kv_bytes),
+          Percent(modules_->grouped_kv_copy.value), Si(used_memory_[0].value, "B/s"),
+          Si(copy_rate, "B/s"), Seconds(e.grouped_kv_copy_s), Sci(e.grouped_kv_read_bytes),
+          modules_->grouped_kv_copy.source));
+    }
     trace->Add(fmt::format("  launch ({}): {}{} between kernels [{}]{}; host {} per launch [{}]{}",
                            NameOf(o.runtime),
                            e.launches > 1 ? fmt::format("{} x ", e.launches) : "",
@@ -603,19 +646,20 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
                                : "",
                            Seconds(launch.host_s.value), launch.host_s.source,
                            e.launches > 1 ? fmt::format(" = host {}", Seconds(e.host_s)) : ""));
-    trace->Add(fmt::format("Expected = largest term {}{}{} + overhead {} = {} ({} the bound {}){}",
-                           Seconds(e.roofline_s - fixed),
-                           e.wave_s > 0 ? " + attention waves " + Seconds(e.wave_s) : "",
-                           e.fixed_s > 0 ? " + kernel fixed time " + Seconds(e.fixed_s) : "",
-                           Seconds(e.overhead_s), Seconds(e.time_s),
-                           c.time_s > 0 ? fmt::format("{:.2f}x", e.time_s / c.time_s) : "-",
-                           Seconds(c.time_s),
-                           !launch_bound   ? ""
-                           : e.wave_s > 0  ? " -> overhead (the launch gap and attention's waves "
-                                             "exceed the largest term)"
-                           : e.fixed_s > 0 ? " -> overhead (the launch gap and the kernel's fixed "
-                                             "time exceed the largest term)"
-                                           : " -> overhead (launch-bound)"));
+    trace->Add(fmt::format(
+        "Expected = largest term {}{}{}{} + overhead {} = {} ({} the bound {}){}",
+        Seconds(e.roofline_s - fixed - e.grouped_kv_copy_s),
+        e.wave_s > 0 ? " + attention waves " + Seconds(e.wave_s) : "",
+        e.fixed_s > 0 ? " + kernel fixed time " + Seconds(e.fixed_s) : "",
+        e.grouped_kv_copy_s > 0 ? " + K/V copies " + Seconds(e.grouped_kv_copy_s) : "",
+        Seconds(e.overhead_s), Seconds(e.time_s),
+        c.time_s > 0 ? fmt::format("{:.2f}x", e.time_s / c.time_s) : "-", Seconds(c.time_s),
+        !launch_bound   ? ""
+        : e.wave_s > 0  ? " -> overhead (the launch gap and attention's waves "
+                          "exceed the largest term)"
+        : e.fixed_s > 0 ? " -> overhead (the launch gap and the kernel's fixed "
+                          "time exceed the largest term)"
+                        : " -> overhead (launch-bound)"));
   }
 }
 

@@ -52,8 +52,9 @@ json FigureJson(const UsedCeiling& u) {
 
 std::string ModuleLaunchesPhrase(const EfficiencyData::ModuleLaunches& m) {
   return fmt::format(
-      "each RMSNorm {} kernels, rotary embedding {}, attention {} (+{} with grouped K/V heads)",
-      m.rms_norm, m.rope, m.attention, m.grouped_kv);
+      "each RMSNorm {} kernels, rotary embedding {}, attention {} (+{} with grouped K/V heads, "
+      "which copy K and V to every query head at {:.1f}% of the memory ceiling)",
+      m.rms_norm, m.rope, m.attention, m.grouped_kv, m.grouped_kv_copy.value * 100);
 }
 
 std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCost>& costs) {
@@ -162,6 +163,8 @@ json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& co
                     {"rope", m->rope},
                     {"attention", m->attention},
                     {"grouped_kv", m->grouped_kv},
+                    {"grouped_kv_copy", m->grouped_kv_copy.value},
+                    {"grouped_kv_copy_source", m->grouped_kv_copy.source},
                     {"launches_per_step", launches},
                     {"source", m->source}};
   }

@@ -44,6 +44,10 @@ void WriteKernelJson(const KernelCost& c, const CostModel& model, Json& k) {
     x["efficiency"] = e.efficiency;
     if (e.wave_s > 0) x["attention_waves_s"] = e.wave_s;
     if (e.fixed_s > 0) x["weight_kernel_fixed_s"] = e.fixed_s;
+    if (e.grouped_kv_copy_s > 0) {
+      x["grouped_kv_copies_s"] = e.grouped_kv_copy_s;
+      x["grouped_kv_read_bytes"] = e.grouped_kv_read_bytes;
+    }
     x["overhead_s"] = e.overhead_s;
     x["host_launch_s"] = e.host_s;
     if (e.launches > 1) x["launches"] = e.launches;
