@@ -83,6 +83,14 @@ TEST(EfficiencyData, BadFilesAreRejectedWithTheFieldAndReason) {
   }();
   ASSERT_TRUE(text.ok());
   ASSERT_TRUE(ParseEfficiencyData(*text, "eff.json").ok());
+  // The copies' rate is needed where a framework repeats grouped K/V heads, and only there.
+  nlohmann::json no_rate = nlohmann::json::parse(*text);
+  no_rate["module_launches"][0].erase("grouped_kv_copy");
+  const std::string without_copy_rate = no_rate.dump();
+  no_rate["module_launches"][0]["grouped_kv"] = 0;
+  Result<EfficiencyData> no_copies = ParseEfficiencyData(no_rate.dump(), "eff.json");
+  ASSERT_TRUE(no_copies.ok()) << no_copies.status().ToString();
+  EXPECT_EQ(no_copies->module_launches[0].grouped_kv_copy.value, 0);
   struct Case {
     std::string json, field, why;
   };
@@ -147,7 +155,9 @@ TEST(EfficiencyData, BadFilesAreRejectedWithTheFieldAndReason) {
        "module_launches[0].grouped_kv_copy.value", "at most 1"},
       {Replace(*text, "\"value\": 0.395,", "\"value\": 0,"), "module_launches[0].grouped_kv_copy",
        "positive"},
-      {Replace(*text, "\"grouped_kv\": 2,", "\"grouped_kv\": 2"), "eff.json", ""},
+      {Replace(*text, "\"grouped_kv_copy\": {", "\"grouped_kv_rate\": {"), "module_launches[0]",
+       "unknown key 'grouped_kv_rate'"},
+      {without_copy_rate, "module_launches[0].grouped_kv_copy", "needed when grouped_kv > 0"},
       {Replace(*text, "\"name\": \"hf-transformers\",", "\"name\": \"\","),
        "module_launches[0].name", ""},
       {Replace(*text, "\"schema_version\": 1", "\"schema_version\": 2"), "schema_version",
@@ -953,7 +963,8 @@ CostModel WithModules(const Device& device, const std::string& modules) {
 
 // --modules hf-transformers: RMSNorm, rotary embedding and attention launch the kernels
 // HuggingFace's modules do (counted in a trace: tests/gpu_run_fixtures_test.cc reconciles them),
-// each paying the eager host time and the gap; the bytes, FLOPs and bound stay the op's.
+// each paying the eager host time and the gap; the FLOPs and bound stay the op's, and so do the
+// bytes except for repeated K/V heads (next test).
 TEST(Expected, ModulesMultiplyTheLaunchesOfTheirOps) {
   const Device& h100 = Dev("h100-sxm");
   auto model = [&](const std::string& modules) { return WithModules(h100, modules); };
@@ -981,6 +992,9 @@ TEST(Expected, ModulesMultiplyTheLaunchesOfTheirOps) {
   gqa.kv_len = 4096;
   AttentionSpec mha = gqa;
   mha.kv_heads = 32;
+  AttentionSpec prefill = gqa;  // no mask: SDPA's own grouped form, no repeat_kv
+  prefill.q_len = prefill.kv_len = 512;
+  prefill.causal = true;
   const struct {
     OpRequest request;
     int64_t launches;
@@ -988,6 +1002,7 @@ TEST(Expected, ModulesMultiplyTheLaunchesOfTheirOps) {
                {OpRequest{layer}, 1},  // nn.LayerNorm is one kernel
                {OpRequest{gqa}, (*hf)->attention + (*hf)->grouped_kv},
                {OpRequest{mha}, (*hf)->attention},
+               {OpRequest{prefill}, (*hf)->attention},
                {OpRequest{Mm(1, 4096, 4096)}, 1}};
   for (const auto& c : cases) {
     const OpAnalysis one = Analyze(c.request, model(""));
@@ -1045,13 +1060,32 @@ TEST(Expected, ModulesCopyGroupedKvHeadsForEveryQueryHead) {
   windowed.window = 1024;
   EXPECT_DOUBLE_EQ(Analyze(OpRequest{windowed}, hf_model).costs[0].expected.grouped_kv_read_bytes,
                    3 * kv / 4);
-  // No copies: every query head has its own K/V head, or MLA's one latent head is shared.
+  // A quantized cache is dequantized before it is repeated: copies and reads at bf16.
+  AttentionSpec fp8_cache = gqa;
+  fp8_cache.kv_dtype = DType::kFp8;
+  const ExpectedCost& q = Analyze(OpRequest{fp8_cache}, hf_model).costs[0].expected;
+  EXPECT_DOUBLE_EQ(q.grouped_kv_read_bytes, 4 * kv - kv / 2);  // 32 bf16 heads, not 8 fp8 ones
+  EXPECT_DOUBLE_EQ(q.grouped_kv_copy_s, e.grouped_kv_copy_s);
+  // The attention kernel then runs every query head on its own K/V head: its thread blocks
+  // are those of multi-head attention (batch 64: 16 waves over 132 SMs, not 4).
+  AttentionSpec big = gqa;
+  big.batch = 64;
+  AttentionSpec big_mha = big;
+  big_mha.kv_heads = 32;
+  const double waves_repeated = Analyze(OpRequest{big}, hf_model).costs[0].expected.wave_s;
+  EXPECT_DOUBLE_EQ(waves_repeated, Analyze(OpRequest{big_mha}, model("")).costs[0].expected.wave_s);
+  EXPECT_GT(waves_repeated, 3 * Analyze(OpRequest{big}, model("")).costs[0].expected.wave_s);
+  // No copies: every query head has its own K/V head, MLA's one latent head is shared, or a
+  // prefill without padding passes no mask (SDPA's own grouped form).
   AttentionSpec mha = gqa;
   mha.kv_heads = 32;
   AttentionSpec mla = gqa;
   mla.kv_heads = 1;
   mla.v_in_k = true;
-  for (const AttentionSpec& a : {mha, mla}) {
+  AttentionSpec prefill = gqa;
+  prefill.q_len = prefill.kv_len = 512;
+  prefill.causal = true;
+  for (const AttentionSpec& a : {mha, mla, prefill}) {
     const ExpectedCost& x = Analyze(OpRequest{a}, hf_model).costs[0].expected;
     EXPECT_EQ(x.grouped_kv_copy_s, 0);
     EXPECT_EQ(x.grouped_kv_read_bytes, 0);

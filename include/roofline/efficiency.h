@@ -120,10 +120,10 @@ struct EfficiencyData {
   /// A framework whose modules run op by op (optional; a run names one with `--modules NAME`):
   /// how many kernels it launches for each RMSNorm, rotary embedding and fused attention op of
   /// the model's graph, counted in a profiler trace of it. Every launch pays the runtime's host
-  /// time and gap (LaunchCost); the FLOPs stay the op's. Where K/V heads serve query groups, the
-  /// framework copies them to every query head before attention (transformers' repeat_kv): the
-  /// copies read the cache and write `heads / kv_heads` times it at `grouped_kv_copy` of the
-  /// device memory ceiling used, and attention reads the copies, not the cache.
+  /// time and gap (LaunchCost); the FLOPs stay the op's. In a decode step whose K/V heads serve
+  /// query groups, the framework copies them to every query head before attention
+  /// (transformers' repeat_kv): the copies read the cache and write `heads / kv_heads` times it
+  /// at `grouped_kv_copy` of the device memory ceiling used, and attention reads the copies.
   struct ModuleLaunches {
     std::string name;         ///< what --modules takes ("hf-transformers")
     std::string description;  ///< which framework, which modules
@@ -131,8 +131,9 @@ struct EfficiencyData {
     int64_t rms_norm = 1;     ///< kernels per RMSNorm (LayerNorm stays one)
     int64_t rope = 1;         ///< kernels per rotary embedding
     int64_t attention = 1;    ///< kernels per fused attention call, its KV-cache writes included
-    int64_t grouped_kv = 0;   ///< more per attention call whose K/V heads serve query groups
-    /// The rate of those copies: a fraction of the device memory ceiling used (measured).
+    int64_t grouped_kv = 0;   ///< more per decode attention call whose K/V heads are grouped
+    /// The rate of those copies: a fraction of the device memory ceiling used (measured;
+    /// required when grouped_kv > 0, else 0: nothing is copied).
     Figure grouped_kv_copy;
   };
   std::vector<ModuleLaunches> module_launches;

@@ -223,6 +223,9 @@ struct PredictedKernel {
   double flops = 0;         ///< one instance
   double device_bytes = 0;  ///< one instance, at device memory
   double expected_s = 0;    ///< expected time of one instance (0: no efficiency data)
+  /// `--modules`: the expected time of the copy kernels the framework runs beside it (repeated
+  /// K/V heads), which a profile shows as copies; not in `expected_s`.
+  double expected_copies_s = 0;
 };
 
 /// One predicted kernel and the measured kernels mapped onto it.
@@ -351,7 +354,9 @@ struct NcuSummary {
   double boost_clock_hz = 0;
   /// Below 90% of boost: a locked (Nsight Compute's default `--clock-control base`) or
   /// throttled clock, under which compute-bound kernels run slower than the boost-clock peaks.
-  bool low_clock() const { return sm_clock_hz && boost_clock_hz > 0 && *sm_clock_hz < 0.9 * boost_clock_hz; }
+  bool low_clock() const {
+    return sm_clock_hz && boost_clock_hz > 0 && *sm_clock_hz < 0.9 * boost_clock_hz;
+  }
   std::vector<std::pair<std::string, std::string>> notes;  ///< note, the kernels it applies to
 };
 

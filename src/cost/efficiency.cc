@@ -250,8 +250,16 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
           m.rope = count("rope", 1);
           m.attention = count("attention", 1);
           m.grouped_kv = count("grouped_kv", 0);
-          m.grouped_kv_copy =
-              ParseFigure(need(f, "grouped_kv_copy", field), field + ".grouped_kv_copy", 1, false);
+          // The copies' rate: needed when the framework repeats grouped K/V heads.
+          if (m.grouped_kv > 0 && !f.contains("grouped_kv_copy")) {
+            throw JsonFieldError(field + ".grouped_kv_copy",
+                                 "missing (the rate of the copies of grouped K/V heads, a "
+                                 "fraction of the memory ceiling; needed when grouped_kv > 0)");
+          }
+          if (f.contains("grouped_kv_copy")) {
+            m.grouped_kv_copy =
+                ParseFigure(f.at("grouped_kv_copy"), field + ".grouped_kv_copy", 1, false);
+          }
           d.module_launches.push_back(std::move(m));
         });
   }

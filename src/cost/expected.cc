@@ -82,18 +82,21 @@ bool HasFusedAttention(const Graph& graph, const Kernel& kernel) {
   return FusedAttention(graph, kernel) != nullptr;
 }
 
-// Whether an attention's K/V heads serve groups of query heads, which a framework repeating
-// them (--modules) copies to every query head; MLA's absorbed form shares one latent head.
-bool GroupedKv(const AttentionSpec& a) {
-  return !a.v_in_k && a.kv_heads > 0 && a.kv_heads < a.heads;
+// Whether a framework that repeats K/V heads (--modules) copies them to every query head
+// for this attention: a decode step (one query per sequence: the static cache's mask makes
+// transformers' SDPA path call repeat_kv; a prefill without padding runs SDPA's own grouped
+// form) whose K/V heads serve groups of query heads (MLA's absorbed form shares one latent head).
+bool RepeatsKv(const AttentionSpec& a) {
+  return a.q_len == 1 && !a.v_in_k && a.kv_heads > 0 && a.kv_heads < a.heads;
 }
 
-// The K and V bytes of a grouped attention's cache as it reads them (its window at most).
-double KvBytes(const AttentionSpec& a) {
+// The bytes of a decode attention's K and V of its kv_heads at `dtype` (the window at most,
+// as the op reads them).
+double KvBytes(const AttentionSpec& a, DType dtype) {
   const int64_t positions = a.window > 0 ? std::min(a.kv_len, a.window) : a.kv_len;
   return static_cast<double>(a.batch) * static_cast<double>(a.kv_heads) *
          static_cast<double>(positions) * static_cast<double>(a.head_dim + a.v_dim()) *
-         BytesOf(a.kv_dtype);
+         BytesOf(dtype);
 }
 
 // The kernel's matmul that a --weight-kernel kernel runs (a dense product of activations of the
@@ -340,7 +343,7 @@ int64_t CostModel::LaunchesOf(const Graph& graph, const Kernel& kernel) const {
     } else if (const auto* ew = std::get_if<ElementwiseSpec>(&spec)) {
       n = ew->function == "rope" ? modules_->rope : 1;
     } else if (const auto* a = std::get_if<AttentionSpec>(&spec)) {
-      n = modules_->attention + (GroupedKv(*a) ? modules_->grouped_kv : 0);
+      n = modules_->attention + (RepeatsKv(*a) ? modules_->grouped_kv : 0);
     }
     // A kernel of several ops (fused) runs as one launch of its largest module at most.
     launches = std::max(launches, n);
@@ -420,20 +423,24 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
                : used_compute_[t.ceiling];
   };
   const double other_eff = forced > 0 ? forced : 1.0;  // memory and comm terms
-  // --modules with grouped K/V heads: the framework copies K and V to every query head (read
-  // the cache, write it `groups` times) and attention reads the copies: (groups - 1) x the
-  // cache more from device memory (level 0) than the op's own bytes.
-  const AttentionSpec* grouped = nullptr;
+  // --modules, a decode attention with grouped K/V heads: the framework copies K and V to
+  // every query head (reads the cache, writes it `groups` times) and attention reads the
+  // copies from device memory (level 0), not the cache. Both at the activation dtype: a
+  // quantized cache is dequantized before it is repeated (the dequantizing is not counted).
+  const AttentionSpec* repeated = nullptr;
   double kv_bytes = 0, groups = 1, copy_rate = 0;
   if (modules_ != nullptr && c.num_levels > 0 && used_memory_[0].value > 0) {
-    grouped = FusedAttention(graph, kernel);
-    if (grouped != nullptr && !GroupedKv(*grouped)) grouped = nullptr;
+    repeated = FusedAttention(graph, kernel);
+    if (repeated != nullptr && (!RepeatsKv(*repeated) || modules_->grouped_kv == 0 ||
+                                !(modules_->grouped_kv_copy.value > 0))) {
+      repeated = nullptr;
+    }
   }
-  if (grouped != nullptr) {
-    kv_bytes = KvBytes(*grouped);
-    groups = static_cast<double>(grouped->heads) / static_cast<double>(grouped->kv_heads);
+  if (repeated != nullptr) {
+    kv_bytes = KvBytes(*repeated, repeated->dtype);
+    groups = static_cast<double>(repeated->heads) / static_cast<double>(repeated->kv_heads);
     copy_rate = modules_->grouped_kv_copy.value * used_memory_[0].value;
-    e.grouped_kv_read_bytes = (groups - 1) * kv_bytes;
+    e.grouped_kv_read_bytes = groups * kv_bytes - KvBytes(*repeated, repeated->kv_dtype);
     e.grouped_kv_copy_s = (1 + groups) * kv_bytes / copy_rate;
   }
   double matrix_s = 0, floor_s = 0;
@@ -512,8 +519,10 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
     a = FusedAttention(graph, kernel);
     if (a != nullptr && (a->v_in_k || a->head_dim > 256)) a = nullptr;
     if (a != nullptr) {
-      // Decode with grouped queries: the queries of a group share their K/V head's tile.
-      const bool grouped = a->q_len == 1 && a->kv_heads > 0 && a->heads % a->kv_heads == 0;
+      // Decode with grouped queries: the queries of a group share their K/V head's tile (unless
+      // a framework repeated the K/V heads: then every query head has its own).
+      const bool grouped =
+          a->q_len == 1 && a->kv_heads > 0 && a->heads % a->kv_heads == 0 && repeated == nullptr;
       const double rows =
           grouped ? static_cast<double>(a->heads / a->kv_heads) : static_cast<double>(a->q_len);
       const double heads = static_cast<double>(grouped ? a->kv_heads : a->heads);
@@ -578,12 +587,12 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
             Si(wk.stream_bytes_per_s, "B/s"), Seconds(e.memory_s[l]), u.figure.Describe()));
         continue;
       }
-      trace->Add(fmt::format(
-          "  memory {}: {} B{} / {} = {}  [{}]", device_->memory[l].name, Sci(c.bytes[l]),
-          l == 0 && e.grouped_kv_read_bytes > 0
-              ? fmt::format(" + {} B of repeated K/V heads", Sci(e.grouped_kv_read_bytes))
-              : "",
-          Si(u.value, "B/s"), Seconds(e.memory_s[l]), u.figure.Describe()));
+      trace->Add(fmt::format("  memory {}: {} / {} = {}  [{}]", device_->memory[l].name,
+                             l == 0 && e.grouped_kv_read_bytes > 0
+                                 ? fmt::format("({} B + {} B of repeated K/V heads)",
+                                               Sci(c.bytes[l]), Sci(e.grouped_kv_read_bytes))
+                                 : Sci(c.bytes[l]) + " B",
+                             Si(u.value, "B/s"), Seconds(e.memory_s[l]), u.figure.Describe()));
     }
     if (c.link >= 0 && used_links_[c.link].value > 0) {
       const UsedCeiling& u = used_links_[c.link];
@@ -628,11 +637,11 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
       trace->Add(fmt::format("  launches: {} kernels, as the {} module for this op runs [{}]",
                              e.launches, modules_->name, modules_->source));
     }
-    if (grouped != nullptr) {
+    if (repeated != nullptr) {
       trace->Add(fmt::format(
           "  repeated K/V heads ({}): K and V copied from {} to {} heads, (1 + {}) x {} B at {} "
           "of {} ({}) = {}; attention reads the copies, {} B beyond the cache [{}]",
-          modules_->name, grouped->kv_heads, grouped->heads, groups, Sci(kv_bytes),
+          modules_->name, repeated->kv_heads, repeated->heads, groups, Sci(kv_bytes),
           Percent(modules_->grouped_kv_copy.value), Si(used_memory_[0].value, "B/s"),
           Si(copy_rate, "B/s"), Seconds(e.grouped_kv_copy_s), Sci(e.grouped_kv_read_bytes),
           modules_->grouped_kv_copy.source));

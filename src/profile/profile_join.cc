@@ -74,7 +74,8 @@ std::vector<PredictedKernel> PredictedKernelsOf(const PhaseResult& phase, const 
     p.group = k.group;
     p.repeat = k.repeat;
     p.bound_s = cost.time_s;
-    p.expected_s = cost.has_expected ? cost.expected.time_s : 0;
+    p.expected_copies_s = cost.has_expected ? cost.expected.grouped_kv_copy_s : 0;
+    p.expected_s = cost.has_expected ? cost.expected.time_s - p.expected_copies_s : 0;
     p.bound = model.BoundName(cost);
     p.flops = cost.flops;
     p.device_bytes = cost.num_levels > 0 ? cost.bytes[0] : 0;
@@ -158,6 +159,9 @@ ProfileJoin JoinWithPrediction(const std::vector<PredictedKernel>& predicted,
     for (int index : per_class[c]) {
       classes[c].predicted_s_per_step += predicted[index].bound_s;
       classes[c].expected_s_per_step += predicted[index].expected_s;
+      // Copies the framework runs beside a kernel are measured as copy kernels.
+      classes[static_cast<int>(OpClass::kCopy)].expected_s_per_step +=
+          predicted[index].expected_copies_s;
     }
   }
   join.rows.resize(predicted.size());

@@ -52,8 +52,8 @@ json FigureJson(const UsedCeiling& u) {
 
 std::string ModuleLaunchesPhrase(const EfficiencyData::ModuleLaunches& m) {
   return fmt::format(
-      "each RMSNorm {} kernels, rotary embedding {}, attention {} (+{} with grouped K/V heads, "
-      "which copy K and V to every query head at {:.1f}% of the memory ceiling)",
+      "each RMSNorm {} kernels, rotary embedding {}, attention {} (+{} in decode with grouped K/V "
+      "heads, which copy K and V to every query head at {:.1f}% of the memory ceiling)",
       m.rms_norm, m.rope, m.attention, m.grouped_kv, m.grouped_kv_copy.value * 100);
 }
 
