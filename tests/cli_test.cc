@@ -361,6 +361,47 @@ TEST(Cli, SweepWritesJsonPlotAndReport) {
   EXPECT_NE(hs.str().find("Crossovers"), std::string::npos);
 }
 
+// The sweep's and the plan's notes name every choice the expected columns were made under.
+TEST(Cli, ExpectedNotesNameTheChoicesMade) {
+  const Output sweep =
+      RunCli({"sweep", "llama-3-8b", "--vary", "batch=1,8", "--phase", "decode", "--modules",
+              "hf-transformers", "--efficiency", "matmul=0.5", "--runtime", "cuda-graph"});
+  ASSERT_EQ(sweep.status, 0) << sweep.err;
+  EXPECT_NE(sweep.out.find("expected columns: achievable ceilings, runtime cuda-graph, modules "
+                           "hf-transformers, --efficiency matmul=0.5 "),
+            std::string::npos)
+      << sweep.out;
+  const Output plan = RunCli({"plan", "llama-3-8b", "--hw", "rtx-4090", "--accumulate", "fp16"});
+  ASSERT_EQ(plan.status, 0) << plan.err;
+  EXPECT_NE(plan.out.find("expected columns: achievable ceilings, runtime eager, FP16 "
+                          "accumulation, launch costs per kernel"),
+            std::string::npos)
+      << plan.out;
+}
+
+// --accumulate fp16: the setup names the FP16-accumulate figure only where a matmul ran at it
+// (attention keeps FP32 accumulation).
+TEST(Cli, Fp16AccumulateFigureOnlyWhereAMatmulTookIt) {
+  const std::vector<std::string> attention = {
+      "op",         "attention", "--heads",  "32",       "--kv-heads",   "8",
+      "--head-dim", "128",       "--kv-len", "4096",     "--q-len",      "512",
+      "--dtype",    "fp16",      "--hw",     "rtx-4090", "--accumulate", "fp16"};
+  const std::vector<std::string> matmul = {"op",   "matmul",   "--m",          "512",     "--n",
+                                           "4096", "--k",      "4096",         "--dtype", "fp16",
+                                           "--hw", "rtx-4090", "--accumulate", "fp16"};
+  for (const auto& [args, listed] : {std::pair{attention, false}, std::pair{matmul, true}}) {
+    const Output text = RunCli(args);
+    ASSERT_EQ(text.status, 0) << text.err;
+    EXPECT_EQ(text.out.find("matmuls at FP16 accumulate") != std::string::npos, listed) << text.out;
+    std::vector<std::string> json_args = args;
+    json_args.insert(json_args.end(), {"--format", "json"});
+    const Output json = RunCli(json_args);
+    ASSERT_EQ(json.status, 0) << json.err;
+    EXPECT_EQ(json.out.find("used_ceilings_fp16_accumulate") != std::string::npos, listed)
+        << json.out.substr(0, 400);
+  }
+}
+
 TEST(Cli, ModelPlotAndPlanJson) {
   const std::string svg = ::testing::TempDir() + "/roofline_model.svg";
   ASSERT_EQ(RunCli({"model", "llama-3-8b", "--plot", svg}).status, 0);

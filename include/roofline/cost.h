@@ -69,8 +69,9 @@ struct ExpectedCost {
   double overhead_s = 0;  ///< GPU gap between kernels + the --launch-overhead-us figure
   double host_s = 0;      ///< host time to launch it (hidden while the GPU is busy)
   int64_t launches = 1;   ///< kernels it runs as (`--modules`: a framework's module may be several)
-  double time_s = 0;      ///< roofline_s + overhead_s
-  Bound term;             ///< the largest of the compute, memory and comm terms
+  bool fp16_accumulate = false;  ///< a tensor-core term ran at the FP16-accumulate figure
+  double time_s = 0;             ///< roofline_s + overhead_s
+  Bound term;                    ///< the largest of the compute, memory and comm terms
   /// The verdict: `term`, or kOverhead when the launch overhead (GPU gap and
   /// --launch-overhead-us) exceeds the roofline term. Host time is judged per step.
   Bound bound;

@@ -177,6 +177,10 @@ struct ExpectedOptions {
   std::string modules;
 };
 
+/// The choices an expected time was made under, for a note: "achievable ceilings, runtime
+/// eager", then the --modules, --weight-kernel, --accumulate and --efficiency choices made.
+std::string DescribeExpectedOptions(const ExpectedOptions& options);
+
 /// Parses "--ceilings" ("spec" or "achievable").
 Result<CeilingSet> ParseCeilingSet(std::string_view text);
 /// Parses "--runtime" ("eager", "cuda-graph" or "compiled").

@@ -36,10 +36,8 @@ Result<PlanPoint> Point(const TransformerConfig& c, Workload w, const CostModel&
   p.request_s = p.ttft_s + static_cast<double>(r.output) * p.tpot_s;
   const double cycle = p.request_s;  // a batch is prefilled, then decoded to the end
   const double b = static_cast<double>(batch);
-  p.input_tokens_per_s_per_gpu =
-      b * static_cast<double>(r.prompt) / cycle / tp;
-  p.output_tokens_per_s_per_gpu =
-      b * static_cast<double>(r.output) / cycle / tp;
+  p.input_tokens_per_s_per_gpu = b * static_cast<double>(r.prompt) / cycle / tp;
+  p.output_tokens_per_s_per_gpu = b * static_cast<double>(r.output) / cycle / tp;
   if (r.price_per_hour > 0) {
     const double dollars_per_s = r.price_per_hour / 3600 * tp;
     p.cost_per_m_input = dollars_per_s * p.ttft_s / (b * static_cast<double>(r.prompt)) * 1e6;
@@ -118,7 +116,8 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
                                                  chips, v.tp, v.pp, r.gpus));
   }
   if (v.tp > r.gpus) {
-    return Status::Invalid("--tp", fmt::format("tp {} exceeds the {} devices (--gpus)", v.tp, r.gpus));
+    return Status::Invalid("--tp",
+                           fmt::format("tp {} exceeds the {} devices (--gpus)", v.tp, r.gpus));
   }
   if (v.tp > 1 && d.links.empty()) {
     return Status::Invalid("--gpus", "the model needs tensor parallelism " + std::to_string(v.tp) +
@@ -248,10 +247,10 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
       "overhead");
   if (std::any_of(plan.variants.begin(), plan.variants.end(),
                   [](const PlanVariant& v) { return v.batch1.expected_request_s > 0; })) {
-    a.push_back(fmt::format(
-        "expected columns: {} ceilings, runtime {}, launch costs per kernel "
-        "(docs/expected-time.md); no scheduling, batching or sampling overhead",
-        NameOf(r.cost.expected.ceilings), NameOf(r.cost.expected.runtime)));
+    a.push_back(
+        fmt::format("expected columns: {}, launch costs per kernel (docs/expected-time.md); no "
+                    "scheduling, batching or sampling overhead",
+                    DescribeExpectedOptions(r.cost.expected)));
   }
   a.push_back(
       "FLOP limit: the largest batch's FLOPs per request (prefill + decode) at the tensor "

@@ -270,6 +270,23 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
 
 std::string_view NameOf(CeilingSet c) { return c == CeilingSet::kSpec ? "spec" : "achievable"; }
 
+// The --efficiency CLASS names, in KernelClass order.
+constexpr std::array<const char*, kNumClasses> kOverrideClasses = {"matmul", "attention", "vector",
+                                                                   "comm"};
+
+std::string DescribeExpectedOptions(const ExpectedOptions& o) {
+  std::string s = fmt::format("{} ceilings, runtime {}", NameOf(o.ceilings), NameOf(o.runtime));
+  if (!o.modules.empty()) s += ", modules " + o.modules;
+  if (!o.weight_kernel.empty()) s += ", weight kernel " + o.weight_kernel;
+  if (o.fp16_accumulate) s += ", FP16 accumulation";
+  for (size_t c = 0; c < o.class_efficiency.size(); ++c) {
+    if (o.class_efficiency[c] > 0) {
+      s += fmt::format(", --efficiency {}={}", kOverrideClasses[c], o.class_efficiency[c]);
+    }
+  }
+  return s;
+}
+
 std::string_view NameOf(Runtime r) { return kRuntimeNames[static_cast<int>(r)]; }
 
 Result<EfficiencyData> ParseEfficiencyData(std::string_view json_text, const std::string& origin) {
@@ -353,7 +370,7 @@ Result<Runtime> ParseRuntime(std::string_view text) {
 }
 
 Status ParseEfficiencyOverride(std::string_view text, ExpectedOptions& options) {
-  static const std::vector<std::string> kClasses = {"matmul", "attention", "vector", "comm"};
+  const std::vector<std::string> kClasses(kOverrideClasses.begin(), kOverrideClasses.end());
   const size_t eq = text.find('=');
   if (eq == std::string_view::npos) {
     return Status::Invalid("--efficiency",

@@ -359,6 +359,7 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
   e.comm_s = 0;
   e.efficiency = 1;
   e.grouped_kv_copy_s = e.grouped_kv_read_bytes = 0;
+  e.fp16_accumulate = false;
   if (!options_.efficiency) {
     e.roofline_s = e.wave_s = e.fixed_s = e.overhead_s = e.host_s = e.time_s = 0;
     e.launches = 1;
@@ -472,8 +473,10 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
     for (int i = 0; i < c.num_engines; ++i) {
       const EngineTerm& t = c.engines[i];
       if (t.ceiling < 0) continue;
-      const double ceiling = ceiling_of(t).value;
+      const UsedCeiling& used = ceiling_of(t);
+      const double ceiling = used.value;
       if (ceiling <= 0) continue;
+      if (&used != &used_compute_[t.ceiling] && t.flops > 0) e.fp16_accumulate = true;
       // Dividing by an efficiency of 1 changes nothing: skipped (the same bits, fewer divides).
       const double at_ceiling = t.flops / ceiling, eff = eff_of(t);
       e.compute_s += eff == 1.0 ? at_ceiling : at_ceiling / eff;

@@ -28,6 +28,22 @@ std::vector<int> UsedEngines(const std::vector<KernelCost>& costs) {
   return out;
 }
 
+// The engines whose tensor-core work some kernel ran at the FP16-accumulate figure.
+std::vector<int> Fp16AccumulateEngines(const std::vector<KernelCost>& costs) {
+  std::vector<int> out;
+  for (const KernelCost& c : costs) {
+    if (!c.has_expected || !c.expected.fp16_accumulate) continue;
+    for (int e = 0; e < c.num_engines; ++e) {
+      const EngineTerm& t = c.engines[e];
+      if (t.ceiling >= 0 && t.flops > 0 && t.requested.tensor &&
+          std::find(out.begin(), out.end(), t.ceiling) == out.end()) {
+        out.push_back(t.ceiling);
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<int> UsedLinks(const std::vector<KernelCost>& costs) {
   std::vector<int> out;
   for (const KernelCost& c : costs) {
@@ -69,10 +85,16 @@ std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCo
     parts += fmt::format("{}{} {} ({})", parts.empty() ? "" : ", ", name,
                          Si(u.value, u.figure.unit), NameOf(u.figure.provenance));
   };
+  const std::vector<int> acc16_engines = Fp16AccumulateEngines(costs);
+  auto ran_acc16 = [&](int e) {
+    return std::find(acc16_engines.begin(), acc16_engines.end(), e) != acc16_engines.end();
+  };
   for (int e : UsedEngines(costs)) {
     add(d.compute[e].engine, model.used_compute()[e]);
     const UsedCeiling& acc16 = model.used_compute_fp16_accumulate()[e];
-    if (acc16.value > 0) add(d.compute[e].engine + " matmuls at FP16 accumulate", acc16);
+    if (acc16.value > 0 && ran_acc16(e)) {
+      add(d.compute[e].engine + " matmuls at FP16 accumulate", acc16);
+    }
   }
   add(d.memory[0].name, model.used_memory()[0]);
   for (int l : UsedLinks(costs)) add(d.links[l].name, model.used_links()[l]);
@@ -111,10 +133,14 @@ json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& co
   j["runtime"] = std::string(NameOf(o.runtime));
   json used = json::object();
   json acc16 = json::object();
+  const std::vector<int> acc16_engines = Fp16AccumulateEngines(costs);
   for (int e : UsedEngines(costs)) {
     used[d.compute[e].engine] = FigureJson(model.used_compute()[e]);
     const UsedCeiling& u = model.used_compute_fp16_accumulate()[e];
-    if (u.value > 0) acc16[d.compute[e].engine] = FigureJson(u);
+    if (u.value > 0 &&
+        std::find(acc16_engines.begin(), acc16_engines.end(), e) != acc16_engines.end()) {
+      acc16[d.compute[e].engine] = FigureJson(u);
+    }
   }
   j["accumulate"] = o.fp16_accumulate ? "fp16" : "fp32";
   // The figures matmuls use in place of used_ceilings' under --accumulate fp16.

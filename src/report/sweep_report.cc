@@ -589,9 +589,9 @@ std::string RenderSweepTable(const SweepResult& r, const std::string& title) {
   for (const auto& n : r.notes) out += "note: " + n + "\n";
   if (r.has_expected) {
     out += fmt::format(
-        "note: expected columns: {} ceilings, runtime {} (docs/expected-time.md; `model "
-        "--explain KERNEL` derives one point); verdicts and crossovers are of the bound\n",
-        NameOf(r.expected.ceilings), NameOf(r.expected.runtime));
+        "note: expected columns: {} (docs/expected-time.md; `model --explain KERNEL` derives "
+        "one point); verdicts and crossovers are of the bound\n",
+        DescribeExpectedOptions(r.expected));
   }
   out += fmt::format("({} workload evaluations)\n", r.evaluations);
   return out;
