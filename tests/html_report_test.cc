@@ -89,6 +89,7 @@ TEST(HtmlReport, AssumptionsNameTheAccumulationAndTheModules) {
   EXPECT_NE(html.find("expected: the modules of hf-transformers (--modules): each RMSNorm 8 "
                       "kernels, rotary embedding 10"),
             std::string::npos);
+  EXPECT_NE(html.find("[the copies' rate: Nsight Compute on an H100"), std::string::npos);
 }
 
 // `sweep --report`: a hover area per grid point, the points table, crossovers as the why.

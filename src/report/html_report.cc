@@ -224,8 +224,11 @@ std::vector<std::string> CostModelAssumptions(const CostModel& model) {
     }
   }
   if (const auto* m = model.used_modules(); m != nullptr) {
-    out.push_back(fmt::format("expected: the modules of {} (--modules): {} [{}]", m->name,
-                              ModuleLaunchesPhrase(*m), m->source));
+    out.push_back(fmt::format("expected: the modules of {} (--modules): {} [{}]{}", m->name,
+                              ModuleLaunchesPhrase(*m), m->source,
+                              m->grouped_kv_copy.value > 0
+                                  ? " [the copies' rate: " + m->grouped_kv_copy.source + "]"
+                                  : ""));
   }
   if (model.options().launch_overhead_s > 0) {
     out.push_back(fmt::format("every kernel pays a launch overhead of {} (--launch-overhead-us)",
