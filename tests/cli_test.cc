@@ -367,14 +367,14 @@ TEST(Cli, ExpectedNotesNameTheChoicesMade) {
       RunCli({"sweep", "llama-3-8b", "--vary", "batch=1,8", "--phase", "decode", "--modules",
               "hf-transformers", "--efficiency", "matmul=0.5", "--runtime", "cuda-graph"});
   ASSERT_EQ(sweep.status, 0) << sweep.err;
-  EXPECT_NE(sweep.out.find("expected columns: achievable ceilings, runtime cuda-graph, modules "
+  EXPECT_NE(sweep.out.find("expected columns: achievable ceilings, runtime cuda-graph, --modules "
                            "hf-transformers, --efficiency matmul=0.5 "),
             std::string::npos)
       << sweep.out;
   const Output plan = RunCli({"plan", "llama-3-8b", "--hw", "rtx-4090", "--accumulate", "fp16"});
   ASSERT_EQ(plan.status, 0) << plan.err;
-  EXPECT_NE(plan.out.find("expected columns: achievable ceilings, runtime eager, FP16 "
-                          "accumulation, launch costs per kernel"),
+  EXPECT_NE(plan.out.find("expected columns: achievable ceilings, runtime eager, --accumulate "
+                          "fp16, launch costs per kernel"),
             std::string::npos)
       << plan.out;
 }

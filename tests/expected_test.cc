@@ -1096,7 +1096,7 @@ TEST(Expected, ModulesCopyGroupedKvHeadsForEveryQueryHead) {
   std::string text;
   for (const std::string& line : explained->traces[0]) text += line + "\n";
   EXPECT_NE(text.find("K and V copied from 8 to 32 heads"), std::string::npos) << text;
-  EXPECT_NE(text.find("of repeated K/V heads"), std::string::npos) << text;
+  EXPECT_NE(text.find("for the repeated K/V heads"), std::string::npos) << text;
   EXPECT_NE(text.find("Nsight Compute"), std::string::npos) << text;
   EXPECT_NE(text.find("+ K/V copies"), std::string::npos) << text;
 }

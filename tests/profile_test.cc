@@ -249,6 +249,39 @@ TEST(ProfileJoin, OrderedMappingWithinEachClass) {
   EXPECT_EQ(u.classes[0].predicted_per_step, 5);
 }
 
+// --modules: the copies a framework runs beside a kernel (repeated K/V heads) are expected in
+// the copy class, where a profile measures them, not in the kernel's row or class; the copy
+// class is kept (with a note) even where the prediction has no copy kernel of its own and the
+// profile measured none.
+TEST(ProfileJoin, FrameworkCopiesAreExpectedInTheCopyClass) {
+  PredictedKernel attention{"attention", "layers 0-1", OpClass::kAttention, 2, 10e-6, "hbm", 1e6,
+                            1e7,         20e-6};
+  attention.expected_copies_s = 50e-6;
+  const std::vector<PredictedKernel> predicted = {
+      attention, {"o_proj", "layers 0-1", OpClass::kGemm, 2, 5e-6, "hbm", 1e9, 1e7, 6e-6}};
+  for (const bool copies_measured : {true, false}) {
+    std::vector<MeasuredKernel> measured;
+    for (int layer = 0; layer < 2; ++layer) {
+      if (copies_measured) measured.push_back({"copy", OpClass::kCopy, 48e-6, 1});
+      measured.push_back({"flash", OpClass::kAttention, 21e-6, 1});
+      measured.push_back({"gemm", OpClass::kGemm, 7e-6, 1});
+    }
+    const ProfileJoin j = JoinWithPrediction(predicted, measured, true);
+    double attention_s = -1, copy_s = -1;
+    for (const ClassJoin& c : j.classes) {
+      if (c.op_class == OpClass::kAttention) attention_s = c.expected_s_per_step;
+      if (c.op_class == OpClass::kCopy) copy_s = c.expected_s_per_step;
+    }
+    EXPECT_NEAR(attention_s, 2 * 20e-6, 1e-15) << copies_measured;
+    EXPECT_NEAR(copy_s, 2 * 50e-6, 1e-15) << copies_measured;
+    EXPECT_NEAR(j.rows[0].of_expected, 20.0 / 21.0, 1e-12);  // the flash kernel alone
+    bool noted = false;
+    for (const std::string& n : j.notes)
+      noted |= n.find("copies of repeated K/V") != std::string::npos;
+    EXPECT_TRUE(noted);
+  }
+}
+
 // Issue "expected times": `profile ... --model` says how far a run is from the ideal (bound /
 // measured) and from what is achievable (expected / measured).
 TEST(ProfileJoin, MeasuredAgainstBothTheBoundAndTheExpectedTime) {

@@ -62,8 +62,10 @@ struct ExpectedCost {
   double roofline_s = 0;  ///< the largest term (+ wave_s + fixed_s + grouped_kv_copy_s)
   double wave_s = 0;      ///< fused attention: waves of thread blocks x fixed time per wave
   double fixed_s = 0;     ///< a --weight-kernel matmul's fixed time per launch
-  /// `--modules` with grouped K/V heads: the framework's copies of K and V to every query head
-  /// (their time), and what attention reads of the copies beyond the cache (in memory_s[0]).
+  /// `--modules`, a decode attention with grouped K/V heads: the time of the framework's
+  /// copies of K and V to every query head, and the bytes attention reads of the copies (at the
+  /// activation dtype) less the cache's own bytes (in memory_s[0]; negative where the cache's
+  /// dtype is wider than the activations').
   double grouped_kv_copy_s = 0;
   double grouped_kv_read_bytes = 0;
   double overhead_s = 0;  ///< GPU gap between kernels + the --launch-overhead-us figure

@@ -123,7 +123,8 @@ struct EfficiencyData {
   /// time and gap (LaunchCost); the FLOPs stay the op's. In a decode step whose K/V heads serve
   /// query groups, the framework copies them to every query head before attention
   /// (transformers' repeat_kv): the copies read the cache and write `heads / kv_heads` times it
-  /// at `grouped_kv_copy` of the device memory ceiling used, and attention reads the copies.
+  /// at `grouped_kv_copy` of the device memory ceiling used, and attention reads the copies
+  /// (all at the activation dtype: a quantized cache is dequantized before it is repeated).
   struct ModuleLaunches {
     std::string name;         ///< what --modules takes ("hf-transformers")
     std::string description;  ///< which framework, which modules
@@ -177,8 +178,11 @@ struct ExpectedOptions {
   std::string modules;
 };
 
+/// The name `--efficiency CLASS=F` gives a kernel class ("matmul", "attention", ...).
+std::string_view EfficiencyClassName(KernelClass c);
+
 /// The choices an expected time was made under, for a note: "achievable ceilings, runtime
-/// eager", then the --modules, --weight-kernel, --accumulate and --efficiency choices made.
+/// eager", then the --modules, --weight-kernel, --accumulate and --efficiency flags given.
 std::string DescribeExpectedOptions(const ExpectedOptions& options);
 
 /// Parses "--ceilings" ("spec" or "achievable").

@@ -270,15 +270,24 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
 
 std::string_view NameOf(CeilingSet c) { return c == CeilingSet::kSpec ? "spec" : "achievable"; }
 
+namespace {
+
 // The --efficiency CLASS names, in KernelClass order.
-constexpr std::array<const char*, kNumClasses> kOverrideClasses = {"matmul", "attention", "vector",
-                                                                   "comm"};
+constexpr std::array<std::string_view, kNumClasses> kOverrideClasses = {"matmul", "attention",
+                                                                        "vector", "comm"};
+static_assert(kNumClasses == 4, "a kernel class was added: name it in kOverrideClasses");
+
+}  // namespace
+
+std::string_view EfficiencyClassName(KernelClass c) {
+  return kOverrideClasses[static_cast<size_t>(c)];
+}
 
 std::string DescribeExpectedOptions(const ExpectedOptions& o) {
   std::string s = fmt::format("{} ceilings, runtime {}", NameOf(o.ceilings), NameOf(o.runtime));
-  if (!o.modules.empty()) s += ", modules " + o.modules;
-  if (!o.weight_kernel.empty()) s += ", weight kernel " + o.weight_kernel;
-  if (o.fp16_accumulate) s += ", FP16 accumulation";
+  if (!o.modules.empty()) s += ", --modules " + o.modules;
+  if (!o.weight_kernel.empty()) s += ", --weight-kernel " + o.weight_kernel;
+  if (o.fp16_accumulate) s += ", --accumulate fp16";
   for (size_t c = 0; c < o.class_efficiency.size(); ++c) {
     if (o.class_efficiency[c] > 0) {
       s += fmt::format(", --efficiency {}={}", kOverrideClasses[c], o.class_efficiency[c]);
@@ -371,6 +380,10 @@ Result<Runtime> ParseRuntime(std::string_view text) {
 
 Status ParseEfficiencyOverride(std::string_view text, ExpectedOptions& options) {
   const std::vector<std::string> kClasses(kOverrideClasses.begin(), kOverrideClasses.end());
+  std::string listed;
+  for (size_t i = 0; i < kClasses.size(); ++i) {
+    listed += (i == 0 ? "" : i + 1 == kClasses.size() ? " or " : ", ") + kClasses[i];
+  }
   const size_t eq = text.find('=');
   if (eq == std::string_view::npos) {
     return Status::Invalid("--efficiency",
@@ -384,8 +397,8 @@ Status ParseEfficiencyOverride(std::string_view text, ExpectedOptions& options) 
   }
   if (index == kClasses.size()) {
     return Status::Invalid("--efficiency", "unknown kernel class '" + cls + "'" +
-                                               DidYouMean(cls, kClasses) +
-                                               " (expected matmul, attention, vector or comm)");
+                                               DidYouMean(cls, kClasses) + " (expected " + listed +
+                                               ")");
   }
   char* end = nullptr;
   const double f = std::strtod(value.c_str(), &end);

@@ -86,8 +86,10 @@ bool HasFusedAttention(const Graph& graph, const Kernel& kernel) {
 // for this attention: a decode step (one query per sequence: the static cache's mask makes
 // transformers' SDPA path call repeat_kv; a prefill without padding runs SDPA's own grouped
 // form) whose K/V heads serve groups of query heads (MLA's absorbed form shares one latent head).
-bool RepeatsKv(const AttentionSpec& a) {
-  return a.q_len == 1 && !a.v_in_k && a.kv_heads > 0 && a.kv_heads < a.heads;
+// The framework `m` must repeat them (grouped_kv launches at a known rate).
+bool RepeatsKv(const EfficiencyData::ModuleLaunches& m, const AttentionSpec& a) {
+  return m.grouped_kv > 0 && m.grouped_kv_copy.value > 0 && a.q_len == 1 && !a.v_in_k &&
+         a.kv_heads > 0 && a.kv_heads < a.heads;
 }
 
 // The bytes of a decode attention's K and V of its kv_heads at `dtype` (the window at most,
@@ -343,7 +345,7 @@ int64_t CostModel::LaunchesOf(const Graph& graph, const Kernel& kernel) const {
     } else if (const auto* ew = std::get_if<ElementwiseSpec>(&spec)) {
       n = ew->function == "rope" ? modules_->rope : 1;
     } else if (const auto* a = std::get_if<AttentionSpec>(&spec)) {
-      n = modules_->attention + (RepeatsKv(*a) ? modules_->grouped_kv : 0);
+      n = modules_->attention + (RepeatsKv(*modules_, *a) ? modules_->grouped_kv : 0);
     }
     // A kernel of several ops (fused) runs as one launch of its largest module at most.
     launches = std::max(launches, n);
@@ -432,15 +434,13 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
   double kv_bytes = 0, groups = 1, copy_rate = 0;
   if (modules_ != nullptr && c.num_levels > 0 && used_memory_[0].value > 0) {
     repeated = FusedAttention(graph, kernel);
-    if (repeated != nullptr && (!RepeatsKv(*repeated) || modules_->grouped_kv == 0 ||
-                                !(modules_->grouped_kv_copy.value > 0))) {
-      repeated = nullptr;
-    }
+    if (repeated != nullptr && !RepeatsKv(*modules_, *repeated)) repeated = nullptr;
   }
   if (repeated != nullptr) {
     kv_bytes = KvBytes(*repeated, repeated->dtype);
     groups = static_cast<double>(repeated->heads) / static_cast<double>(repeated->kv_heads);
     copy_rate = modules_->grouped_kv_copy.value * used_memory_[0].value;
+    // Negative where the cache's dtype is wider than the activations'.
     e.grouped_kv_read_bytes = groups * kv_bytes - KvBytes(*repeated, repeated->kv_dtype);
     e.grouped_kv_copy_s = (1 + groups) * kv_bytes / copy_rate;
   }
@@ -590,12 +590,14 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
             Si(wk.stream_bytes_per_s, "B/s"), Seconds(e.memory_s[l]), u.figure.Describe()));
         continue;
       }
-      trace->Add(fmt::format("  memory {}: {} / {} = {}  [{}]", device_->memory[l].name,
-                             l == 0 && e.grouped_kv_read_bytes > 0
-                                 ? fmt::format("({} B + {} B of repeated K/V heads)",
-                                               Sci(c.bytes[l]), Sci(e.grouped_kv_read_bytes))
-                                 : Sci(c.bytes[l]) + " B",
-                             Si(u.value, "B/s"), Seconds(e.memory_s[l]), u.figure.Describe()));
+      trace->Add(
+          fmt::format("  memory {}: {} / {} = {}  [{}]", device_->memory[l].name,
+                      l == 0 && e.grouped_kv_read_bytes != 0
+                          ? fmt::format("({} B {} {} B for the repeated K/V heads)",
+                                        Sci(c.bytes[l]), e.grouped_kv_read_bytes > 0 ? "+" : "-",
+                                        Sci(std::abs(e.grouped_kv_read_bytes)))
+                          : Sci(c.bytes[l]) + " B",
+                      Si(u.value, "B/s"), Seconds(e.memory_s[l]), u.figure.Describe()));
     }
     if (c.link >= 0 && used_links_[c.link].value > 0) {
       const UsedCeiling& u = used_links_[c.link];
@@ -643,11 +645,11 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
     if (repeated != nullptr) {
       trace->Add(fmt::format(
           "  repeated K/V heads ({}): K and V copied from {} to {} heads, (1 + {}) x {} B at {} "
-          "of {} ({}) = {}; attention reads the copies, {} B beyond the cache [{}]",
+          "of {} ({}) = {}; attention reads the copies, {} B in place of the cache's {} B [{}]",
           modules_->name, repeated->kv_heads, repeated->heads, groups, Sci(kv_bytes),
           Percent(modules_->grouped_kv_copy.value), Si(used_memory_[0].value, "B/s"),
-          Si(copy_rate, "B/s"), Seconds(e.grouped_kv_copy_s), Sci(e.grouped_kv_read_bytes),
-          modules_->grouped_kv_copy.source));
+          Si(copy_rate, "B/s"), Seconds(e.grouped_kv_copy_s), Sci(groups * kv_bytes),
+          Sci(KvBytes(*repeated, repeated->kv_dtype)), modules_->grouped_kv_copy.source));
     }
     trace->Add(fmt::format("  launch ({}): {}{} between kernels [{}]{}; host {} per launch [{}]{}",
                            NameOf(o.runtime),

@@ -74,7 +74,14 @@ std::vector<PredictedKernel> PredictedKernelsOf(const PhaseResult& phase, const 
     p.group = k.group;
     p.repeat = k.repeat;
     p.bound_s = cost.time_s;
-    p.expected_copies_s = cost.has_expected ? cost.expected.grouped_kv_copy_s : 0;
+    // --modules: the repeated K/V heads' copies run as copy kernels of their own, each with
+    // its launch gap (a trace shows them in the copy class, not in attention's).
+    const EfficiencyData::ModuleLaunches* modules = model.used_modules();
+    if (cost.has_expected && cost.expected.grouped_kv_copy_s > 0 && modules != nullptr) {
+      const double gap = cost.expected.overhead_s / static_cast<double>(cost.expected.launches);
+      p.expected_copies_s =
+          cost.expected.grouped_kv_copy_s + static_cast<double>(modules->grouped_kv) * gap;
+    }
     p.expected_s = cost.has_expected ? cost.expected.time_s - p.expected_copies_s : 0;
     p.bound = model.BoundName(cost);
     p.flops = cost.flops;
@@ -153,6 +160,7 @@ ProfileJoin JoinWithPrediction(const std::vector<PredictedKernel>& predicted,
   for (int index : step) per_class[static_cast<int>(predicted[index].op_class)].push_back(index);
 
   std::array<ClassJoin, kNumOpClasses> classes{};
+  double copies_s = 0;  // per step
   for (int c = 0; c < kNumOpClasses; ++c) {
     classes[c].op_class = static_cast<OpClass>(c);
     classes[c].predicted_per_step = static_cast<int64_t>(per_class[c].size());
@@ -162,6 +170,7 @@ ProfileJoin JoinWithPrediction(const std::vector<PredictedKernel>& predicted,
       // Copies the framework runs beside a kernel are measured as copy kernels.
       classes[static_cast<int>(OpClass::kCopy)].expected_s_per_step +=
           predicted[index].expected_copies_s;
+      copies_s += predicted[index].expected_copies_s;
     }
   }
   join.rows.resize(predicted.size());
@@ -214,7 +223,7 @@ ProfileJoin JoinWithPrediction(const std::vector<PredictedKernel>& predicted,
     if (cj.predicted_per_step > 0) {
       cj.steps = static_cast<double>(cj.measured) / static_cast<double>(cj.predicted_per_step);
     }
-    if (cj.predicted_per_step == 0 && cj.measured == 0) continue;
+    if (cj.predicted_per_step == 0 && cj.measured == 0 && !(cj.expected_s_per_step > 0)) continue;
     join.classes.push_back(cj);
   }
   for (const ClassJoin& cj : join.classes) {
@@ -264,8 +273,16 @@ ProfileJoin JoinWithPrediction(const std::vector<PredictedKernel>& predicted,
                       "mapping: the profile has no launch order (a summary), so measured and "
                       "predicted time are compared per op class only");
   }
+  if (copies_s > 0) {
+    join.notes.push_back(fmt::format(
+        "copy: the expected time per step includes {:.4g} ms of the copies of repeated K/V heads "
+        "that the framework's attention makes (--modules), measured as copy kernels; attention's "
+        "rows leave them out",
+        1e3 * copies_s));
+  }
   for (const ClassJoin& cj : join.classes) {
     if (cj.predicted_per_step == 0) {
+      if (cj.measured == 0) continue;  // only the framework's copies (noted above)
       join.notes.push_back(
           fmt::format("{} measured {} kernel(s) ({:.4g} ms) that the prediction has no kernel for",
                       cj.measured, NameOf(cj.op_class), 1e3 * cj.measured_s));

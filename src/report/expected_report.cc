@@ -67,10 +67,14 @@ json FigureJson(const UsedCeiling& u) {
 }  // namespace
 
 std::string ModuleLaunchesPhrase(const EfficiencyData::ModuleLaunches& m) {
-  return fmt::format(
-      "each RMSNorm {} kernels, rotary embedding {}, attention {} (+{} in decode with grouped K/V "
-      "heads, which copy K and V to every query head at {:.1f}% of the memory ceiling)",
-      m.rms_norm, m.rope, m.attention, m.grouped_kv, m.grouped_kv_copy.value * 100);
+  const std::string grouped =
+      m.grouped_kv > 0 ? fmt::format(
+                             " (+{} in decode with grouped K/V heads, which copy K and V to "
+                             "every query head at {:.1f}% of the memory ceiling)",
+                             m.grouped_kv, m.grouped_kv_copy.value * 100)
+                       : "";
+  return fmt::format("each RMSNorm {} kernels, rotary embedding {}, attention {}{}", m.rms_norm,
+                     m.rope, m.attention, grouped);
 }
 
 std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCost>& costs) {
@@ -160,9 +164,11 @@ json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& co
                  {"gap_s", launch.gap_s.value},
                  {"gap_source", launch.gap_s.source}};
   json overrides = json::object();
-  static constexpr const char* kClassKeys[] = {"matmul", "attention", "vector", "comm"};
   for (size_t c = 0; c < o.class_efficiency.size(); ++c) {
-    if (o.class_efficiency[c] > 0) overrides[kClassKeys[c]] = o.class_efficiency[c];
+    if (o.class_efficiency[c] > 0) {
+      overrides[std::string(EfficiencyClassName(static_cast<KernelClass>(c)))] =
+          o.class_efficiency[c];
+    }
   }
   if (!overrides.empty()) j["efficiency_overrides"] = overrides;
   if (const auto& wk = model.used_weight_kernel(); wk.kernel != nullptr) {

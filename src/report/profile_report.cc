@@ -49,8 +49,7 @@ std::string RenderLaunchCheck(const LaunchCheck& lc) {
   std::string out;
   const std::string shorter = fmt::format(
       "{} of {} launches ({}) are kernels under {}, {} of the GPU time", lc.short_launches,
-      lc.kernels,
-      Pct(static_cast<double>(lc.short_launches) / static_cast<double>(lc.kernels)),
+      lc.kernels, Pct(static_cast<double>(lc.short_launches) / static_cast<double>(lc.kernels)),
       Seconds(kEagerLaunchS), lc.kernel_s > 0 ? Pct(lc.short_s / lc.kernel_s) : "-");
   const std::string remedy =
       "  Capture the step in a CUDA graph (torch.compile mode=\"reduce-overhead\") or fuse "
@@ -73,9 +72,10 @@ std::string RenderLaunchCheck(const LaunchCheck& lc) {
     out += fmt::format("launches: the mean kernel runs {}; {}\n", Seconds(lc.mean_s()), shorter);
   }
   if (lc.traced && lc.span_s > 0) {
-    out += fmt::format("  from the first kernel's start to the last one's end ({}), the GPU ran no "
-                       "kernel for {} ({})\n",
-                       Seconds(lc.span_s), Seconds(lc.idle_s), Pct(lc.idle_s / lc.span_s));
+    out += fmt::format(
+        "  from the first kernel's start to the last one's end ({}), the GPU ran no "
+        "kernel for {} ({})\n",
+        Seconds(lc.span_s), Seconds(lc.idle_s), Pct(lc.idle_s / lc.span_s));
   }
   return out;
 }
@@ -113,12 +113,9 @@ nlohmann::json NsysProfileJson(const NsysReport& report, const NsysSummary& summ
   j["format"] = "nsys " + report.report;
   j["gpu_time_s"] = summary.gpu_time_s;
   const LaunchCheck& lc = summary.launch;
-  j["launch"] = {{"launch_bound", lc.launch_bound()},
-                 {"kernels", lc.kernels},
-                 {"mean_kernel_s", lc.mean_s()},
-                 {"short_threshold_s", kEagerLaunchS},
-                 {"short_launches", lc.short_launches},
-                 {"short_s", lc.short_s}};
+  j["launch"] = {{"launch_bound", lc.launch_bound()},   {"kernels", lc.kernels},
+                 {"mean_kernel_s", lc.mean_s()},        {"short_threshold_s", kEagerLaunchS},
+                 {"short_launches", lc.short_launches}, {"short_s", lc.short_s}};
   if (lc.traced) {
     j["launch"]["span_s"] = lc.span_s;
     j["launch"]["idle_s"] = lc.idle_s;
@@ -233,8 +230,8 @@ std::string RenderProfileJoinTable(const ProfileJoin& join, const std::string& t
                      join.steps);
   const bool expected = std::any_of(join.classes.begin(), join.classes.end(),
                                     [](const ClassJoin& cj) { return cj.expected_s_per_step > 0; });
-  std::vector<std::string> header = {"class",        "predicted/step",      "measured",
-                                     "steps",        "predicted time/step", "measured time/step",
+  std::vector<std::string> header = {"class",     "predicted/step",      "measured",
+                                     "steps",     "predicted time/step", "measured time/step",
                                      "efficiency"};
   std::vector<bool> right = {false, true, true, true, true, true, true};
   if (expected) {
@@ -245,13 +242,15 @@ std::string RenderProfileJoinTable(const ProfileJoin& join, const std::string& t
   for (const ClassJoin& cj : join.classes) {
     // Less than one whole step in the profile: a per-step figure would be an extrapolation.
     const double per_step = join.steps >= 1 ? cj.measured_s / join.steps : 0;
-    std::vector<std::string> row = {
-        std::string(NameOf(cj.op_class)), std::to_string(cj.predicted_per_step),
-        std::to_string(cj.measured), cj.predicted_per_step ? fmt::format("{:.2f}", cj.steps) : "-",
-        cj.predicted_per_step ? Seconds(cj.predicted_s_per_step) : "-",
-        per_step > 0 ? Seconds(per_step) : "-",
-        per_step > 0 && cj.predicted_s_per_step > 0 ? Pct(cj.predicted_s_per_step / per_step)
-                                                    : "-"};
+    std::vector<std::string> row = {std::string(NameOf(cj.op_class)),
+                                    std::to_string(cj.predicted_per_step),
+                                    std::to_string(cj.measured),
+                                    cj.predicted_per_step ? fmt::format("{:.2f}", cj.steps) : "-",
+                                    cj.predicted_per_step ? Seconds(cj.predicted_s_per_step) : "-",
+                                    per_step > 0 ? Seconds(per_step) : "-",
+                                    per_step > 0 && cj.predicted_s_per_step > 0
+                                        ? Pct(cj.predicted_s_per_step / per_step)
+                                        : "-"};
     if (expected) {
       row.push_back(cj.expected_s_per_step > 0 ? Seconds(cj.expected_s_per_step) : "-");
       row.push_back(per_step > 0 && cj.expected_s_per_step > 0
@@ -274,7 +273,7 @@ std::string RenderProfileJoinTable(const ProfileJoin& join, const std::string& t
   if (join.ordered) {
     out << "\nper predicted kernel (efficiency = predicted bound / measured mean"
         << (expected ? "; of expected = expected time / measured mean" : "") << "):\n";
-    std::vector<std::string> kh = {"kernel",   "group",    "class",   "x/step",     "bound",
+    std::vector<std::string> kh = {"kernel",    "group",    "class",   "x/step",    "bound",
                                    "predicted", "measured", "matched", "efficiency"};
     std::vector<bool> kr = {false, false, false, true, false, true, true, true, true};
     if (expected) {
@@ -285,12 +284,15 @@ std::string RenderProfileJoinTable(const ProfileJoin& join, const std::string& t
     kr.push_back(false);
     TextTable k(kh, kr);
     for (const JoinRow& r : join.rows) {
-      std::vector<std::string> row = {
-          r.predicted.name, r.predicted.group.empty() ? "-" : r.predicted.group,
-          std::string(NameOf(r.predicted.op_class)), std::to_string(r.predicted.repeat),
-          r.predicted.bound, Seconds(r.predicted.bound_s),
-          r.matched ? Seconds(r.measured_s) : "-", std::to_string(r.matched),
-          r.matched ? Pct(r.efficiency) : "-"};
+      std::vector<std::string> row = {r.predicted.name,
+                                      r.predicted.group.empty() ? "-" : r.predicted.group,
+                                      std::string(NameOf(r.predicted.op_class)),
+                                      std::to_string(r.predicted.repeat),
+                                      r.predicted.bound,
+                                      Seconds(r.predicted.bound_s),
+                                      r.matched ? Seconds(r.measured_s) : "-",
+                                      std::to_string(r.matched),
+                                      r.matched ? Pct(r.efficiency) : "-"};
       if (expected) {
         row.push_back(r.predicted.expected_s > 0 ? Seconds(r.predicted.expected_s) : "-");
         row.push_back(r.matched && r.of_expected > 0 ? Pct(r.of_expected) : "-");
@@ -312,9 +314,10 @@ std::string RenderJoinMismatch(const JoinMismatch& m, const std::string& title) 
                                 m.faster_than_bound, Pct(m.max_efficiency)));
   }
   if (m.shapes_disagree()) {
-    signs.push_back(fmt::format("{} of {} GEMM launches' FLOPs (from their recorded shapes) are over "
-                                "2x off their predicted kernel's",
-                                m.shapes_off, m.shapes_checked));
+    signs.push_back(
+        fmt::format("{} of {} GEMM launches' FLOPs (from their recorded shapes) are over "
+                    "2x off their predicted kernel's",
+                    m.shapes_off, m.shapes_checked));
   }
   if (m.steps_disagree()) {
     signs.push_back(fmt::format("the op classes hold different step counts ({} {:.2f}, {} {:.2f})",
@@ -363,6 +366,7 @@ nlohmann::json ProfileJoinJson(const ProfileJoin& join, const std::string& title
                             {"measured_s", r.measured_s},
                             {"efficiency", r.efficiency},
                             {"expected_s", r.predicted.expected_s},
+                            {"expected_copies_s", r.predicted.expected_copies_s},
                             {"of_expected", r.of_expected},
                             {"measured_kernel", r.example}});
   }
@@ -395,11 +399,12 @@ std::vector<RooflinePoint> NcuRooflinePoints(const NcuSummary& summary, const De
       pt.share = total_time > 0 ? g.sum.duration_s.value_or(0) / total_time : 0;
       pt.level = level;
       pt.group = static_cast<int>(i);
-      pt.tip = fmt::format("#{} {}\n{} launch(es), {} each, {} FLOP, {} FLOP/s achieved\n{} "
-                           "through {}: {} FLOP/B\n{}",
-                           i + 1, ShortKernelName(g.name, 60), g.launches, Seconds(*g.time_s),
-                           Si(g.flops, ""), Si(g.placement.achieved_flops_per_s, ""),
-                           Si(l.bytes, "B"), l.level, Num(l.intensity), g.placement.verdict);
+      pt.tip = fmt::format(
+          "#{} {}\n{} launch(es), {} each, {} FLOP, {} FLOP/s achieved\n{} "
+          "through {}: {} FLOP/B\n{}",
+          i + 1, ShortKernelName(g.name, 60), g.launches, Seconds(*g.time_s), Si(g.flops, ""),
+          Si(g.placement.achieved_flops_per_s, ""), Si(l.bytes, "B"), l.level, Num(l.intensity),
+          g.placement.verdict);
       points.push_back(std::move(pt));
       any = true;
     }
