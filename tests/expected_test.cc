@@ -1063,7 +1063,7 @@ TEST(Expected, ModulesCopyGroupedKvHeadsForEveryQueryHead) {
   // A quantized cache is dequantized before it is repeated: copies and reads at bf16.
   AttentionSpec fp8_cache = gqa;
   fp8_cache.kv_dtype = DType::kFp8;
-  const ExpectedCost& q = Analyze(OpRequest{fp8_cache}, hf_model).costs[0].expected;
+  const ExpectedCost q = Analyze(OpRequest{fp8_cache}, hf_model).costs[0].expected;
   EXPECT_DOUBLE_EQ(q.grouped_kv_read_bytes, 4 * kv - kv / 2);  // 32 bf16 heads, not 8 fp8 ones
   EXPECT_DOUBLE_EQ(q.grouped_kv_copy_s, e.grouped_kv_copy_s);
   // The attention kernel then runs every query head on its own K/V head: its thread blocks
@@ -1086,7 +1086,7 @@ TEST(Expected, ModulesCopyGroupedKvHeadsForEveryQueryHead) {
   prefill.q_len = prefill.kv_len = 512;
   prefill.causal = true;
   for (const AttentionSpec& a : {mha, mla, prefill}) {
-    const ExpectedCost& x = Analyze(OpRequest{a}, hf_model).costs[0].expected;
+    const ExpectedCost x = Analyze(OpRequest{a}, hf_model).costs[0].expected;
     EXPECT_EQ(x.grouped_kv_copy_s, 0);
     EXPECT_EQ(x.grouped_kv_read_bytes, 0);
   }
