@@ -7,7 +7,8 @@
 #     core: ceilings (measure, PyTorch reference, kernel check, validate) and the unit tests
 #     ceilings: core without the unit tests
 #     quant: fp8, int8 and int4 matmuls and many-wave attention (scripts/gpu-quant-kernels.py)
-#     e2e: PyTorch end-to-end timings and a profiler trace of one decode step
+#     e2e: PyTorch end-to-end timings, a profiler trace of one decode step, and transformers'
+#          host time per module (scripts/gpu-module-host.py)
 #     ncu: the Nsight Compute round trip (ncu-command, ncu, profile ncu) and profile torch
 #
 # ROOFLINE_BIN names the folder holding `roofline` and `roofline_tests` (default build/, with the
@@ -100,6 +101,11 @@ if has e2e; then
   step e2e 420 python3 scripts/gpu-e2e.py --out "$OUT/e2e.json" --trace "$OUT/decode_trace.json"
   # The same model with one fused SDPA call over the grouped KV heads (no repeat_kv copy).
   step e2e-gqa 420 python3 scripts/gpu-e2e.py --attention sdpa-gqa --out "$OUT/e2e-gqa.json"
+  # transformers' host time module by module, against a bare op in the same process (the
+  # --modules hf-transformers host_factor of data/efficiency.json), and the full step beside it.
+  step module-host 330 python3 scripts/gpu-module-host.py --configs data/models/llama-3-8b.json \
+    data/models/qwen2.5-7b.json --repeat 3 --layers 2 8 --full-step 32 1024 \
+    --out "$OUT/module-host.json"
   gpu_state
 fi
 

@@ -91,6 +91,12 @@ TEST(EfficiencyData, BadFilesAreRejectedWithTheFieldAndReason) {
   Result<EfficiencyData> no_copies = ParseEfficiencyData(no_rate.dump(), "eff.json");
   ASSERT_TRUE(no_copies.ok()) << no_copies.status().ToString();
   EXPECT_EQ(no_copies->module_launches[0].grouped_kv_copy.value, 0);
+  // The modules' Python figure is optional: absent, a launch takes the runtime's host time.
+  nlohmann::json no_python = nlohmann::json::parse(*text);
+  no_python["module_launches"][0].erase("host_factor");
+  Result<EfficiencyData> without_python = ParseEfficiencyData(no_python.dump(), "eff.json");
+  ASSERT_TRUE(without_python.ok()) << without_python.status().ToString();
+  EXPECT_EQ(without_python->module_launches[0].host_factor.value, 1);
   struct Case {
     std::string json, field, why;
   };
@@ -158,6 +164,12 @@ TEST(EfficiencyData, BadFilesAreRejectedWithTheFieldAndReason) {
       {Replace(*text, "\"grouped_kv_copy\": {", "\"grouped_kv_rate\": {"), "module_launches[0]",
        "unknown key 'grouped_kv_rate'"},
       {without_copy_rate, "module_launches[0].grouped_kv_copy", "needed when grouped_kv > 0"},
+      {Replace(*text, "\"value\": 2.08,", "\"value\": 0.5,"),
+       "module_launches[0].host_factor.value", "at least 1"},
+      {Replace(*text, "\"value\": 2.08,", "\"value\": 1e6,"),
+       "module_launches[0].host_factor.value", "at most 100"},
+      {Replace(*text, "\"value\": 2.08,", "\"value\": -2,"), "module_launches[0].host_factor",
+       "positive"},
       {Replace(*text, "\"name\": \"hf-transformers\",", "\"name\": \"\","),
        "module_launches[0].name", ""},
       {Replace(*text, "\"schema_version\": 1", "\"schema_version\": 2"), "schema_version",
@@ -954,10 +966,12 @@ TEST(Expected, Fp16AccumulateTakesTheDevicesFp16AccumulateFigureForMatmulsOnly) 
 }
 
 // A model of `device` at the default efficiency data whose run names --modules `modules`.
-CostModel WithModules(const Device& device, const std::string& modules) {
+CostModel WithModules(const Device& device, const std::string& modules,
+                      Runtime runtime = Runtime::kEager) {
   CostOptions o;
   o.efficiency = Data();
   o.expected.modules = modules;
+  o.expected.runtime = runtime;
   return CostModel(device, o);
 }
 
@@ -1010,7 +1024,8 @@ TEST(Expected, ModulesMultiplyTheLaunchesOfTheirOps) {
     const ExpectedCost& e = hf_run.costs[0].expected;
     EXPECT_EQ(one.costs[0].expected.launches, 1);
     EXPECT_EQ(e.launches, c.launches);
-    EXPECT_DOUBLE_EQ(e.host_s, static_cast<double>(c.launches) * host);
+    // Eager: every launch also pays the modules' Python (host_factor, next test but one).
+    EXPECT_DOUBLE_EQ(e.host_s, static_cast<double>(c.launches) * host * (*hf)->host_factor.value);
     EXPECT_DOUBLE_EQ(e.overhead_s, static_cast<double>(c.launches) * gap);
     // Only grouped K/V heads move more bytes (next test).
     const double more_read =
@@ -1020,6 +1035,42 @@ TEST(Expected, ModulesMultiplyTheLaunchesOfTheirOps) {
     EXPECT_DOUBLE_EQ(hf_run.costs[0].time_s, one.costs[0].time_s);
   }
   EXPECT_GT((*hf)->rms_norm, 1);
+}
+
+// --modules hf-transformers under eager: the host runs transformers' Python around every kernel
+// of the step (module calls, views, the cache's bookkeeping), host_factor times a bare op's host
+// time (data/efficiency.json: one decoder layer timed on its own; GpuRunFixtures derives the
+// figure from the committed timings). A replayed CUDA graph or a compiled step runs no Python:
+// their host time is the runtime's alone. The GPU's time (the gaps, the terms) never moves.
+TEST(Expected, ModulesPythonMultipliesTheEagerHostTime) {
+  const Device& h100 = Dev("h100-sxm");
+  Result<const EfficiencyData::ModuleLaunches*> hf =
+      FindModuleLaunches(*Data(), "hf-transformers", "test");
+  ASSERT_TRUE(hf.ok()) << hf.status().ToString();
+  const double factor = (*hf)->host_factor.value;
+  EXPECT_GT(factor, 1.5);  // measured 1.93-2.18
+  EXPECT_LT(factor, 3.0);
+  EXPECT_NE((*hf)->host_factor.source.find("gpu-module-host.py"), std::string::npos);
+  const OpRequest matmul{Mm(1, 4096, 4096)};
+  for (Runtime runtime : {Runtime::kEager, Runtime::kCudaGraph, Runtime::kCompiled}) {
+    const double host = Data()->launch[static_cast<int>(runtime)].host_s.value;
+    const CostModel plain = WithModules(h100, "", runtime);
+    const CostModel hf_run = WithModules(h100, "hf-transformers", runtime);
+    EXPECT_DOUBLE_EQ(plain.host_factor(), 1.0);
+    EXPECT_DOUBLE_EQ(hf_run.host_factor(), runtime == Runtime::kEager ? factor : 1.0);
+    const ExpectedCost a = Analyze(matmul, plain).costs[0].expected;
+    const ExpectedCost b = Analyze(matmul, hf_run).costs[0].expected;
+    EXPECT_DOUBLE_EQ(a.host_s, host) << NameOf(runtime);
+    EXPECT_DOUBLE_EQ(b.host_s, host * hf_run.host_factor()) << NameOf(runtime);
+    EXPECT_DOUBLE_EQ(b.time_s, a.time_s) << NameOf(runtime);
+  }
+  // A framework listed without the figure runs no more Python than a bare op.
+  auto data = std::make_shared<EfficiencyData>(*Data());
+  data->module_launches[0].host_factor = Figure{1, ""};
+  CostOptions o;
+  o.efficiency = data;
+  o.expected.modules = "hf-transformers";
+  EXPECT_DOUBLE_EQ(CostModel(h100, o).host_factor(), 1.0);
 }
 
 // --modules hf-transformers with grouped K/V heads: transformers' repeat_kv copies K and V to

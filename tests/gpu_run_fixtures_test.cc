@@ -189,6 +189,18 @@ TEST(GpuRunFixtures, TheTraceJoinedWithAnotherModelIsFlagged) {
 // (data/efficiency.json, module_launches). Reconciled kernel by kernel: the model's launches per
 // step, plus cuBLAS's split-K reductions and the kernels the step runs once before its first
 // layer (the mask and the rotary tables), are exactly the trace's kernels.
+// The launches `model llama-3-8b --modules hf-transformers` counts for one decode step on the
+// H100 at this context (its JSON setup), or -1 when the command fails.
+int64_t HfLaunchesPerStep(const std::string& context) {
+  const auto o = RunCli({"model", "llama-3-8b", "--hw", "h100-sxm", "--phase", "decode", "--prompt",
+                         context, "--modules", "hf-transformers", "--format", "json"});
+  EXPECT_EQ(o.status, 0) << o.err;
+  if (o.status != 0) return -1;
+  const nlohmann::json setup =
+      nlohmann::json::parse(o.out).at("phases")[0].at("expected").at("setup");
+  return setup.at("modules").at("launches_per_step").get<int64_t>();
+}
+
 TEST(GpuRunFixtures, HfModulesLaunchTheTracesKernels) {
   Result<TorchTrace> t = LoadTorchTrace(Fixture("torch_h100_llama3_8b_decode.json.gz"));
   ASSERT_TRUE(t.ok()) << t.status().ToString();
@@ -255,12 +267,7 @@ TEST(GpuRunFixtures, HfModulesLaunchTheTracesKernels) {
   EXPECT_EQ(t->kernels.size() - memsets, 1757u);
   EXPECT_EQ(split_k, 160);  // 5 of the 7 projections of each of the 32 layers
   EXPECT_EQ(head, 19);
-  const auto o = RunCli({"model", "llama-3-8b", "--hw", "h100-sxm", "--phase", "decode", "--prompt",
-                         "4096", "--modules", "hf-transformers", "--format", "json"});
-  ASSERT_EQ(o.status, 0) << o.err;
-  const nlohmann::json setup =
-      nlohmann::json::parse(o.out).at("phases")[0].at("expected").at("setup");
-  const int64_t launches = setup.at("modules").at("launches_per_step").get<int64_t>();
+  const int64_t launches = HfLaunchesPerStep("4096");
   EXPECT_EQ(launches + split_k + head, static_cast<int64_t>(t->kernels.size()) - memsets);
   // The copies' time: the model's rate (grouped_kv_copy, from Nsight Compute's timing of one
   // copy) against the trace's 64 copies, within 5% of their median. Each reads the 8 cached
@@ -302,6 +309,65 @@ TEST(GpuRunFixtures, HfModulesLaunchTheTracesKernels) {
     }
   }
   EXPECT_EQ(classes, 2);
+}
+
+// transformers' Python per kernel (scripts/gpu-module-host.py on an H100 of 2026-11-26,
+// docs/measurements/h100-2026-11-26/module-host/run2-interleaved.json): one decoder layer of
+// Llama-3-8B and of Qwen2.5-7B called on its own with a real decode step's arguments, three
+// repeats interleaved with a bare op in one process. data/efficiency.json's host_factor is the
+// median of the six ratios (host per kernel of the layer / the bare op's). Then, on the same
+// machine: the model's host time for the whole 32-layer step (its launches x that machine's bare
+// op x the factor) against the step measured there, which did not set the figure.
+TEST(GpuRunFixtures, HfModulesPythonFromTheLayersTimedAlone) {
+  std::ifstream in(std::string(ROOFLINE_SOURCE_DIR) +
+                   "/docs/measurements/h100-2026-11-26/module-host/run2-interleaved.json");
+  ASSERT_TRUE(in.good());
+  const nlohmann::json run = nlohmann::json::parse(in);
+  std::vector<double> ratios, bare;
+  for (const auto& repeat : run.at("repeats")) {
+    const nlohmann::json& add = repeat.at("bare").at(0);
+    ASSERT_EQ(add.at("module"), "bare x.add_(1)");
+    ASSERT_EQ(add.at("kernels"), 1);
+    EXPECT_TRUE(add.at("host_limited").get<bool>());
+    bare.push_back(add.at("host_us").get<double>());
+    for (const auto& [config, modules] : repeat.at("modules").items()) {
+      int layers = 0;
+      for (const auto& m : modules) {
+        if (m.at("module") != "decoder_layer") continue;
+        ++layers;
+        EXPECT_TRUE(m.at("host_limited").get<bool>()) << config;  // the GPU never waited on
+        const double per_kernel = m.at("host_us").get<double>() / m.at("kernels").get<double>();
+        ratios.push_back(per_kernel / bare.back());
+      }
+      EXPECT_EQ(layers, 1) << config;
+    }
+  }
+  ASSERT_EQ(ratios.size(), 6u);
+  std::sort(ratios.begin(), ratios.end());
+  std::sort(bare.begin(), bare.end());
+  Result<EfficiencyData> data = LoadDefaultEfficiencyData();
+  ASSERT_TRUE(data.ok());
+  Result<const EfficiencyData::ModuleLaunches*> hf =
+      FindModuleLaunches(*data, "hf-transformers", "test");
+  ASSERT_TRUE(hf.ok());
+  const double factor = (*hf)->host_factor.value;
+  EXPECT_NEAR((ratios[2] + ratios[3]) / 2, factor, 0.005);
+  EXPECT_GT(ratios.front(), 1.9);
+  EXPECT_LT(ratios.back(), 2.2);
+
+  // The 32-layer step at context 1024, batch 1, on the same machine: 39.5 ms of wall time with
+  // the host the limit. The model counts 1578 of its 1758 GPU activities (not cuBLAS's split-K
+  // reductions, the step's mask and rotary tables, nor a memset), so its host time reads a
+  // little low.
+  const nlohmann::json& step = run.at("full_step");
+  ASSERT_EQ(step.at("layers"), 32);
+  ASSERT_EQ(step.at("context"), 1024);
+  EXPECT_TRUE(step.at("host_limited").get<bool>());
+  const double launches = static_cast<double>(HfLaunchesPerStep("1024"));
+  EXPECT_LT(launches, step.at("kernels").get<double>());
+  const double predicted_us = launches * bare[1] * factor;
+  EXPECT_NEAR(predicted_us / step.at("wall_us").get<double>(), 1.0, 0.10)
+      << predicted_us << " us predicted";
 }
 
 // Nsight Compute's counters of the same decode step: cuDNN's attention reads the 32 heads'

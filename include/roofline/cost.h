@@ -229,6 +229,13 @@ class CostModel {
   const UsedWeightKernel& used_weight_kernel() const { return weight_kernel_; }
   /// The `--modules` launch counts in use, or nullptr (one launch per kernel).
   const EfficiencyData::ModuleLaunches* used_modules() const { return modules_; }
+  /// The multiple of the runtime's host time every launch takes: the `--modules` framework's
+  /// host_factor under `--runtime eager` (its Python runs every step), else 1.
+  double host_factor() const {
+    return modules_ != nullptr && options_.expected.runtime == Runtime::kEager
+               ? modules_->host_factor.value
+               : 1.0;
+  }
   /// How many kernels `kernel` launches: one, or under `--modules` what the framework's module
   /// for its op launches (RMSNorm, rotary embedding, fused attention).
   int64_t LaunchesOf(const Graph& graph, const Kernel& kernel) const;

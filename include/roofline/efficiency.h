@@ -136,6 +136,12 @@ struct EfficiencyData {
     /// The rate of those copies: a fraction of the device memory ceiling used (measured;
     /// required when grouped_kv > 0, else 0: nothing is copied).
     Figure grouped_kv_copy;
+    /// Host time per kernel launch under `--runtime eager`, as a multiple of the runtime's
+    /// (optional; 1 when absent): the Python the framework runs around each kernel (module
+    /// calls, argument handling, views, the cache's bookkeeping), from one of its layers timed
+    /// on its own against a bare op in the same process. It applies to every kernel of the
+    /// step. A replayed CUDA graph runs no Python: cuda-graph and compiled keep their figure.
+    Figure host_factor{1, ""};
   };
   std::vector<ModuleLaunches> module_launches;
   std::string origin;  ///< the file it came from

@@ -225,7 +225,7 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
     ForEachEntry(
         root.at("module_launches"), "module_launches",
         {"name", "description", "source", "rms_norm", "rope", "attention", "grouped_kv",
-         "grouped_kv_copy"},
+         "grouped_kv_copy", "host_factor"},
         [&](const json& f, const std::string& field) {
           EfficiencyData::ModuleLaunches m;
           m.name = RequireString(f, "name", field, "the name --modules takes");
@@ -259,6 +259,18 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
           if (f.contains("grouped_kv_copy")) {
             m.grouped_kv_copy =
                 ParseFigure(f.at("grouped_kv_copy"), field + ".grouped_kv_copy", 1, false);
+          }
+          // The framework's Python per launch: at least the bare op's (a factor of 1).
+          if (f.contains("host_factor")) {
+            const std::string at = field + ".host_factor";
+            m.host_factor = ParseFigure(f.at("host_factor"), at, 100, false,
+                                        "x the runtime's host time per launch");
+            if (m.host_factor.value < 1) {
+              throw JsonFieldError(at + ".value",
+                                   FormatNumber(m.host_factor.value) +
+                                       " is out of range (expected at least 1: a framework's "
+                                       "modules add host time to a bare op's, never less)");
+            }
           }
           d.module_launches.push_back(std::move(m));
         });

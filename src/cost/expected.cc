@@ -544,7 +544,9 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
   e.launches = LaunchesOf(graph, kernel);
   const double launches = static_cast<double>(e.launches);
   e.overhead_s = launches * (launch.gap_s.value + options_.launch_overhead_s);
-  e.host_s = launches * launch.host_s.value;
+  // A framework's Python around each kernel, where the host runs it every step (eager).
+  const double host_factor = this->host_factor();
+  e.host_s = launches * launch.host_s.value * host_factor;
   e.time_s = e.roofline_s + e.overhead_s;
   // Host time is hidden while the GPU is busy with earlier kernels: whether it is is a question
   // for the whole step (Totals::expected_s), not for one kernel. The fixed costs (the launch
@@ -651,15 +653,18 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
           Si(copy_rate, "B/s"), Seconds(e.grouped_kv_copy_s), Sci(groups * kv_bytes),
           Sci(KvBytes(*repeated, repeated->kv_dtype)), modules_->grouped_kv_copy.source));
     }
-    trace->Add(fmt::format("  launch ({}): {}{} between kernels [{}]{}; host {} per launch [{}]{}",
-                           NameOf(o.runtime),
-                           e.launches > 1 ? fmt::format("{} x ", e.launches) : "",
-                           Seconds(launch.gap_s.value), launch.gap_s.source,
-                           options_.launch_overhead_s > 0
-                               ? " + --launch-overhead-us " + Seconds(options_.launch_overhead_s)
-                               : "",
-                           Seconds(launch.host_s.value), launch.host_s.source,
-                           e.launches > 1 ? fmt::format(" = host {}", Seconds(e.host_s)) : ""));
+    trace->Add(fmt::format(
+        "  launch ({}): {}{} between kernels [{}]{}; host {} per launch [{}]{}{}",
+        NameOf(o.runtime), e.launches > 1 ? fmt::format("{} x ", e.launches) : "",
+        Seconds(launch.gap_s.value), launch.gap_s.source,
+        options_.launch_overhead_s > 0
+            ? " + --launch-overhead-us " + Seconds(options_.launch_overhead_s)
+            : "",
+        Seconds(launch.host_s.value), launch.host_s.source,
+        host_factor != 1.0 ? fmt::format(" x {:.2f} for the Python around it (--modules {}) [{}]",
+                                         host_factor, modules_->name, modules_->host_factor.source)
+                           : "",
+        e.launches > 1 || host_factor != 1.0 ? fmt::format(" = host {}", Seconds(e.host_s)) : ""));
     trace->Add(fmt::format(
         "Expected = largest term {}{}{}{} + overhead {} = {} ({} the bound {}){}",
         Seconds(e.roofline_s - fixed - e.grouped_kv_copy_s),

@@ -120,10 +120,14 @@ std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCo
   if (const auto* m = model.used_modules(); m != nullptr) {
     modules = fmt::format(";\n  modules {}: {}", m->name, ModuleLaunchesPhrase(*m));
   }
+  const std::string python =
+      model.host_factor() != 1.0
+          ? fmt::format(" x {:.2f} for the modules' Python", model.host_factor())
+          : "";
   return fmt::format(
-      "expected times: {} ceilings ({});\n  runtime {} ({} host per launch, {} between "
+      "expected times: {} ceilings ({});\n  runtime {} ({} host per launch{}, {} between "
       "kernels){}{}; --explain shows the derivation\n",
-      NameOf(o.ceilings), parts, NameOf(o.runtime), Seconds(launch.host_s.value),
+      NameOf(o.ceilings), parts, NameOf(o.runtime), Seconds(launch.host_s.value), python,
       Seconds(launch.gap_s.value), modules, kernel);
 }
 
@@ -197,6 +201,9 @@ json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& co
                     {"grouped_kv", m->grouped_kv},
                     {"grouped_kv_copy", m->grouped_kv_copy.value},
                     {"grouped_kv_copy_source", m->grouped_kv_copy.source},
+                    {"host_factor", m->host_factor.value},
+                    {"host_factor_source", m->host_factor.source},
+                    {"host_factor_applied", model.host_factor() != 1.0},
                     {"launches_per_step", launches},
                     {"source", m->source}};
   }

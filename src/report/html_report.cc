@@ -224,11 +224,15 @@ std::vector<std::string> CostModelAssumptions(const CostModel& model) {
     }
   }
   if (const auto* m = model.used_modules(); m != nullptr) {
-    out.push_back(fmt::format("expected: the modules of {} (--modules): {} [{}]{}", m->name,
-                              ModuleLaunchesPhrase(*m), m->source,
-                              m->grouped_kv_copy.value > 0
-                                  ? " [the copies' rate: " + m->grouped_kv_copy.source + "]"
-                                  : ""));
+    out.push_back(fmt::format(
+        "expected: the modules of {} (--modules): {} [{}]{}{}", m->name, ModuleLaunchesPhrase(*m),
+        m->source,
+        m->grouped_kv_copy.value > 0 ? " [the copies' rate: " + m->grouped_kv_copy.source + "]"
+                                     : "",
+        model.host_factor() != 1.0 ? fmt::format("; under eager every launch takes {:.2f}x the "
+                                                 "runtime's host time for the modules' Python [{}]",
+                                                 model.host_factor(), m->host_factor.source)
+                                   : ""));
   }
   if (model.options().launch_overhead_s > 0) {
     out.push_back(fmt::format("every kernel pays a launch overhead of {} (--launch-overhead-us)",
