@@ -16,6 +16,8 @@ alone (gpu-reference.py's time_ms):
   and under torch.compile (one generated kernel), at one and four rows, with Inductor's defaults
   and again with the settings gpt-fast's generate.py makes (coordinate descent tuning);
 * RMSNorm under torch.compile (one generated kernel) at gpu-reference.py's sizes;
+* torchao's float8 linears under torch.compile (--only fp8_compiled): weight-only, and dynamic
+  per-row activations through torch._scaled_mm;
 * flash attention (SDPA's FlashAttention-2 backend) with more thread-block waves than
   gpu-reference.py's: grouped-query decode at batches 128 to 512, causal prefill at batch 4 to 16.
 
@@ -259,6 +261,72 @@ def compiled(b, rows, budget_s, tuned=False, shapes=SHAPES, ms=(1, 4), norms=Tru
         rows.append(row)
 
 
+def fp8_compiled(b, rows, budget_s, shapes=SHAPES[:3] + [("l3-8b k/v", 4096, 1024)], ms=(1,)):
+    """torchao's float8 decode linears as torch.compile generates them (gpt-fast's Inductor
+    settings), timed alone at `ms` rows: weight-only ('fp8 weight-only compiled', torchao's
+    float8wo: e4m3 weights with a bf16 scale per output channel, dequantized to bf16 inside the
+    generated kernel) and dynamic per row ('fp8 dynamic-row compiled', float8dq PerRow: each
+    activation row scaled to e4m3 by its absolute maximum, then torch._scaled_mm with row-wise
+    scales; the activation's quantization is timed with the product)."""
+    torch = b.torch
+    dev = b.dev
+    import torch.nn.functional as F
+    start = time.monotonic()
+    try:
+        torch._dynamo.config.cache_size_limit = 64
+        torch._dynamo.reset()
+        torch._inductor.config.coordinate_descent_tuning = True
+        torch._inductor.config.triton.unique_kernel_names = True
+    except Exception:
+        pass
+    f8 = torch.float8_e4m3fn
+
+    def weight_only(x, w, s):
+        return F.linear(x, w.to(dtype=x.dtype)) * s
+
+    def dynamic_row(x, w, s):
+        scale = x.abs().amax(dim=-1, keepdim=True).float().clamp(min=1e-12) / 448.0
+        xq = (x.float() / scale).clamp(-448.0, 448.0).to(f8)
+        return torch._scaled_mm(xq, w.t(), scale_a=scale, scale_b=s, out_dtype=torch.bfloat16,
+                                use_fast_accum=True)
+    modes = [("fp8 weight-only compiled", torch.compile(weight_only, fullgraph=True,
+                                                        dynamic=False)),
+             ("fp8 dynamic-row compiled", torch.compile(dynamic_row, fullgraph=True,
+                                                        dynamic=False))]
+    for name, k, n in shapes:
+        count = b.copies(k * n)
+        ws = [(torch.rand(n, k, device=dev) - 0.5).to(f8) for _ in range(count)]
+        s_wo = torch.rand(n, device=dev, dtype=torch.bfloat16) + 0.5
+        s_row = torch.rand(1, n, device=dev, dtype=torch.float32) + 0.5
+        for m in ms:
+            x = torch.rand(m, k, device=dev, dtype=torch.bfloat16) - 0.5
+            for mode, fn in modes:
+                scale = s_wo if "weight-only" in mode else s_row
+                row = {"op": mode, "shape": name, "m": m, "k": k, "n": n,
+                       "weight_copies": count, "flops": 2 * m * n * k,
+                       "bytes": k * n + n * (2 if "weight-only" in mode else 4) + m * k * 2
+                       + m * n * 2}
+                if time.monotonic() - start > budget_s:
+                    row["refused"] = f"compile budget of {budget_s} s spent"
+                    rows.append(row)
+                    continue
+                try:
+                    t0 = time.monotonic()
+                    fn(x, ws[0], scale)
+                    torch.cuda.synchronize()
+                    row["first_call_s"] = time.monotonic() - t0
+                    row.update(b.rotate(lambda w, fn=fn, scale=scale: fn(x, w, scale), ws))
+                    t = row["median_us"] * 1e-6
+                    print(f"{mode:25} {name:18} m {m}: {row['median_us']:9.1f} us "
+                          f"{row['bytes'] / t / 1e12:6.2f} TB/s", flush=True)
+                except Exception as exc:
+                    row["refused"] = refused(exc)
+                    print(f"{mode} {name} m {m}: refused: {row['refused']}", flush=True)
+                rows.append(row)
+        del ws
+        torch.cuda.empty_cache()
+
+
 def many_wave_attention(b, rows):
     torch = b.torch
     dev = b.dev
@@ -305,8 +373,8 @@ def main():
                         help="seconds of torch.compile work before compiled cases are skipped")
     parser.add_argument("--only", nargs="*", default=[],
                         help="sections to run (matmuls int4 int4_groups attention compiled "
-                             "compiled_tuned int8_shapes); default: all but int4_groups and "
-                             "int8_shapes")
+                             "compiled_tuned int8_shapes fp8_compiled); default: all but "
+                             "int4_groups, int8_shapes and fp8_compiled")
     args = parser.parse_args()
     try:
         import torch
@@ -333,8 +401,11 @@ def main():
                 ("int8_shapes",
                  lambda bb, rows: compiled(bb, rows, args.compile_budget, tuned=True,
                                            shapes=INT8_SHAPES, ms=(1, 2, 4, 8, 16),
-                                           norms=False))]
-    optional = {"int4_groups", "int8_shapes"}
+                                           norms=False)),
+                # torchao's float8 weight-only and dynamic per-row linears under torch.compile.
+                ("fp8_compiled",
+                 lambda bb, rows: fp8_compiled(bb, rows, args.compile_budget))]
+    optional = {"int4_groups", "int8_shapes", "fp8_compiled"}
     wanted = set(args.only) if args.only else {k for k, _ in sections if k not in optional}
     for key, fn in sections:
         if key not in wanted:
