@@ -179,6 +179,49 @@ def int4_weight_only(b, rows, groups=(128,), ms=(1, 2, 4, 8, 16, 32, 64, 128)):
             torch.cuda.empty_cache()
 
 
+def inductor_settings(torch, tuned):
+    """Resets Dynamo and sets Inductor's tuning as gpt-fast's generate.py does (tuned) or to its
+    defaults; returns what was set, for the rows, and the previous values, for restore()."""
+    config = torch._inductor.config
+    previous = (config.coordinate_descent_tuning, config.triton.unique_kernel_names)
+    torch._dynamo.config.cache_size_limit = 64
+    torch._dynamo.reset()
+    config.coordinate_descent_tuning = tuned
+    config.triton.unique_kernel_names = tuned
+    return {"coordinate_descent_tuning": tuned, "unique_kernel_names": tuned}, previous
+
+
+def restore(torch, previous):
+    torch._inductor.config.coordinate_descent_tuning = previous[0]
+    torch._inductor.config.triton.unique_kernel_names = previous[1]
+
+
+def time_case(b, rows, row, fn, weights, start, budget_s, compiled=True, flush=False):
+    """Times fn(weight) over the rotated weights into `row` (its first call, which compiles, apart;
+    flush: the L2 emptied before each call) and appends it; a compiled case past the compile
+    budget, or one that fails, is recorded as refused."""
+    torch = b.torch
+    label = " ".join(f"{k} {row[k]}" if k != "op" else str(row[k])
+                     for k in ("op", "shape", "m", "elements") if k in row)
+    if compiled and time.monotonic() - start > budget_s:
+        row["refused"] = f"compile budget of {budget_s} s spent"
+        rows.append(row)
+        return
+    try:
+        t0 = time.monotonic()
+        fn(weights[0])
+        torch.cuda.synchronize()
+        row["first_call_s"] = time.monotonic() - t0
+        row.update(b.rotate(fn, weights, flush=flush))
+        t = row["median_us"] * 1e-6
+        print(f"{label:58}: {row['median_us']:9.1f} us {row['bytes'] / t / 1e12:6.2f} TB/s "
+              f"(first call {row['first_call_s']:.1f} s)", flush=True)
+    except Exception as exc:
+        row["refused"] = refused(exc)
+        print(f"{label}: refused: {row['refused']}", flush=True)
+    rows.append(row)
+
+
 def compiled(b, rows, budget_s, tuned=False, shapes=SHAPES, ms=(1, 4), norms=True):
     """gpt-fast's int8 weight-only linear and RMSNorm under torch.compile (default mode; the
     kernels are timed alone, not inside a CUDA graph). tuned: with the Inductor settings
@@ -188,13 +231,7 @@ def compiled(b, rows, budget_s, tuned=False, shapes=SHAPES, ms=(1, 4), norms=Tru
     dev = b.dev
     import torch.nn.functional as F
     start = time.monotonic()
-    try:
-        torch._dynamo.config.cache_size_limit = 64
-        torch._dynamo.reset()
-        torch._inductor.config.coordinate_descent_tuning = tuned
-        torch._inductor.config.triton.unique_kernel_names = tuned
-    except Exception:
-        pass
+    settings, previous = inductor_settings(torch, tuned)
     label = "compiled-tuned" if tuned else "compiled"
 
     def int8_linear(x, w, s):
@@ -213,29 +250,13 @@ def compiled(b, rows, budget_s, tuned=False, shapes=SHAPES, ms=(1, 4), norms=Tru
                 row = {"op": f"int8 weight-only {mode}", "shape": name, "m": m, "k": k, "n": n,
                        "weight_copies": count, "flops": 2 * m * n * k,
                        "bytes": k * n + n * 2 + m * k * 2 + m * n * 2}
-                if mode != "eager" and time.monotonic() - start > budget_s:
-                    row["refused"] = f"compile budget of {budget_s} s spent"
-                    rows.append(row)
-                    continue
-                try:
-                    t0 = time.monotonic()
-                    fn(ws[0])
-                    torch.cuda.synchronize()
-                    row["first_call_s"] = time.monotonic() - t0
-                    row.update(b.rotate(fn, ws))
-                    t = row["median_us"] * 1e-6
-                    print(f"int8 weight-only {mode:8} {name:18} m {m}: {row['median_us']:9.1f} us "
-                          f"{row['bytes'] / t / 1e12:6.2f} TB/s (first call "
-                          f"{row['first_call_s']:.1f} s)", flush=True)
-                except Exception as exc:
-                    row["refused"] = refused(exc)
-                    print(f"int8 weight-only {mode} {name} m {m}: refused: {row['refused']}",
-                          flush=True)
-                rows.append(row)
+                if mode != "eager":
+                    row["inductor"] = settings
+                time_case(b, rows, row, fn, ws, start, budget_s, compiled=mode != "eager")
         del ws
         torch.cuda.empty_cache()
-
     if not norms:
+        restore(torch, previous)
         return
 
     def rms(x, w):
@@ -245,40 +266,24 @@ def compiled(b, rows, budget_s, tuned=False, shapes=SHAPES, ms=(1, 4), norms=Tru
     for elements in [4096 * 2**i for i in range(0, 18, 2)]:
         x = (torch.rand(elements, device=dev, dtype=torch.bfloat16) - 0.5).view(-1, 4096)
         row = {"op": f"rms_norm {label}", "elements": elements, "bytes": 2 * elements * 2}
-        if time.monotonic() - start > budget_s:
-            row["refused"] = f"compile budget of {budget_s} s spent"
-            rows.append(row)
-            continue
-        try:
-            compiled_rms(x, w)
-            row.update(b.rotate(lambda _: compiled_rms(x, w), [0], flush=True))
-            t = row["median_us"] * 1e-6
-            print(f"rms_norm {label} {elements * 2:>12} B: {row['median_us']:9.1f} us "
-                  f"{row['bytes'] / t / 1e12:6.2f} TB/s", flush=True)
-        except Exception as exc:
-            row["refused"] = refused(exc)
-            print(f"rms_norm compiled {elements}: refused: {row['refused']}", flush=True)
-        rows.append(row)
+        time_case(b, rows, row, lambda _, x=x: compiled_rms(x, w), [0], start, budget_s,
+                    flush=True)
+    restore(torch, previous)
 
 
 def fp8_compiled(b, rows, budget_s, shapes=SHAPES[:3] + [("l3-8b k/v", 4096, 1024)], ms=(1,)):
-    """torchao's float8 decode linears as torch.compile generates them (gpt-fast's Inductor
-    settings), timed alone at `ms` rows: weight-only ('fp8 weight-only compiled', torchao's
-    float8wo: e4m3 weights with a bf16 scale per output channel, dequantized to bf16 inside the
-    generated kernel) and dynamic per row ('fp8 dynamic-row compiled', float8dq PerRow: each
-    activation row scaled to e4m3 by its absolute maximum, then torch._scaled_mm with row-wise
-    scales; the activation's quantization is timed with the product)."""
+    """torchao's float8 decode linears re-implemented (torchao itself is not imported) and
+    compiled with gpt-fast's Inductor settings, timed alone at `ms` rows: weight-only ('fp8
+    weight-only compiled', the pattern of torchao's float8wo: e4m3 weights with a bf16 scale per
+    output channel, dequantized to bf16 inside the generated kernel) and dynamic per row ('fp8
+    dynamic-row compiled', the pattern of float8dq PerRow: each activation row scaled to e4m3 by
+    its absolute maximum, then torch._scaled_mm with row-wise scales; the activation's
+    quantization is timed with the product)."""
     torch = b.torch
     dev = b.dev
     import torch.nn.functional as F
     start = time.monotonic()
-    try:
-        torch._dynamo.config.cache_size_limit = 64
-        torch._dynamo.reset()
-        torch._inductor.config.coordinate_descent_tuning = True
-        torch._inductor.config.triton.unique_kernel_names = True
-    except Exception:
-        pass
+    settings, previous = inductor_settings(torch, True)
     f8 = torch.float8_e4m3fn
 
     def weight_only(x, w, s):
@@ -290,41 +295,26 @@ def fp8_compiled(b, rows, budget_s, shapes=SHAPES[:3] + [("l3-8b k/v", 4096, 102
         return torch._scaled_mm(xq, w.t(), scale_a=scale, scale_b=s, out_dtype=torch.bfloat16,
                                 use_fast_accum=True)
     modes = [("fp8 weight-only compiled", torch.compile(weight_only, fullgraph=True,
-                                                        dynamic=False)),
+                                                        dynamic=False), 2),
              ("fp8 dynamic-row compiled", torch.compile(dynamic_row, fullgraph=True,
-                                                        dynamic=False))]
+                                                        dynamic=False), 4)]
     for name, k, n in shapes:
         count = b.copies(k * n)
         ws = [(torch.rand(n, k, device=dev) - 0.5).to(f8) for _ in range(count)]
-        s_wo = torch.rand(n, device=dev, dtype=torch.bfloat16) + 0.5
-        s_row = torch.rand(1, n, device=dev, dtype=torch.float32) + 0.5
+        scales = {2: torch.rand(n, device=dev, dtype=torch.bfloat16) + 0.5,
+                  4: torch.rand(1, n, device=dev, dtype=torch.float32) + 0.5}
         for m in ms:
             x = torch.rand(m, k, device=dev, dtype=torch.bfloat16) - 0.5
-            for mode, fn in modes:
-                scale = s_wo if "weight-only" in mode else s_row
+            for mode, fn, scale_bytes in modes:
                 row = {"op": mode, "shape": name, "m": m, "k": k, "n": n,
-                       "weight_copies": count, "flops": 2 * m * n * k,
-                       "bytes": k * n + n * (2 if "weight-only" in mode else 4) + m * k * 2
-                       + m * n * 2}
-                if time.monotonic() - start > budget_s:
-                    row["refused"] = f"compile budget of {budget_s} s spent"
-                    rows.append(row)
-                    continue
-                try:
-                    t0 = time.monotonic()
-                    fn(x, ws[0], scale)
-                    torch.cuda.synchronize()
-                    row["first_call_s"] = time.monotonic() - t0
-                    row.update(b.rotate(lambda w, fn=fn, scale=scale: fn(x, w, scale), ws))
-                    t = row["median_us"] * 1e-6
-                    print(f"{mode:25} {name:18} m {m}: {row['median_us']:9.1f} us "
-                          f"{row['bytes'] / t / 1e12:6.2f} TB/s", flush=True)
-                except Exception as exc:
-                    row["refused"] = refused(exc)
-                    print(f"{mode} {name} m {m}: refused: {row['refused']}", flush=True)
-                rows.append(row)
+                       "weight_copies": count, "flops": 2 * m * n * k, "inductor": settings,
+                       "bytes": k * n + n * scale_bytes + m * k * 2 + m * n * 2}
+                s = scales[scale_bytes]
+                time_case(b, rows, row, lambda w, fn=fn, s=s: fn(x, w, s), ws, start,
+                            budget_s)
         del ws
         torch.cuda.empty_cache()
+    restore(torch, previous)
 
 
 def many_wave_attention(b, rows):

@@ -46,6 +46,19 @@ inline OpAnalysis Analyze(const OpRequest& r, const CostModel& m) {
   return std::move(a).value();
 }
 
+/// Llama-3-8B's decode attention (32 query heads, 8 K/V heads of 128): one new token for each of
+/// `batch` sequences against `kv_len` positions.
+inline AttentionSpec Llama3DecodeAttention(int64_t batch, int64_t kv_len) {
+  AttentionSpec a;
+  a.batch = batch;
+  a.heads = 32;
+  a.kv_heads = 8;
+  a.head_dim = 128;
+  a.q_len = 1;
+  a.kv_len = kv_len;
+  return a;
+}
+
 /// A bf16 matmul spec with B as a weight.
 inline MatmulSpec Mm(int64_t m, int64_t n, int64_t k, DType dt = DType::kBf16) {
   MatmulSpec s;

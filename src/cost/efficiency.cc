@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -391,11 +392,6 @@ Result<Runtime> ParseRuntime(std::string_view text) {
 }
 
 Status ParseEfficiencyOverride(std::string_view text, ExpectedOptions& options) {
-  const std::vector<std::string> kClasses(kOverrideClasses.begin(), kOverrideClasses.end());
-  std::string listed;
-  for (size_t i = 0; i < kClasses.size(); ++i) {
-    listed += (i == 0 ? "" : i + 1 == kClasses.size() ? " or " : ", ") + kClasses[i];
-  }
   const size_t eq = text.find('=');
   if (eq == std::string_view::npos) {
     return Status::Invalid("--efficiency",
@@ -403,15 +399,19 @@ Status ParseEfficiencyOverride(std::string_view text, ExpectedOptions& options) 
   }
   const std::string cls(text.substr(0, eq));
   const std::string value(text.substr(eq + 1));
-  size_t index = kClasses.size();
-  for (size_t i = 0; i < kClasses.size(); ++i) {
-    if (kClasses[i] == cls) index = i;
-  }
-  if (index == kClasses.size()) {
+  const auto found = std::find(kOverrideClasses.begin(), kOverrideClasses.end(), cls);
+  if (found == kOverrideClasses.end()) {
+    // Only the error needs the list of classes.
+    const std::vector<std::string> classes(kOverrideClasses.begin(), kOverrideClasses.end());
+    std::string listed;
+    for (size_t i = 0; i < classes.size(); ++i) {
+      listed += (i == 0 ? "" : i + 1 == classes.size() ? " or " : ", ") + classes[i];
+    }
     return Status::Invalid("--efficiency", "unknown kernel class '" + cls + "'" +
-                                               DidYouMean(cls, kClasses) + " (expected " + listed +
+                                               DidYouMean(cls, classes) + " (expected " + listed +
                                                ")");
   }
+  const auto index = static_cast<size_t>(found - kOverrideClasses.begin());
   char* end = nullptr;
   const double f = std::strtod(value.c_str(), &end);
   if (value.empty() || end != value.c_str() + value.size() || !(f >= 1e-3 && f <= 1)) {

@@ -10,6 +10,7 @@
 
 #include "roofline/cost.h"
 #include "roofline/units.h"
+#include "src/cost/op_rules.h"
 #include "src/cost/round_whole.h"
 
 namespace roofline {
@@ -92,13 +93,11 @@ bool RepeatsKv(const EfficiencyData::ModuleLaunches& m, const AttentionSpec& a) 
          a.kv_heads > 0 && a.kv_heads < a.heads;
 }
 
-// The bytes of a decode attention's K and V of its kv_heads at `dtype` (the window at most,
-// as the op reads them).
+// The bytes of a decode attention's K and V of its kv_heads at `dtype` (the keys the op reads:
+// AttentionKeysRead).
 double KvBytes(const AttentionSpec& a, DType dtype) {
-  const int64_t positions = a.window > 0 ? std::min(a.kv_len, a.window) : a.kv_len;
-  return static_cast<double>(a.batch) * static_cast<double>(a.kv_heads) *
-         static_cast<double>(positions) * static_cast<double>(a.head_dim + a.v_dim()) *
-         BytesOf(dtype);
+  return static_cast<double>(a.batch) * static_cast<double>(a.kv_heads) * AttentionKeysRead(a) *
+         static_cast<double>(a.head_dim + a.v_dim()) * BytesOf(dtype);
 }
 
 // The kernel's matmul that a --weight-kernel kernel runs (a dense product of activations of the

@@ -161,8 +161,7 @@ void AttentionRule(const Graph& g, const Op& op, const AttentionSpec& a, const L
   w.AddFlops({true, a.dtype}, tensor_flops);
   w.AddFlops(kVectorFp32, vector_flops);
   // Keys actually read per sequence: a sliding window limits them.
-  const double kv_read =
-      a.window > 0 ? std::min(D(a.kv_len), D(a.window) + D(a.q_len) - 1) : D(a.kv_len);
+  const double kv_read = AttentionKeysRead(a);
   const double kv_frac = kv_read / D(a.kv_len);
   if (t) {
     t->Add(

@@ -2,6 +2,7 @@
 #ifndef ROOFLINE_SRC_COST_OP_RULES_H_
 #define ROOFLINE_SRC_COST_OP_RULES_H_
 
+#include <algorithm>
 #include <array>
 
 #include "roofline/cost.h"
@@ -10,6 +11,15 @@
 namespace roofline {
 
 inline constexpr int kMaxOperands = 20;
+
+/// Key/value positions the queries of one sequence of a fused attention read: all of them, or
+/// under a sliding window the last query's window and the q_len - 1 positions before it.
+inline double AttentionKeysRead(const AttentionSpec& a) {
+  const auto kv = static_cast<double>(a.kv_len);
+  return a.window > 0
+             ? std::min(kv, static_cast<double>(a.window) + static_cast<double>(a.q_len) - 1)
+             : kv;
+}
 
 /// What the rules need to know about the memory hierarchy.
 struct LevelModel {

@@ -122,7 +122,9 @@ std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCo
   }
   const std::string python =
       model.host_factor() != 1.0
-          ? fmt::format(" x {:.2f} for the modules' Python", model.host_factor())
+          ? fmt::format(", x {:.2f} = {} with the Python of --modules {}", model.host_factor(),
+                        Seconds(launch.host_s.value * model.host_factor()),
+                        model.used_modules()->name)
           : "";
   return fmt::format(
       "expected times: {} ceilings ({});\n  runtime {} ({} host per launch{}, {} between "

@@ -229,10 +229,17 @@ std::vector<std::string> CostModelAssumptions(const CostModel& model) {
         m->source,
         m->grouped_kv_copy.value > 0 ? " [the copies' rate: " + m->grouped_kv_copy.source + "]"
                                      : "",
-        model.host_factor() != 1.0 ? fmt::format("; under eager every launch takes {:.2f}x the "
-                                                 "runtime's host time for the modules' Python [{}]",
-                                                 model.host_factor(), m->host_factor.source)
-                                   : ""));
+        model.host_factor() != 1.0
+            ? fmt::format(
+                  "; under eager every launch takes {:.2f}x the runtime's host time, {}, for the "
+                  "modules' Python (measured in decode, applied to prefill too) [{}]",
+                  model.host_factor(),
+                  Seconds(model.host_factor() *
+                          model.options()
+                              .efficiency->launch[static_cast<size_t>(Runtime::kEager)]
+                              .host_s.value),
+                  m->host_factor.source)
+            : ""));
   }
   if (model.options().launch_overhead_s > 0) {
     out.push_back(fmt::format("every kernel pays a launch overhead of {} (--launch-overhead-us)",
