@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Two figures of data/efficiency.json fitted to kernel-level timings only (scripts/gpu-quant-kernels.py
-and gpu-reference.py on an H100 and an H200): the weight-only int4 kernel ("weight_only_kernels")
-and the cap on fused attention's waves ("attention_waves" max_waves); and a third fit, printed
-only: Inductor's int8 weight-only GEMV (section 3).
+"""Figures of data/efficiency.json fitted to kernel-level timings only (scripts/gpu-quant-kernels.py
+and gpu-reference.py on an H100 and an H200): the weight-only int4 kernel ("weight_only_kernels"),
+the cap on fused attention's waves ("attention_waves" max_waves), and Inductor's int8
+weight-only matmul (a second "weight_only_kernels" entry, section 3).
 
 1. tinygemm.
 PyTorch's int4 weight-only matmul (torch._weight_int4pack_mm, the "tinygemm" kernel gpt-fast and
@@ -31,10 +31,10 @@ waves, the expected time less its wave term (`roofline op attention --format jso
 expected time less expected.attention_waves_s) leaves room for (measured - rest) / 10.6 us waves;
 the cap is the median of those, rounded. Prints them, and the H200's as a check.
 
-3. Inductor's int8 GEMV (gpt-fast's int8 linear under torch.compile), timed twice on H100s at
-the int8 validation rows' shapes (docs/measurements/h100-2026-11-26/quant-compiled/): a line
-through fixed time and bytes over the one-row timings, and the streaming rate of the 2- to 16-row
-ones beyond that fixed time. Not in the model yet (docs/expected-time.md says what it needs).
+3. Inductor's int8 weight-only matmul (gpt-fast's int8 linear under torch.compile), timed twice
+on H100s at the int8 validation rows' shapes (docs/measurements/h100-2026-11-26/quant-compiled/):
+the "inductor-int8" kernel's two regimes, one row and 2 to 16 rows, each a line through fixed time
+and bytes (least squares of the relative error).
 
 usage: python3 scripts/fit-kernel-figures.py [--roofline build/roofline]
        (the H100 and H200 runs of 2026-11-26 in docs/measurements/)
@@ -127,37 +127,46 @@ INT8_RUNS = ["docs/measurements/h100-2026-11-26/quant-compiled/int8-shapes-run1.
              "docs/measurements/h100-2026-11-26/quant-compiled/int8-shapes-run2.json"]
 
 
+def line_of_relative_error(xs, ys):
+    """fixed + x * a through (xs, ys), least squares of the relative error (each point weighted
+    by 1 / y^2): the model is judged by relative error, and a plain fit lets the largest shapes
+    decide the small ones' fixed time."""
+    ws = [1 / y ** 2 for y in ys]
+    sw = sum(ws)
+    mx = sum(w * x for w, x in zip(ws, xs)) / sw
+    my = sum(w * y for w, y in zip(ws, ys)) / sw
+    a = (sum(w * (x - mx) * (y - my) for w, x, y in zip(ws, xs, ys))
+         / sum(w * (x - mx) ** 2 for w, x in zip(ws, xs)))
+    return my - a * mx, a
+
+
 def fit_inductor_int8():
-    """Printed only (not in data/efficiency.json yet): fixed + bytes / stream through the one-row
-    timings, and the streaming rate of the 2- to 16-row ones. The events' bracket is the one of
-    the first 2026-11-26 H100 run (these ran on other machines of the same pool)."""
+    """The "inductor-int8" kernel of data/efficiency.json: per regime of rows (one row; 2 to 16),
+    fixed + bytes / stream through the timings. The events' bracket is the one of the first
+    2026-11-26 H100 run (these ran on other machines of the same pool)."""
     with open(os.path.join(ROOT, CHECKS[0][1])) as f:
         k = json.load(f)
     tiny = [r for r in k["memory"] if r["op"] == "add" and r["elements"] == 4096]
     bracket = tiny[0]["median_us"] * 1e-6 - k["launch"]["graph_gpu_s_per_kernel"]
-    one, more = [], []
+    regimes = {(1, 1): [], (2, 16): []}
     for path in INT8_RUNS:
         with open(os.path.join(ROOT, path)) as f:
             q = json.load(f)
         for r in q.get("int8_shapes", []):
             if "median_us" not in r:
                 continue
-            row = (r["bytes"], r["median_us"] * 1e-6 - bracket - GAP_S, r["shape"])
-            (one if r["m"] == 1 else more).append(row)
-    xs, ys = [r[0] for r in one], [r[1] for r in one]
-    mx, my = statistics.mean(xs), statistics.mean(ys)
-    a = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
-    fixed = my - a * mx
-    errs = [abs(fixed + x * a - y) / y for x, y in zip(xs, ys)]
-    rates = [x / (y - fixed) for x, y, _ in more]
-    print(f"Inductor int8 (printed only): {len(one)} one-row timings of {len(INT8_RUNS)} runs, "
-          f"events' bracket {bracket * 1e6:.2f} us, gap {GAP_S * 1e6:.1f} us:")
-    print(f"  fixed {fixed * 1e6:.2f} us; stream {1 / a / 1e12:.3f} TB/s; median |error| "
-          f"{statistics.median(errs) * 100:.1f}%, largest {max(errs) * 100:.1f}%")
-    if rates:
-        print(f"  2 to 16 rows ({len(rates)} timings): {min(rates) / 1e12:.2f}-"
-              f"{max(rates) / 1e12:.2f} TB/s beyond that fixed time, median "
-              f"{statistics.median(rates) / 1e12:.2f}")
+            for (lo, hi), rows in regimes.items():
+                if lo <= r["m"] <= hi:
+                    rows.append((r["bytes"], r["median_us"] * 1e-6 - bracket - GAP_S))
+    print(f"Inductor int8 (inductor-int8): {len(INT8_RUNS)} runs, events' bracket "
+          f"{bracket * 1e6:.2f} us, gap {GAP_S * 1e6:.1f} us:")
+    for (lo, hi), rows in regimes.items():
+        xs, ys = [r[0] for r in rows], [r[1] for r in rows]
+        fixed, a = line_of_relative_error(xs, ys)
+        errs = [abs(fixed + x * a - y) / y for x, y in zip(xs, ys)]
+        print(f"  rows {lo}-{hi}: {len(rows)} timings; fixed {fixed * 1e6:.2f} us, stream "
+              f"{1 / a / 1e12:.3f} TB/s = {1 / a / CYCLES:.2f} B per SM-cycle; median |error| "
+              f"{statistics.median(errs) * 100:.1f}%, largest {max(errs) * 100:.1f}%")
 
 
 def fit_max_waves(roofline):

@@ -33,12 +33,14 @@ std::shared_ptr<const EfficiencyData> Data() {
   return d;
 }
 
+// A model of `d` at the default efficiency data; `modules` names a --modules framework.
 CostModel Expecting(const Device& d, CeilingSet set = CeilingSet::kAchievable,
-                    Runtime rt = Runtime::kEager) {
+                    Runtime rt = Runtime::kEager, const std::string& modules = "") {
   CostOptions o;
   o.efficiency = Data();
   o.expected.ceilings = set;
   o.expected.runtime = rt;
+  o.expected.modules = modules;
   return CostModel(d, o);
 }
 
@@ -126,9 +128,21 @@ TEST(EfficiencyData, BadFilesAreRejectedWithTheFieldAndReason) {
       {Replace(*text, "\"weight_dtype\": \"int4\"", "\"weight_dtype\": \"int3\""),
        "weight_only_kernels[0].weight_dtype", "int3"},
       {Replace(*text, "\"value\": 7.86,", "\"value\": 1e9,"),
-       "weight_only_kernels[0].stream_bytes_per_sm_cycle.value", "B per SM-cycle"},
+       "weight_only_kernels[0].regimes[0].stream_bytes_per_sm_cycle.value", "B per SM-cycle"},
       {Replace(*text, "\"value\": 110.9,", "\"value\": -1,"),
-       "weight_only_kernels[0].matrix_flops_per_sm_cycle", "positive"},
+       "weight_only_kernels[0].regimes[0].matrix_flops_per_sm_cycle", "positive"},
+      {Replace(*text, "\"scales\": \"channel\"", "\"scales\": \"row\""),
+       "weight_only_kernels[1].scales", "\"group\""},
+      {Replace(*text, "\"min_rows\": 2,", "\"min_rows\": 1,"),
+       "weight_only_kernels[1].regimes[1].min_rows", "ascending, disjoint"},
+      {Replace(*text, "\"min_rows\": 2,", "\"min_rows\": 0,"),
+       "weight_only_kernels[1].regimes[1].min_rows", "integer between 1"},
+      {Replace(*text, "\"max_rows\": 16,", "\"max_rows\": 1.5,"),
+       "weight_only_kernels[1].regimes[1].max_rows", "integer between 1"},
+      {Replace(*text, "\"min_rows\": 2,", "\"min_rows\": 20,"),
+       "weight_only_kernels[1].regimes[1].max_rows", "below min_rows"},
+      {Replace(*text, "\"min_rows\": 2,", "\"min_rows\": 2, \"rows\": 2,"),
+       "weight_only_kernels[1].regimes[1]", "unknown key 'rows'"},
       {Replace(*text, "\"measured_on\": [\"h100-sxm\", \"h200\"]", "\"measured_on\": []"),
        "weight_only_kernels[0].measured_on", "non-empty"},
       {Replace(*text, "\"name\": \"tinygemm\",", ""), "weight_only_kernels[0].name", "missing"},
@@ -531,6 +545,9 @@ TEST(Expected, AWeightKernelReplacesTheTermsOfItsMatmulsOnly) {
   const EfficiencyData::WeightKernel& tg = Data()->weight_kernels.front();
   ASSERT_EQ(tg.name, "tinygemm");
   ASSERT_EQ(tg.weight_dtype, DType::kInt4);
+  ASSERT_EQ(tg.regimes.size(), 1u);
+  const EfficiencyData::WeightKernelRegime& all_rows = tg.regimes.front();
+  EXPECT_EQ(RowsPhrase(all_rows), "from 1 row on");
   auto with_kernel = [](const Device& d, const std::string& name) {
     CostOptions o;
     o.efficiency = Data();
@@ -543,8 +560,8 @@ TEST(Expected, AWeightKernelReplacesTheTermsOfItsMatmulsOnly) {
   const double cycles = 132 * 1.98e9;
   ASSERT_NE(model.used_weight_kernel().kernel, nullptr);
   EXPECT_TRUE(model.used_weight_kernel().measured_here);
-  EXPECT_NEAR(model.used_weight_kernel().stream_bytes_per_s,
-              tg.stream_bytes_per_sm_cycle.value * cycles, 1);
+  EXPECT_NEAR(model.used_weight_kernel().stream_bytes_per_s(all_rows),
+              all_rows.stream_bytes_per_sm_cycle.value * cycles, 1);
   MatmulSpec int4 = Mm(1, 14336, 4096);
   int4.b_dtype = DType::kInt4;
   int4.group_size = 128;
@@ -552,19 +569,21 @@ TEST(Expected, AWeightKernelReplacesTheTermsOfItsMatmulsOnly) {
   const ExpectedCost& e = c.expected;
   // One row: the bytes at the streaming rate (2.1 TB/s, below the 2.90 achievable) decide, with
   // a bf16 zero point beside each of the 32 x 14336 scales.
-  const double stream = tg.stream_bytes_per_sm_cycle.value * cycles;
+  const double stream = all_rows.stream_bytes_per_sm_cycle.value * cycles;
   ASSERT_TRUE(tg.zero_points);
   EXPECT_NEAR(e.memory_s[0], (c.bytes[0] + 4096 / 128 * 14336 * 2.0) / stream, 1e-15);
   // Other levels keep their bandwidths.
   EXPECT_LT(e.memory_s[1], e.memory_s[0]);
-  EXPECT_NEAR(e.fixed_s, tg.fixed_s.value, 1e-18);
+  EXPECT_NEAR(e.fixed_s, all_rows.fixed_s.value, 1e-18);
+  EXPECT_EQ(e.weight_kernel_regime, 0);
   EXPECT_NEAR(e.time_s, e.memory_s[0] + e.fixed_s + 1.0e-6, 1e-12);
   EXPECT_GE(e.time_s, c.time_s);
   // 128 rows: the matrix rate (29 TFLOP/s) decides.
   int4.m = 128;
   const ExpectedCost e128 = Analyze(OpRequest{int4}, model).costs[0].expected;
   EXPECT_NEAR(e128.compute_s,
-              2.0 * 128 * 14336 * 4096 / (tg.matrix_flops_per_sm_cycle.value * cycles), 1e-12);
+              2.0 * 128 * 14336 * 4096 / (all_rows.matrix_flops_per_sm_cycle.value * cycles),
+              1e-12);
   EXPECT_EQ(e128.term.kind, BoundKind::kCompute);
   // Without the kernel, and for a bf16 or an int8 matmul with it, no fixed time.
   int4.m = 1;
@@ -585,8 +604,8 @@ TEST(Expected, AWeightKernelReplacesTheTermsOfItsMatmulsOnly) {
   // Another GPU scales the rates by its SMs and clock, and --explain says so.
   const CostModel a100 = with_kernel(Dev("a100-sxm-80gb"), "tinygemm");
   EXPECT_FALSE(a100.used_weight_kernel().measured_here);
-  EXPECT_NEAR(a100.used_weight_kernel().stream_bytes_per_s,
-              tg.stream_bytes_per_sm_cycle.value * 108 * 1.41e9, 1);
+  EXPECT_NEAR(a100.used_weight_kernel().stream_bytes_per_s(all_rows),
+              all_rows.stream_bytes_per_sm_cycle.value * 108 * 1.41e9, 1);
   Result<OpAnalysis> ex = AnalyzeOp(OpRequest{int4}, a100, true);
   ASSERT_TRUE(ex.ok());
   std::string explained;
@@ -614,6 +633,95 @@ TEST(Expected, AWeightKernelReplacesTheTermsOfItsMatmulsOnly) {
   EXPECT_NE(tpu.ToString().find("no SM count"), std::string::npos) << tpu.ToString();
   // The devices it was measured on are in the database.
   for (const std::string& id : tg.measured_on) EXPECT_TRUE(testing::Db().Find(id).ok()) << id;
+}
+
+// --weight-kernel inductor-int8: int8 weights with one scale per output column, in regimes of
+// rows (one row; 2 to 16), each with its own fixed time and streaming rate and no matrix rate;
+// beyond 16 rows, and for grouped scales, the model's default.
+TEST(Expected, AWeightKernelRunsTheRegimeOfItsRows) {
+  const EfficiencyData::WeightKernel* ind = nullptr;
+  for (const auto& wk : Data()->weight_kernels) {
+    if (wk.name == "inductor-int8") ind = &wk;
+  }
+  ASSERT_NE(ind, nullptr);
+  ASSERT_EQ(ind->regimes.size(), 2u);
+  EXPECT_TRUE(ind->channel_scales);
+  EXPECT_EQ(RowsPhrase(ind->regimes[0]), "1 row");
+  EXPECT_EQ(RowsPhrase(ind->regimes[1]), "2-16 rows");
+  EXPECT_EQ(ind->RegimeOf(1), 0);
+  EXPECT_EQ(ind->RegimeOf(16), 1);
+  EXPECT_EQ(ind->RegimeOf(17), -1);
+  CostOptions o;
+  o.efficiency = Data();
+  o.expected.runtime = Runtime::kCudaGraph;
+  o.expected.weight_kernel = "inductor-int8";
+  const Device& h100 = Dev("h100-sxm");
+  const CostModel model(h100, o);
+  ASSERT_EQ(model.used_weight_kernel().kernel, ind);
+  const double copy = model.used_memory()[0].value;
+  MatmulSpec int8 = Mm(1, 4096, 4096);
+  int8.b_dtype = DType::kInt8;
+  int8.group_size = 0;
+  // One row: the regime's rate is above the 2.90 TB/s copy, so the copy rate decides.
+  const KernelCost one = Analyze(OpRequest{int8}, model).costs[0];
+  ASSERT_GT(ind->regimes[0].stream_bytes_per_sm_cycle.value * 132 * 1.98e9, copy);
+  EXPECT_EQ(one.expected.weight_kernel_regime, 0);
+  EXPECT_NEAR(one.expected.fixed_s, ind->regimes[0].fixed_s.value, 1e-18);
+  EXPECT_NEAR(one.expected.memory_s[0], one.bytes[0] / copy, 1e-15);
+  // Eight rows: the second regime's 0.58 TB/s, a fifth of the copy rate, and its fixed time;
+  // every FLOP at its ceiling (no matrix rate of its own).
+  int8.m = 8;
+  const KernelCost eight = Analyze(OpRequest{int8}, model).costs[0];
+  const double slow = ind->regimes[1].stream_bytes_per_sm_cycle.value * 132 * 1.98e9;
+  EXPECT_EQ(eight.expected.weight_kernel_regime, 1);
+  EXPECT_NEAR(eight.expected.memory_s[0], eight.bytes[0] / slow, 1e-15);
+  EXPECT_NEAR(eight.expected.fixed_s, ind->regimes[1].fixed_s.value, 1e-18);
+  EXPECT_GT(eight.expected.time_s, 3 * one.expected.time_s);  // measured: 29 us and 8 us
+  EXPECT_DOUBLE_EQ(eight.expected.efficiency, 1.0);
+  // 17 rows: not measured, the model's default; --explain says so.
+  int8.m = 17;
+  Result<OpAnalysis> ex = AnalyzeOp(OpRequest{int8}, model, true);
+  ASSERT_TRUE(ex.ok());
+  EXPECT_EQ(ex->costs[0].expected.weight_kernel_regime, -1);
+  EXPECT_EQ(ex->costs[0].expected.fixed_s, 0);
+  std::string explained;
+  for (const std::string& line : ex->traces[0]) explained += line + "\n";
+  EXPECT_NE(explained.find("weight-only kernel inductor-int8 not measured at 17 rows, only at 1 "
+                           "row, 2-16 rows: the model"),
+            std::string::npos)
+      << explained;
+  // Grouped scales (a 4-bit layout) are not this kernel's: the model's default.
+  MatmulSpec grouped = int8;
+  grouped.m = 1;
+  grouped.group_size = 128;
+  EXPECT_EQ(Analyze(OpRequest{grouped}, model).costs[0].expected.weight_kernel_regime, -1);
+  // --explain at eight rows: the regime, its sources, no matrix rate.
+  int8.m = 8;
+  ex = AnalyzeOp(OpRequest{int8}, model, true);
+  ASSERT_TRUE(ex.ok());
+  explained.clear();
+  for (const std::string& line : ex->traces[0]) explained += line + "\n";
+  for (const char* part : {"weight-only kernel inductor-int8 (2-16 rows): no matrix rate",
+                           "every FLOP at its ceiling", "2.23 B per SM-cycle x 132 SMs",
+                           "matrix rate [none of its own]", "+ kernel fixed time 3.29 us"}) {
+    EXPECT_NE(explained.find(part), std::string::npos) << part << "\n" << explained;
+  }
+  // The setup line names the regimes the run's matmuls ran (decode at batch 1: one row), or
+  // says that none ran as the kernel (a 128-token prefill alone: 128 rows).
+  for (const auto& [phase, part] :
+       {std::pair<std::string, std::string>{
+            "both",
+            "int8 weights run as the inductor-int8 kernel (1 row: 2.06 us + streaming "
+            "2.95 TB/s; measured on this device)"},
+        {"prefill",
+         "no matmul here runs as the inductor-int8 kernel (it takes int8 weights with a scale per "
+         "output column and bf16 activations, at 1 row, 2-16 rows)"}}) {
+    const auto run =
+        RunCli({"model", "llama-3-8b", "--weight-dtype", "int8", "--weight-kernel", "inductor-int8",
+                "--runtime", "compiled", "--prompt", "128", "--phase", phase});
+    ASSERT_EQ(run.status, 0) << run.err;
+    EXPECT_NE(run.out.find(part), std::string::npos) << part << "\n" << run.out;
+  }
 }
 
 TEST(ExpectedCli, ModelPrintsExpectedBesideTheBoundAndRejectsBadFlags) {
@@ -966,14 +1074,9 @@ TEST(Expected, Fp16AccumulateTakesTheDevicesFp16AccumulateFigureForMatmulsOnly) 
                    Analyze(gemm, CostModel(rtx, spec)).costs[0].expected.time_s);
 }
 
-// A model of `device` at the default efficiency data whose run names --modules `modules`.
 CostModel WithModules(const Device& device, const std::string& modules,
                       Runtime runtime = Runtime::kEager) {
-  CostOptions o;
-  o.efficiency = Data();
-  o.expected.modules = modules;
-  o.expected.runtime = runtime;
-  return CostModel(device, o);
+  return Expecting(device, CeilingSet::kAchievable, runtime, modules);
 }
 
 // --modules hf-transformers: RMSNorm, rotary embedding and attention launch the kernels

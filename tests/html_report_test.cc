@@ -92,6 +92,25 @@ TEST(HtmlReport, AssumptionsNameTheAccumulationAndTheModules) {
   EXPECT_NE(html.find("[the copies' rate: Nsight Compute on an H100"), std::string::npos);
 }
 
+// The assumptions name a --weight-kernel kernel with each regime's figures on the device.
+TEST(HtmlReport, AssumptionsNameTheWeightKernelAndItsRegimes) {
+  const std::string path = ::testing::TempDir() + "/model_report_weight_kernel.html";
+  const auto o = testing::RunCli({"model", "llama-2-7b", "--hw", "a100-sxm-80gb", "--weight-dtype",
+                                  "int8", "--weight-kernel", "inductor-int8", "--runtime",
+                                  "compiled", "--report", path});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const std::string html = ReadAll(path);
+  std::remove(path.c_str());
+  EXPECT_NE(html.find("expected: int8 weights (a scale per output column) run as the "
+                      "inductor-int8 kernel (--weight-kernel)"),
+            std::string::npos);
+  // On the A100 the rates are scaled by its 108 SMs at 1.41 GHz: 11.28 and 2.23 B per SM-cycle.
+  EXPECT_NE(html.find("(scaled from the devices it was measured on): 1 row: 2.06 us + streaming "
+                      "1.72 TB/s; 2-16 rows: 3.29 us + streaming 340 GB/s"),
+            std::string::npos)
+      << html.substr(html.find("inductor-int8"), 600);
+}
+
 // `sweep --report`: a hover area per grid point, the points table, crossovers as the why.
 TEST(HtmlReport, SweepReportHasHoverAreasAndThePointsTable) {
   const std::string path = ::testing::TempDir() + "/sweep_report.html";

@@ -62,6 +62,7 @@ struct ExpectedCost {
   double roofline_s = 0;  ///< the largest term (+ wave_s + fixed_s + grouped_kv_copy_s)
   double wave_s = 0;      ///< fused attention: waves of thread blocks x fixed time per wave
   double fixed_s = 0;     ///< a --weight-kernel matmul's fixed time per launch
+  int weight_kernel_regime = -1;  ///< the --weight-kernel regime it ran as, or -1
   /// `--modules`, a decode attention with grouped K/V heads: the time of the framework's
   /// copies of K and V to every query head, and the bytes attention reads of the copies (at the
   /// activation dtype) less the cache's own bytes (in memory_s[0]; negative where the cache's
@@ -222,9 +223,16 @@ class CostModel {
   /// data, and its rates scaled to this device's SMs and clock.
   struct UsedWeightKernel {
     const EfficiencyData::WeightKernel* kernel = nullptr;
-    double stream_bytes_per_s = 0;  ///< the SMs' streaming rate (before the bandwidth cap)
-    double matrix_flops_per_s = 0;
+    double sm_cycles_per_s = 0;  ///< the device's SMs x boost clock, which scale the rates
     bool measured_here = false;  ///< this device is one it was measured on
+    /// A regime's streaming rate on this device (before the bandwidth cap).
+    double stream_bytes_per_s(const EfficiencyData::WeightKernelRegime& r) const {
+      return r.stream_bytes_per_sm_cycle.value * sm_cycles_per_s;
+    }
+    /// A regime's matrix rate on this device; 0 where it has none of its own.
+    double matrix_flops_per_s(const EfficiencyData::WeightKernelRegime& r) const {
+      return r.matrix_flops_per_sm_cycle.value * sm_cycles_per_s;
+    }
   };
   const UsedWeightKernel& used_weight_kernel() const { return weight_kernel_; }
   /// The `--modules` launch counts in use, or nullptr (one launch per kernel).
@@ -236,6 +244,13 @@ class CostModel {
                ? modules_->host_factor.value
                : 1.0;
   }
+  /// The launch costs of the runtime in use (data/efficiency.json `launch`; needs the
+  /// efficiency data, as every expected time does).
+  const LaunchCost& launch_cost() const {
+    return options_.efficiency->launch[static_cast<size_t>(options_.expected.runtime)];
+  }
+  /// The host time of one launch: the runtime's, times host_factor().
+  double host_per_launch_s() const { return launch_cost().host_s.value * host_factor(); }
   /// How many kernels `kernel` launches: one, or under `--modules` what the framework's module
   /// for its op launches (RMSNorm, rotary embedding, fused attention).
   int64_t LaunchesOf(const Graph& graph, const Kernel& kernel) const;

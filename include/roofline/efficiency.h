@@ -97,24 +97,41 @@ struct EfficiencyData {
   std::vector<LinkLatency> collective_latency;
   std::array<LaunchCost, kNumRuntimes> launch{};  ///< by Runtime
   /// A weight-only quantized matmul kernel timed on its own (optional; a run names one with
-  /// `--weight-kernel NAME`). Its matmuls with group-wise quantized `weight_dtype` weights and
-  /// `activation_dtype` activations take
+  /// `--weight-kernel NAME`). Its matmuls with `weight_dtype` weights (scales per group along K,
+  /// or per output column), `activation_dtype` activations and a row count one of its regimes
+  /// covers take
   ///   fixed + max(bytes / min(stream rate, bandwidth), matrix FLOPs / matrix rate)
-  /// in place of the roofline terms (its dequantization is inside the measured rates). The
-  /// rates are per SM and clock cycle: the kernel is limited by the work its SMs issue, not by
-  /// device memory, so a device scales them by its SM count and boost clock (measured on the
-  /// devices of `measured_on`, assumed elsewhere).
+  /// in place of the roofline terms (its dequantization is inside the measured rates); other
+  /// row counts keep the model. The rates are per SM and clock cycle: a device scales them by
+  /// its SM count and boost clock (measured on the devices of `measured_on`, assumed
+  /// elsewhere).
+  struct WeightKernelRegime {
+    int64_t min_rows = 1;
+    int64_t max_rows = 0;              ///< 0: no upper limit
+    Figure fixed_s;                    ///< seconds per launch beyond the launch gap
+    Figure stream_bytes_per_sm_cycle;  ///< bytes streamed per SM per clock cycle
+    Figure matrix_flops_per_sm_cycle;  ///< matrix FLOPs per SM-cycle; 0: no rate of its own
+    bool Covers(int64_t rows) const {
+      return rows >= min_rows && (max_rows == 0 || rows <= max_rows);
+    }
+  };
   struct WeightKernel {
     std::string name;
     DType weight_dtype = DType::kInt4;
     DType activation_dtype = DType::kBf16;  ///< the activations it takes
-    bool zero_points = false;  ///< reads a zero point beside each scale (bytes of the scales)
-    std::string description;   ///< which library call it is, who runs it
-    std::vector<std::string> measured_on;  ///< device ids
-    std::string source;                    ///< the measurements and the fit
-    Figure fixed_s;                        ///< seconds per launch beyond the launch gap
-    Figure stream_bytes_per_sm_cycle;      ///< bytes streamed per SM per clock cycle
-    Figure matrix_flops_per_sm_cycle;      ///< matrix FLOPs per SM per clock cycle
+    bool zero_points = false;     ///< reads a zero point beside each scale (bytes of the scales)
+    bool channel_scales = false;  ///< one scale per output column, not per group along K
+    std::string description;      ///< which library call it is, who runs it
+    std::vector<std::string> measured_on;     ///< device ids
+    std::string source;                       ///< the measurements and the fit
+    std::vector<WeightKernelRegime> regimes;  ///< by rows: ascending, disjoint
+    /// The index of the regime covering `rows`, or -1.
+    int RegimeOf(int64_t rows) const {
+      for (size_t i = 0; i < regimes.size(); ++i) {
+        if (regimes[i].Covers(rows)) return static_cast<int>(i);
+      }
+      return -1;
+    }
   };
   std::vector<WeightKernel> weight_kernels;
   /// A framework whose modules run op by op (optional; a run names one with `--modules NAME`):
@@ -149,6 +166,9 @@ struct EfficiencyData {
 
 /// The weight kernel named `name` (`--weight-kernel`), or an error naming `where` with the
 /// names there are.
+/// The rows a --weight-kernel regime covers: "1 row", "2-16 rows", "from 1 row on".
+std::string RowsPhrase(const EfficiencyData::WeightKernelRegime& r);
+
 Result<const EfficiencyData::WeightKernel*> FindWeightKernel(const EfficiencyData& data,
                                                              std::string_view name,
                                                              const std::string& where);

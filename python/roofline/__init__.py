@@ -63,7 +63,8 @@ def model(model: _ModelSource, hw: Optional[str] = None, *, phase: Optional[str]
     ``efficiency={"matmul": 0.7}`` is ``--efficiency matmul=0.7``; ``dims={"batch": 32}`` is
     ``--dim batch=32`` for graphs); any other CLI option can be given the same way
     (``mla="absorbed"``, ``all_logits=True``, ``launch_overhead_us=5``, ``pp=2``,
-    ``weight_kernel="tinygemm"`` for int4 weights run by PyTorch's tinygemm kernel).
+    ``weight_kernel="tinygemm"`` for int4 weights run by PyTorch's tinygemm kernel,
+    ``weight_kernel="inductor-int8"`` for int8 weights under torch.compile).
 
     Returns a ModelResult (LLMs: ``.phases``) or a NetworkResult (graphs: ``.kernels``).
     """

@@ -83,6 +83,18 @@ class SameNumbersAsTheCli(unittest.TestCase):
         self.assertTrue(any(k.expected.to_dict().get("weight_kernel_fixed_s", 0) > 0
                             for k in r.phases[0].kernels))
 
+    def test_int8_batched_decode_runs_the_regime_of_its_rows(self):
+        r = in_root(roofline.model, "llama-3-8b", hw="h100-sxm", phase="decode", batch=8,
+                    weight_dtype="int8", weight_kernel="inductor-int8", runtime="compiled")
+        self.check(r, ["model", "llama-3-8b", "--hw", "h100-sxm", "--phase", "decode",
+                       "--batch", "8", "--weight-dtype", "int8", "--runtime", "compiled",
+                       "--weight-kernel", "inductor-int8"])
+        wk = r.phases[0].expected.setup.weight_kernel
+        self.assertEqual(wk.scales, "channel")
+        # Eight rows: the 2-16-row regime, for every int8 projection (7 a layer); none at 1 row.
+        self.assertEqual([g.kernels_run_as_it for g in wk.regimes], [0, 7])
+        self.assertEqual((wk.regimes[1].min_rows, wk.regimes[1].max_rows), (2, 16))
+
     def test_moe_model_with_tensor_parallelism(self):
         r = in_root(roofline.model, "mixtral-8x7b", hw="a100-sxm-80gb", tp=2, phase="decode",
                     batch=16)

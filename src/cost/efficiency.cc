@@ -170,8 +170,8 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
   if (root.contains("weight_only_kernels")) {
     ForEachEntry(
         root.at("weight_only_kernels"), "weight_only_kernels",
-        {"name", "weight_dtype", "activation_dtype", "zero_points", "description", "measured_on",
-         "source", "fixed_s", "stream_bytes_per_sm_cycle", "matrix_flops_per_sm_cycle"},
+        {"name", "weight_dtype", "activation_dtype", "zero_points", "scales", "description",
+         "measured_on", "source", "regimes"},
         [&](const json& f, const std::string& field) {
           EfficiencyData::WeightKernel k;
           k.name = RequireString(f, "name", field, "the name --weight-kernel takes");
@@ -212,13 +212,55 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
             k.measured_on.push_back(id.get<std::string>());
           }
           k.source = RequireString(f, "source", field, "the measurements it comes from");
-          k.fixed_s = ParseFigure(need(f, "fixed_s", field), field + ".fixed_s", 1e-3, true);
-          k.stream_bytes_per_sm_cycle =
-              ParseFigure(need(f, "stream_bytes_per_sm_cycle", field),
-                          field + ".stream_bytes_per_sm_cycle", 4096, false, "B per SM-cycle");
-          k.matrix_flops_per_sm_cycle =
-              ParseFigure(need(f, "matrix_flops_per_sm_cycle", field),
-                          field + ".matrix_flops_per_sm_cycle", 65536, false, "FLOP per SM-cycle");
+          if (f.contains("scales")) {
+            const json& sc = f.at("scales");
+            if (!sc.is_string() || (sc != "group" && sc != "channel")) {
+              throw JsonFieldError(field + ".scales",
+                                   "expected \"group\" (per group along K, the default) or "
+                                   "\"channel\" (per output column)");
+            }
+            k.channel_scales = sc == "channel";
+          }
+          ForEachEntry(
+              need(f, "regimes", field), field + ".regimes",
+              {"min_rows", "max_rows", "fixed_s", "stream_bytes_per_sm_cycle",
+               "matrix_flops_per_sm_cycle"},
+              [&](const json& g, const std::string& at) {
+                EfficiencyData::WeightKernelRegime r;
+                auto rows = [&](const char* key) {
+                  const json& v = need(g, key, at);
+                  if (!v.is_number_integer() || v.get<int64_t>() < 1 ||
+                      v.get<int64_t>() > (int64_t{1} << 30)) {
+                    throw JsonFieldError(at + "." + key,
+                                         "expected an integer between 1 and 2^30 (rows)");
+                  }
+                  return v.get<int64_t>();
+                };
+                r.min_rows = rows("min_rows");
+                if (g.contains("max_rows")) {
+                  r.max_rows = rows("max_rows");
+                  if (r.max_rows < r.min_rows) {
+                    throw JsonFieldError(at + ".max_rows", "below min_rows");
+                  }
+                }
+                if (!k.regimes.empty()) {
+                  const auto& prev = k.regimes.back();
+                  if (prev.max_rows == 0 || r.min_rows <= prev.max_rows) {
+                    throw JsonFieldError(at + ".min_rows",
+                                         "regimes must be in ascending, disjoint ranges of rows");
+                  }
+                }
+                r.fixed_s = ParseFigure(need(g, "fixed_s", at), at + ".fixed_s", 1e-3, true);
+                r.stream_bytes_per_sm_cycle =
+                    ParseFigure(need(g, "stream_bytes_per_sm_cycle", at),
+                                at + ".stream_bytes_per_sm_cycle", 4096, false, "B per SM-cycle");
+                if (g.contains("matrix_flops_per_sm_cycle")) {
+                  r.matrix_flops_per_sm_cycle = ParseFigure(g.at("matrix_flops_per_sm_cycle"),
+                                                            at + ".matrix_flops_per_sm_cycle",
+                                                            65536, false, "FLOP per SM-cycle");
+                }
+                k.regimes.push_back(std::move(r));
+              });
           d.weight_kernels.push_back(std::move(k));
         });
   }
@@ -361,6 +403,13 @@ Result<const Entry*> FindNamed(const std::vector<Entry>& list, std::string_view 
 }
 
 }  // namespace
+
+std::string RowsPhrase(const EfficiencyData::WeightKernelRegime& r) {
+  const auto rows = [](int64_t n) { return fmt::format("{} row{}", n, n == 1 ? "" : "s"); };
+  if (r.max_rows == 0) return "from " + rows(r.min_rows) + " on";
+  if (r.max_rows == r.min_rows) return rows(r.min_rows);
+  return fmt::format("{}-{} rows", r.min_rows, r.max_rows);
+}
 
 Result<const EfficiencyData::WeightKernel*> FindWeightKernel(const EfficiencyData& data,
                                                              std::string_view name,

@@ -101,8 +101,9 @@ double KvBytes(const AttentionSpec& a, DType dtype) {
 }
 
 // The kernel's matmul that a --weight-kernel kernel runs (a dense product of activations of the
-// kernel's dtype by group-wise quantized weights of its weight dtype), or null; `zero_bytes`
-// receives the bytes of its zero points when the kernel reads one beside each scale.
+// kernel's dtype by weights of its weight dtype, scaled per group along K or per output column
+// as the kernel's are), or null; `zero_bytes` receives the bytes of its zero points when the
+// kernel reads one beside each scale. Whether a regime covers its rows is the caller's question.
 const MatmulSpec* WeightKernelMatmul(const Graph& graph, const Kernel& kernel,
                                      const EfficiencyData::WeightKernel& wk, double& zero_bytes) {
   zero_bytes = 0;
@@ -110,7 +111,8 @@ const MatmulSpec* WeightKernelMatmul(const Graph& graph, const Kernel& kernel,
     const Op& op = graph.ops()[o];
     if (const auto* mm = std::get_if<MatmulSpec>(&op.spec)) {
       if (!mm->b_is_weight || mm->b_dtype != wk.weight_dtype ||
-          mm->a_dtype != wk.activation_dtype || mm->group_size <= 0 || mm->experts > 0) {
+          mm->a_dtype != wk.activation_dtype || (mm->group_size > 0) == wk.channel_scales ||
+          mm->experts > 0) {
         return nullptr;
       }
       const size_t scales = mm->bias ? 3 : 2;  // operands: A, B, (bias,) scales
@@ -236,8 +238,7 @@ void CostModel::SetUpExpected() {
       if (wk.name != options_.expected.weight_kernel) continue;
       const double cycles = static_cast<double>(sm_count_) * BoostClock(d);
       weight_kernel_.kernel = &wk;
-      weight_kernel_.stream_bytes_per_s = wk.stream_bytes_per_sm_cycle.value * cycles;
-      weight_kernel_.matrix_flops_per_s = wk.matrix_flops_per_sm_cycle.value * cycles;
+      weight_kernel_.sm_cycles_per_s = cycles;
       weight_kernel_.measured_here =
           std::find(wk.measured_on.begin(), wk.measured_on.end(), d.id) != wk.measured_on.end();
     }
@@ -361,6 +362,7 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
   e.efficiency = 1;
   e.grouped_kv_copy_s = e.grouped_kv_read_bytes = 0;
   e.fp16_accumulate = false;
+  e.weight_kernel_regime = -1;
   if (!options_.efficiency) {
     e.roofline_s = e.wave_s = e.fixed_s = e.overhead_s = e.host_s = e.time_s = 0;
     e.launches = 1;
@@ -402,13 +404,28 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
   } else if (trace) {
     why = "no shape penalty (not a matmul)";
   }
-  // A weight-only matmul run as the --weight-kernel kernel: its measured rates replace the
-  // matrix term and cap the streaming rate; its dequantization is inside them.
+  // A weight-only matmul run as the --weight-kernel kernel, at a row count one of its regimes
+  // covers: the regime's measured rates replace the matrix term and cap the streaming rate;
+  // its dequantization is inside them. Other row counts keep the model.
   const UsedWeightKernel& wk = weight_kernel_;
   double zero_bytes = 0;
-  const MatmulSpec* wq = wk.kernel != nullptr && forced == 0 && cls == KernelClass::kMatmul
-                             ? WeightKernelMatmul(graph, kernel, *wk.kernel, zero_bytes)
-                             : nullptr;
+  const MatmulSpec* wmm = wk.kernel != nullptr && forced == 0 && cls == KernelClass::kMatmul
+                              ? WeightKernelMatmul(graph, kernel, *wk.kernel, zero_bytes)
+                              : nullptr;
+  const int64_t wrows = wmm != nullptr ? wmm->batch * wmm->m : 0;
+  e.weight_kernel_regime = wmm != nullptr ? wk.kernel->RegimeOf(wrows) : -1;
+  const MatmulSpec* wq = e.weight_kernel_regime >= 0 ? wmm : nullptr;
+  const EfficiencyData::WeightKernelRegime* regime =
+      wq != nullptr ? &wk.kernel->regimes[static_cast<size_t>(e.weight_kernel_regime)] : nullptr;
+  if (wq == nullptr) zero_bytes = 0;
+  if (trace && wmm != nullptr && wq == nullptr) {
+    std::string ranges;
+    for (const auto& r : wk.kernel->regimes) {
+      ranges += (ranges.empty() ? "" : ", ") + RowsPhrase(r);
+    }
+    why = fmt::format("{} (weight-only kernel {} not measured at {} rows, only at {}: the model)",
+                      why, wk.kernel->name, wrows, ranges);
+  }
 
   // Roofline terms at the ceilings used. The model's efficiency is of the matrix work (tiles,
   // flash attention); vector work (dequantizing weights, softmax exponentials) runs at its
@@ -453,20 +470,26 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
       if (t.ceiling < 0 || used_compute_[t.ceiling].value <= 0) continue;
       const double at_ceiling = t.flops / used_compute_[t.ceiling].value;
       floor_s += at_ceiling;
-      if (t.requested.tensor) {
-        matrix_s += t.flops / wk.matrix_flops_per_s;
+      if (t.requested.tensor && wk.matrix_flops_per_s(*regime) > 0) {
+        matrix_s += t.flops / wk.matrix_flops_per_s(*regime);
         tensor_at_ceiling += at_ceiling;
       }
     }
     e.compute_s = std::max(matrix_s, floor_s);
     e.efficiency = matrix_s > 0 ? std::clamp(tensor_at_ceiling / matrix_s, 1e-9, 1.0) : 1.0;
     if (trace) {
-      why = fmt::format(
-          "weight-only kernel {}: matrix FLOPs at {} ({} FLOP per SM-cycle x {} "
-          "SMs x {}), {} of the ceiling",
-          wk.kernel->name, Si(wk.matrix_flops_per_s, "FLOP/s"),
-          wk.kernel->matrix_flops_per_sm_cycle.value, sm_count_, Si(BoostClock(*device_), "Hz"),
-          Percent(e.efficiency));
+      why = matrix_s > 0
+                ? fmt::format(
+                      "weight-only kernel {} ({}): matrix FLOPs at {} ({} FLOP per SM-cycle x "
+                      "{} SMs x {}), {} of the ceiling",
+                      wk.kernel->name, RowsPhrase(*regime),
+                      Si(wk.matrix_flops_per_s(*regime), "FLOP/s"),
+                      regime->matrix_flops_per_sm_cycle.value, sm_count_,
+                      Si(BoostClock(*device_), "Hz"), Percent(e.efficiency))
+                : fmt::format(
+                      "weight-only kernel {} ({}): no matrix rate of its own (its time did not "
+                      "grow with the rows measured): every FLOP at its ceiling",
+                      wk.kernel->name, RowsPhrase(*regime));
     }
   } else {
     for (int i = 0; i < c.num_engines; ++i) {
@@ -488,8 +511,8 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
     // A --weight-kernel matmul streams device memory (level 0) at the kernel's rate, zero
     // points included.
     const bool streamed = wq != nullptr && l == 0 && used_memory_[l].value > 0;
-    const double bw =
-        streamed ? std::min(used_memory_[l].value, wk.stream_bytes_per_s) : used_memory_[l].value;
+    const double bw = streamed ? std::min(used_memory_[l].value, wk.stream_bytes_per_s(*regime))
+                               : used_memory_[l].value;
     const double bytes = streamed ? c.bytes[l] + zero_bytes
                          : l == 0 ? c.bytes[l] + e.grouped_kv_read_bytes
                                   : c.bytes[l];
@@ -535,17 +558,17 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
       e.roofline_s += e.wave_s;
     }
   }
-  e.fixed_s = wq != nullptr ? wk.kernel->fixed_s.value : 0;
+  e.fixed_s = regime != nullptr ? regime->fixed_s.value : 0;
   e.roofline_s += e.fixed_s + e.grouped_kv_copy_s;
 
   // Launching it.
-  const LaunchCost& launch = data.launch[static_cast<size_t>(o.runtime)];
+  const LaunchCost& launch = launch_cost();
   e.launches = LaunchesOf(graph, kernel);
   const double launches = static_cast<double>(e.launches);
   e.overhead_s = launches * (launch.gap_s.value + options_.launch_overhead_s);
-  // A framework's Python around each kernel, where the host runs it every step (eager).
-  const double host_factor = this->host_factor();
-  e.host_s = launches * launch.host_s.value * host_factor;
+  // The host time: the runtime's per launch, times a framework's Python around each kernel
+  // where the host runs it every step (eager).
+  e.host_s = launches * host_per_launch_s();
   e.time_s = e.roofline_s + e.overhead_s;
   // Host time is hidden while the GPU is busy with earlier kernels: whether it is is a question
   // for the whole step (Totals::expected_s), not for one kernel. The fixed costs (the launch
@@ -558,13 +581,17 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
     trace->Add(fmt::format("Expected time ({} ceilings, runtime {}):", NameOf(o.ceilings),
                            NameOf(o.runtime)));
     if (wq != nullptr) {
-      trace->Add(fmt::format(
-          "  compute (weight-only kernel {}): max(matrix {} FLOP / {}, every FLOP at its "
-          "ceiling {}) = {}",
-          wk.kernel->name,
-          Sci(2 * static_cast<double>(wq->batch) * static_cast<double>(wq->m) *
-              static_cast<double>(wq->n) * static_cast<double>(wq->k)),
-          Si(wk.matrix_flops_per_s, "FLOP/s"), Seconds(floor_s), Seconds(e.compute_s)));
+      const double matrix_flops = 2 * static_cast<double>(wq->batch) * static_cast<double>(wq->m) *
+                                  static_cast<double>(wq->n) * static_cast<double>(wq->k);
+      trace->Add(
+          wk.matrix_flops_per_s(*regime) > 0
+              ? fmt::format("  compute (weight-only kernel {}): max(matrix {} FLOP / {}, every "
+                            "FLOP at its ceiling {}) = {}",
+                            wk.kernel->name, Sci(matrix_flops),
+                            Si(wk.matrix_flops_per_s(*regime), "FLOP/s"), Seconds(floor_s),
+                            Seconds(e.compute_s))
+              : fmt::format("  compute (weight-only kernel {}): every FLOP at its ceiling = {}",
+                            wk.kernel->name, Seconds(e.compute_s)));
     }
     for (int i = 0; i < c.num_engines && wq == nullptr; ++i) {
       const EngineTerm& t = c.engines[i];
@@ -587,8 +614,9 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
             device_->memory[l].name, Sci(c.bytes[l]),
             zero_bytes > 0 ? fmt::format(" + {} B of zero points", Sci(zero_bytes)) : "",
             NameOf(o.ceilings), Si(u.value, "B/s"), wk.kernel->name,
-            wk.kernel->stream_bytes_per_sm_cycle.value, sm_count_, Si(BoostClock(*device_), "Hz"),
-            Si(wk.stream_bytes_per_s, "B/s"), Seconds(e.memory_s[l]), u.figure.Describe()));
+            regime->stream_bytes_per_sm_cycle.value, sm_count_, Si(BoostClock(*device_), "Hz"),
+            Si(wk.stream_bytes_per_s(*regime), "B/s"), Seconds(e.memory_s[l]),
+            u.figure.Describe()));
         continue;
       }
       trace->Add(
@@ -632,10 +660,12 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
       std::string on;
       for (const std::string& id : wk.kernel->measured_on) on += (on.empty() ? "" : ", ") + id;
       trace->Add(fmt::format(
-          "  weight-only kernel {} ({}): fixed {} per launch [{}]; streaming rate [{}]; matrix "
-          "rate [{}]; measured on {}{} [{}]",
-          wk.kernel->name, wk.kernel->description, Seconds(e.fixed_s), wk.kernel->fixed_s.source,
-          wk.kernel->stream_bytes_per_sm_cycle.source, wk.kernel->matrix_flops_per_sm_cycle.source,
+          "  weight-only kernel {} ({}), {}: fixed {} per launch [{}]; streaming rate [{}]; "
+          "matrix rate [{}]; measured on {}{} [{}]",
+          wk.kernel->name, wk.kernel->description, RowsPhrase(*regime), Seconds(e.fixed_s),
+          regime->fixed_s.source, regime->stream_bytes_per_sm_cycle.source,
+          regime->matrix_flops_per_sm_cycle.value > 0 ? regime->matrix_flops_per_sm_cycle.source
+                                                      : "none of its own",
           on, wk.measured_here ? "" : ", scaled to this device's SMs and clock (assumed)",
           wk.kernel->source));
     }
@@ -660,10 +690,12 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
             ? " + --launch-overhead-us " + Seconds(options_.launch_overhead_s)
             : "",
         Seconds(launch.host_s.value), launch.host_s.source,
-        host_factor != 1.0 ? fmt::format(" x {:.2f} for the Python around it (--modules {}) [{}]",
-                                         host_factor, modules_->name, modules_->host_factor.source)
-                           : "",
-        e.launches > 1 || host_factor != 1.0 ? fmt::format(" = host {}", Seconds(e.host_s)) : ""));
+        host_factor() != 1.0
+            ? fmt::format(" x {:.2f} for the Python around it (--modules {}) [{}]", host_factor(),
+                          modules_->name, modules_->host_factor.source)
+            : "",
+        e.launches > 1 || host_factor() != 1.0 ? fmt::format(" = host {}", Seconds(e.host_s))
+                                               : ""));
     trace->Add(fmt::format(
         "Expected = largest term {}{}{}{} + overhead {} = {} ({} the bound {}){}",
         Seconds(e.roofline_s - fixed - e.grouped_kv_copy_s),

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "roofline/units.h"
 
@@ -103,18 +104,40 @@ std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCo
   add(d.memory[0].name, model.used_memory()[0]);
   for (int l : UsedLinks(costs)) add(d.links[l].name, model.used_links()[l]);
   const ExpectedOptions& o = model.options().expected;
-  const LaunchCost& launch = model.options().efficiency->launch[static_cast<size_t>(o.runtime)];
+  const LaunchCost& launch = model.launch_cost();
   std::string kernel;
-  const bool ran = std::any_of(costs.begin(), costs.end(), [](const KernelCost& c) {
-    return c.has_expected && c.expected.fixed_s > 0;
-  });
-  if (const auto& wk = model.used_weight_kernel(); wk.kernel != nullptr && ran) {
-    kernel = fmt::format(";\n  {} weights run as the {} kernel ({} + streaming {}, matrix {}; {})",
-                         NameOf(wk.kernel->weight_dtype), wk.kernel->name,
-                         Seconds(wk.kernel->fixed_s.value), Si(wk.stream_bytes_per_s, "B/s"),
-                         Si(wk.matrix_flops_per_s, "FLOP/s"),
-                         wk.measured_here ? "measured on this device"
-                                          : "scaled from the devices it was measured on");
+  if (const auto& wk = model.used_weight_kernel(); wk.kernel != nullptr) {
+    std::vector<bool> ran(wk.kernel->regimes.size(), false);
+    for (const KernelCost& c : costs) {
+      if (c.has_expected && c.expected.weight_kernel_regime >= 0) {
+        ran[static_cast<size_t>(c.expected.weight_kernel_regime)] = true;
+      }
+    }
+    std::string rates;
+    for (size_t i = 0; i < ran.size(); ++i) {
+      if (!ran[i]) continue;
+      const EfficiencyData::WeightKernelRegime& r = wk.kernel->regimes[i];
+      const double matrix = wk.matrix_flops_per_s(r);
+      rates += fmt::format("{}{}{} + streaming {}{}", rates.empty() ? "" : "; ",
+                           ran.size() > 1 ? RowsPhrase(r) + ": " : "", Seconds(r.fixed_s.value),
+                           Si(wk.stream_bytes_per_s(r), "B/s"),
+                           matrix > 0 ? ", matrix " + Si(matrix, "FLOP/s") : "");
+    }
+    if (!rates.empty()) {
+      kernel = fmt::format(";\n  {} weights run as the {} kernel ({}; {})",
+                           NameOf(wk.kernel->weight_dtype), wk.kernel->name, rates,
+                           wk.measured_here ? "measured on this device"
+                                            : "scaled from the devices it was measured on");
+    } else {
+      std::string rows;
+      for (const auto& r : wk.kernel->regimes) rows += (rows.empty() ? "" : ", ") + RowsPhrase(r);
+      kernel = fmt::format(
+          ";\n  no matmul here runs as the {} kernel (it takes {} weights with a scale per {} "
+          "and {} activations, at {})",
+          wk.kernel->name, NameOf(wk.kernel->weight_dtype),
+          wk.kernel->channel_scales ? "output column" : "group along K",
+          NameOf(wk.kernel->activation_dtype), rows);
+    }
   }
   std::string modules;
   if (const auto* m = model.used_modules(); m != nullptr) {
@@ -123,8 +146,7 @@ std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCo
   const std::string python =
       model.host_factor() != 1.0
           ? fmt::format(", x {:.2f} = {} with the Python of --modules {}", model.host_factor(),
-                        Seconds(launch.host_s.value * model.host_factor()),
-                        model.used_modules()->name)
+                        Seconds(model.host_per_launch_s()), model.used_modules()->name)
           : "";
   return fmt::format(
       "expected times: {} ceilings ({});\n  runtime {} ({} host per launch{}, {} between "
@@ -164,7 +186,7 @@ json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& co
                                 {"step", FigureJson(model.used_link_latency()[l])}};
   }
   if (!latency.empty()) j["collective_latency"] = latency;
-  const LaunchCost& launch = data.launch[static_cast<size_t>(o.runtime)];
+  const LaunchCost& launch = model.launch_cost();
   j["launch"] = {{"host_s", launch.host_s.value},
                  {"host_source", launch.host_s.source},
                  {"gap_s", launch.gap_s.value},
@@ -178,15 +200,31 @@ json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& co
   }
   if (!overrides.empty()) j["efficiency_overrides"] = overrides;
   if (const auto& wk = model.used_weight_kernel(); wk.kernel != nullptr) {
-    int ran = 0;
-    for (const KernelCost& c : costs) ran += c.has_expected && c.expected.fixed_s > 0 ? 1 : 0;
+    std::vector<int> ran(wk.kernel->regimes.size(), 0);
+    for (const KernelCost& c : costs) {
+      if (c.has_expected && c.expected.weight_kernel_regime >= 0) {
+        ++ran[static_cast<size_t>(c.expected.weight_kernel_regime)];
+      }
+    }
+    nlohmann::json regimes = nlohmann::json::array();
+    int total = 0;
+    for (size_t i = 0; i < ran.size(); ++i) {
+      const EfficiencyData::WeightKernelRegime& r = wk.kernel->regimes[i];
+      nlohmann::json x = {{"min_rows", r.min_rows},
+                          {"kernels_run_as_it", ran[i]},
+                          {"fixed_s", r.fixed_s.value},
+                          {"stream_bytes_per_s", wk.stream_bytes_per_s(r)}};
+      if (r.max_rows > 0) x["max_rows"] = r.max_rows;
+      if (wk.matrix_flops_per_s(r) > 0) x["matrix_flops_per_s"] = wk.matrix_flops_per_s(r);
+      regimes.push_back(std::move(x));
+      total += ran[i];
+    }
     j["weight_kernel"] = {{"name", wk.kernel->name},
-                          {"kernels_run_as_it", ran},
+                          {"kernels_run_as_it", total},
                           {"weight_dtype", std::string(NameOf(wk.kernel->weight_dtype))},
+                          {"scales", wk.kernel->channel_scales ? "channel" : "group"},
                           {"description", wk.kernel->description},
-                          {"fixed_s", wk.kernel->fixed_s.value},
-                          {"stream_bytes_per_s", wk.stream_bytes_per_s},
-                          {"matrix_flops_per_s", wk.matrix_flops_per_s},
+                          {"regimes", std::move(regimes)},
                           {"provenance", wk.measured_here ? "measured" : "assumed"},
                           {"measured_on", wk.kernel->measured_on},
                           {"source", wk.kernel->source}};

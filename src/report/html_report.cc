@@ -233,13 +233,26 @@ std::vector<std::string> CostModelAssumptions(const CostModel& model) {
             ? fmt::format(
                   "; under eager every launch takes {:.2f}x the runtime's host time, {}, for the "
                   "modules' Python (measured in decode, applied to prefill too) [{}]",
-                  model.host_factor(),
-                  Seconds(model.host_factor() *
-                          model.options()
-                              .efficiency->launch[static_cast<size_t>(Runtime::kEager)]
-                              .host_s.value),
-                  m->host_factor.source)
+                  model.host_factor(), Seconds(model.host_per_launch_s()), m->host_factor.source)
             : ""));
+  }
+  if (const auto& wk = model.used_weight_kernel(); wk.kernel != nullptr) {
+    std::string regimes;
+    for (const auto& r : wk.kernel->regimes) {
+      const double matrix = wk.matrix_flops_per_s(r);
+      regimes +=
+          fmt::format("{}{}: {} + streaming {}{}", regimes.empty() ? "" : "; ", RowsPhrase(r),
+                      Seconds(r.fixed_s.value), Si(wk.stream_bytes_per_s(r), "B/s"),
+                      matrix > 0 ? ", matrix " + Si(matrix, "FLOP/s") : "");
+    }
+    out.push_back(fmt::format(
+        "expected: {} weights (a scale per {}) run as the {} kernel (--weight-kernel), {} "
+        "({}): {} [{}]",
+        NameOf(wk.kernel->weight_dtype),
+        wk.kernel->channel_scales ? "output column" : "group along K", wk.kernel->name,
+        wk.kernel->description,
+        wk.measured_here ? "measured on this device" : "scaled from the devices it was measured on",
+        regimes, wk.kernel->source));
   }
   if (model.options().launch_overhead_s > 0) {
     out.push_back(fmt::format("every kernel pays a launch overhead of {} (--launch-overhead-us)",

@@ -41,7 +41,9 @@ void AddExpectedOptions(CLI::App& app, ExpectedFlags& f) {
   app.add_option("--weight-kernel", f.weight_kernel,
                  "expected times: weight-only quantized matmuls run as this measured kernel "
                  "(tinygemm: PyTorch's int4 torch._weight_int4pack_mm, as gpt-fast and torchao "
-                 "run it); default: weights streamed at the achievable bandwidth");
+                 "run it; inductor-int8: the kernel torch.compile generates for an int8 "
+                 "weight-only linear, 1 to 16 rows); default: weights streamed at the "
+                 "achievable bandwidth");
   app.add_option("--accumulate", f.accumulate,
                  "expected times: what tensor-core matmuls accumulate in; fp16 takes the "
                  "device's FP16-accumulate figures (GeForce cards run those at twice the FP32 "
