@@ -33,8 +33,10 @@ the cap is the median of those, rounded. Prints them, and the H200's as a check.
 
 3. Inductor's int8 weight-only matmul (gpt-fast's int8 linear under torch.compile), timed twice
 on H100s at the int8 validation rows' shapes (docs/measurements/h100-2026-11-26/quant-compiled/):
-the "inductor-int8" kernel's two regimes, one row and 2 to 16 rows, each a line through fixed time
-and bytes (least squares of the relative error).
+the "inductor-int8" kernel's two regimes, one row and 2 to 16 rows. A free line through fixed time
+and bytes gives each regime's rate: the copy rate at one row, a fifth of it from two rows on (5
+bytes moved per byte read); with that traffic at the H100's copy bandwidth, the fixed time is
+fitted (least squares of the relative error).
 
 usage: python3 scripts/fit-kernel-figures.py [--roofline build/roofline]
        (the H100 and H200 runs of 2026-11-26 in docs/measurements/)
@@ -127,46 +129,55 @@ INT8_RUNS = ["docs/measurements/h100-2026-11-26/quant-compiled/int8-shapes-run1.
              "docs/measurements/h100-2026-11-26/quant-compiled/int8-shapes-run2.json"]
 
 
-def line_of_relative_error(xs, ys):
-    """fixed + x * a through (xs, ys), least squares of the relative error (each point weighted
-    by 1 / y^2): the model is judged by relative error, and a plain fit lets the largest shapes
-    decide the small ones' fixed time."""
+def fixed_of_relative_error(model_s, ys):
+    """The fixed time f that makes f + model_s[i] closest to ys[i] in relative error (least
+    squares, each point weighted by 1 / y^2): the model is judged by relative error, and a plain
+    fit lets the largest shapes decide the small ones' fixed time."""
     ws = [1 / y ** 2 for y in ys]
-    sw = sum(ws)
-    mx = sum(w * x for w, x in zip(ws, xs)) / sw
-    my = sum(w * y for w, y in zip(ws, ys)) / sw
-    a = (sum(w * (x - mx) * (y - my) for w, x, y in zip(ws, xs, ys))
-         / sum(w * (x - mx) ** 2 for w, x in zip(ws, xs)))
-    return my - a * mx, a
+    return sum(w * (y - m) for w, y, m in zip(ws, ys, model_s)) / sum(ws)
+
+
+# The regimes of "inductor-int8": rows, and the bytes of device memory moved per byte the
+# product reads (one row: the weights once; 2 to 16 rows: 5, a bf16 copy of the int8 weights
+# written and read back, inferred from the rate, not profiled).
+INT8_REGIMES = [((1, 1), 1.0), ((2, 16), 5.0)]
 
 
 def fit_inductor_int8():
-    """The "inductor-int8" kernel of data/efficiency.json: per regime of rows (one row; 2 to 16),
-    fixed + bytes / stream through the timings. The events' bracket is the one of the first
-    2026-11-26 H100 run (these ran on other machines of the same pool)."""
+    """The "inductor-int8" kernel of data/efficiency.json: per regime of rows, fixed + bytes x
+    traffic / the H100's achievable copy bandwidth, the fixed time fitted; the free line
+    (fixed + bytes / rate) beside it, which gives the traffic. The events' bracket is the one of
+    the first 2026-11-26 H100 run (these ran on other machines of the same pool)."""
     with open(os.path.join(ROOT, CHECKS[0][1])) as f:
         k = json.load(f)
+    with open(os.path.join(ROOT, "data/hardware/h100-sxm.json")) as f:
+        copy = json.load(f)["achievable"]["memory"]["hbm"]["value"]
     tiny = [r for r in k["memory"] if r["op"] == "add" and r["elements"] == 4096]
     bracket = tiny[0]["median_us"] * 1e-6 - k["launch"]["graph_gpu_s_per_kernel"]
-    regimes = {(1, 1): [], (2, 16): []}
+    timings = []
     for path in INT8_RUNS:
         with open(os.path.join(ROOT, path)) as f:
             q = json.load(f)
-        for r in q.get("int8_shapes", []):
-            if "median_us" not in r:
-                continue
-            for (lo, hi), rows in regimes.items():
-                if lo <= r["m"] <= hi:
-                    rows.append((r["bytes"], r["median_us"] * 1e-6 - bracket - GAP_S))
+        timings += [r for r in q.get("int8_shapes", []) if "median_us" in r]
     print(f"Inductor int8 (inductor-int8): {len(INT8_RUNS)} runs, events' bracket "
-          f"{bracket * 1e6:.2f} us, gap {GAP_S * 1e6:.1f} us:")
-    for (lo, hi), rows in regimes.items():
+          f"{bracket * 1e6:.2f} us, gap {GAP_S * 1e6:.1f} us, copy {copy / 1e12:.2f} TB/s:")
+    for (lo, hi), traffic in INT8_REGIMES:
+        rows = [(r["bytes"], r["median_us"] * 1e-6 - bracket - GAP_S) for r in timings
+                if lo <= r["m"] <= hi]
         xs, ys = [r[0] for r in rows], [r[1] for r in rows]
-        fixed, a = line_of_relative_error(xs, ys)
-        errs = [abs(fixed + x * a - y) / y for x, y in zip(xs, ys)]
-        print(f"  rows {lo}-{hi}: {len(rows)} timings; fixed {fixed * 1e6:.2f} us, stream "
-              f"{1 / a / 1e12:.3f} TB/s = {1 / a / CYCLES:.2f} B per SM-cycle; median |error| "
-              f"{statistics.median(errs) * 100:.1f}%, largest {max(errs) * 100:.1f}%")
+        # The free line, for the rate it implies.
+        ws = [1 / y ** 2 for y in ys]
+        mx = sum(w * x for w, x in zip(ws, xs)) / sum(ws)
+        my = sum(w * y for w, y in zip(ws, ys)) / sum(ws)
+        a = (sum(w * (x - mx) * (y - my) for w, x, y in zip(ws, xs, ys))
+             / sum(w * (x - mx) ** 2 for w, x in zip(ws, xs)))
+        memory = [x * traffic / copy for x in xs]
+        fixed = fixed_of_relative_error(memory, ys)
+        errs = [abs(fixed + m - y) / y for m, y in zip(memory, ys)]
+        print(f"  rows {lo}-{hi}: {len(rows)} timings; the free line's rate {1 / a / 1e12:.3f} "
+              f"TB/s = copy / {copy * a:.2f}; with traffic {traffic:g} at the copy rate: fixed "
+              f"{fixed * 1e6:.2f} us, median |error| {statistics.median(errs) * 100:.1f}%, "
+              f"largest {max(errs) * 100:.1f}%")
 
 
 def fit_max_waves(roofline):

@@ -143,6 +143,25 @@ TEST(EfficiencyData, BadFilesAreRejectedWithTheFieldAndReason) {
        "weight_only_kernels[1].regimes[1].max_rows", "below min_rows"},
       {Replace(*text, "\"min_rows\": 2,", "\"min_rows\": 2, \"rows\": 2,"),
        "weight_only_kernels[1].regimes[1]", "unknown key 'rows'"},
+      {Replace(*text, "\"memory_traffic\": { \"value\": 5,",
+               "\"memory_traffic\": { \"value\": 0.5,"),
+       "weight_only_kernels[1].regimes[1].memory_traffic.value", "below 1"},
+      {Replace(*text, "\"memory_traffic\": { \"value\": 5,",
+               "\"stream_bytes_per_sm_cycle\": { \"value\": 1, \"source\": \"x\" }, "
+               "\"memory_traffic\": { \"value\": 5,"),
+       "weight_only_kernels[1].regimes[1]", "expected one of stream_bytes_per_sm_cycle"},
+      {Replace(*text, "\"runtimes\": [\"compiled\"]", "\"runtimes\": [\"graph\"]"),
+       "weight_only_kernels[1].runtimes", "eager, cuda-graph or compiled"},
+      {Replace(*text, "\"runtimes\": [\"compiled\"]", "\"runtimes\": []"),
+       "weight_only_kernels[1].runtimes", "non-empty array"},
+      {Replace(*text, "\"scales\": \"channel\"", "\"scales\": 1"), "weight_only_kernels[1].scales",
+       "\"group\""},
+      {Replace(*text, "\"max_rows\": 1,", ""), "weight_only_kernels[1].regimes[1].min_rows",
+       "ascending, disjoint"},
+      {Replace(*text, "\"regimes\": [", "\"regimes\": [], \"old\": ["), "weight_only_kernels[0]",
+       "unknown key 'old'"},
+      {Replace(*text, "\"regimes\": [", "\"regimes\": 1, \"fixed_s\": ["), "weight_only_kernels[0]",
+       "unknown key 'fixed_s'"},
       {Replace(*text, "\"measured_on\": [\"h100-sxm\", \"h200\"]", "\"measured_on\": []"),
        "weight_only_kernels[0].measured_on", "non-empty"},
       {Replace(*text, "\"name\": \"tinygemm\",", ""), "weight_only_kernels[0].name", "missing"},
@@ -622,14 +641,15 @@ TEST(Expected, AWeightKernelReplacesTheTermsOfItsMatmulsOnly) {
   ASSERT_TRUE(ParseEfficiencyOverride("matmul=0.5", forced.expected).ok());
   EXPECT_EQ(Analyze(OpRequest{int4}, CostModel(h100, forced)).costs[0].expected.fixed_s, 0);
   // Names are checked against the file, devices for what the rates scale by.
-  const Status bad = CheckWeightKernel(*Data(), "tinygem", h100, "--wk");
+  const Status bad = CheckWeightKernel(*Data(), "tinygem", h100, Runtime::kEager, "--wk");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.ToString().find("did you mean 'tinygemm'"), std::string::npos) << bad.ToString();
-  const Status b200 = CheckWeightKernel(*Data(), "tinygemm", Dev("b200"), "--wk");
+  const Status b200 = CheckWeightKernel(*Data(), "tinygemm", Dev("b200"), Runtime::kEager, "--wk");
   ASSERT_FALSE(b200.ok());
   EXPECT_NE(b200.ToString().find("no boost clock (info.boost_clock)"), std::string::npos)
       << b200.ToString();
-  const Status tpu = CheckWeightKernel(*Data(), "tinygemm", Dev("tpu-v5e"), "--wk");
+  const Status tpu =
+      CheckWeightKernel(*Data(), "tinygemm", Dev("tpu-v5e"), Runtime::kEager, "--wk");
   EXPECT_NE(tpu.ToString().find("no SM count"), std::string::npos) << tpu.ToString();
   // The devices it was measured on are in the database.
   for (const std::string& id : tg.measured_on) EXPECT_TRUE(testing::Db().Find(id).ok()) << id;
@@ -651,33 +671,54 @@ TEST(Expected, AWeightKernelRunsTheRegimeOfItsRows) {
   EXPECT_EQ(ind->RegimeOf(1), 0);
   EXPECT_EQ(ind->RegimeOf(16), 1);
   EXPECT_EQ(ind->RegimeOf(17), -1);
+  // It runs under torch.compile only: other runtimes are refused, and a model given it
+  // anyway ignores it.
+  const Device& h100 = Dev("h100-sxm");
+  EXPECT_TRUE(CheckWeightKernel(*Data(), "inductor-int8", h100, Runtime::kCompiled, "--wk").ok());
+  const Status eager = CheckWeightKernel(*Data(), "inductor-int8", h100, Runtime::kEager, "--wk");
+  EXPECT_EQ(eager.ToString(),
+            "--wk: the inductor-int8 kernel runs only under --runtime compiled, not eager");
   CostOptions o;
   o.efficiency = Data();
-  o.expected.runtime = Runtime::kCudaGraph;
+  o.expected.runtime = Runtime::kEager;
   o.expected.weight_kernel = "inductor-int8";
-  const Device& h100 = Dev("h100-sxm");
+  EXPECT_EQ(CostModel(h100, o).used_weight_kernel().kernel, nullptr);
+  o.expected.runtime = Runtime::kCompiled;
   const CostModel model(h100, o);
   ASSERT_EQ(model.used_weight_kernel().kernel, ind);
   const double copy = model.used_memory()[0].value;
   MatmulSpec int8 = Mm(1, 4096, 4096);
   int8.b_dtype = DType::kInt8;
   int8.group_size = 0;
-  // One row: the regime's rate is above the 2.90 TB/s copy, so the copy rate decides.
+  // One row: its bytes once at the copy rate, and the regime's fixed time.
   const KernelCost one = Analyze(OpRequest{int8}, model).costs[0];
-  ASSERT_GT(ind->regimes[0].stream_bytes_per_sm_cycle.value * 132 * 1.98e9, copy);
+  EXPECT_EQ(ind->regimes[0].memory_traffic.value, 1);
   EXPECT_EQ(one.expected.weight_kernel_regime, 0);
   EXPECT_NEAR(one.expected.fixed_s, ind->regimes[0].fixed_s.value, 1e-18);
   EXPECT_NEAR(one.expected.memory_s[0], one.bytes[0] / copy, 1e-15);
-  // Eight rows: the second regime's 0.58 TB/s, a fifth of the copy rate, and its fixed time;
-  // every FLOP at its ceiling (no matrix rate of its own).
+  // Eight rows: 5 bytes moved per byte read (a fifth of the copy rate), the second regime's
+  // fixed time; every FLOP at its ceiling (no matrix rate of its own).
   int8.m = 8;
   const KernelCost eight = Analyze(OpRequest{int8}, model).costs[0];
-  const double slow = ind->regimes[1].stream_bytes_per_sm_cycle.value * 132 * 1.98e9;
+  EXPECT_EQ(ind->regimes[1].memory_traffic.value, 5);
   EXPECT_EQ(eight.expected.weight_kernel_regime, 1);
-  EXPECT_NEAR(eight.expected.memory_s[0], eight.bytes[0] / slow, 1e-15);
+  EXPECT_NEAR(eight.expected.memory_s[0], 5 * eight.bytes[0] / copy, 1e-15);
   EXPECT_NEAR(eight.expected.fixed_s, ind->regimes[1].fixed_s.value, 1e-18);
   EXPECT_GT(eight.expected.time_s, 3 * one.expected.time_s);  // measured: 29 us and 8 us
   EXPECT_DOUBLE_EQ(eight.expected.efficiency, 1.0);
+  // The same traffic at another device's bandwidth: the H200's copy rate.
+  const CostModel h200(Dev("h200"), o);
+  ASSERT_EQ(h200.used_weight_kernel().kernel, ind);
+  EXPECT_FALSE(h200.used_weight_kernel().measured_here);
+  EXPECT_NEAR(Analyze(OpRequest{int8}, h200).costs[0].expected.memory_s[0],
+              5 * eight.bytes[0] / h200.used_memory()[0].value, 1e-15);
+  // A weight per batch entry (MLA's absorbed per-head products) is not a linear layer's
+  // product: the model's default, whatever the rows.
+  MatmulSpec per_head = int8;
+  per_head.m = 1;
+  per_head.batch = 16;
+  per_head.b_broadcast = 1;
+  EXPECT_EQ(Analyze(OpRequest{per_head}, model).costs[0].expected.weight_kernel_regime, -1);
   // 17 rows: not measured, the model's default; --explain says so.
   int8.m = 17;
   Result<OpAnalysis> ex = AnalyzeOp(OpRequest{int8}, model, true);
@@ -701,9 +742,12 @@ TEST(Expected, AWeightKernelRunsTheRegimeOfItsRows) {
   ASSERT_TRUE(ex.ok());
   explained.clear();
   for (const std::string& line : ex->traces[0]) explained += line + "\n";
-  for (const char* part : {"weight-only kernel inductor-int8 (2-16 rows): no matrix rate",
-                           "every FLOP at its ceiling", "2.23 B per SM-cycle x 132 SMs",
-                           "matrix rate [none of its own]", "+ kernel fixed time 3.29 us"}) {
+  for (const char* part :
+       {"weight-only kernel inductor-int8 (2-16 rows): no matrix rate", "every FLOP at its ceiling",
+        "x 5 (bytes the weight-only kernel inductor-int8 moves per byte it "
+        "reads) / achievable 2.90 TB/s",
+        "memory traffic [a free line", "matrix rate [none of its own]",
+        "+ kernel fixed time 3.24 us"}) {
     EXPECT_NE(explained.find(part), std::string::npos) << part << "\n" << explained;
   }
   // The setup line names the regimes the run's matmuls ran (decode at batch 1: one row), or
@@ -711,8 +755,8 @@ TEST(Expected, AWeightKernelRunsTheRegimeOfItsRows) {
   for (const auto& [phase, part] :
        {std::pair<std::string, std::string>{
             "both",
-            "int8 weights run as the inductor-int8 kernel (1 row: 2.06 us + streaming "
-            "2.95 TB/s; measured on this device)"},
+            "int8 weights run as the inductor-int8 kernel (1 row: 1.99 us + 1x its bytes at "
+            "2.90 TB/s; measured on this device)"},
         {"prefill",
          "no matmul here runs as the inductor-int8 kernel (it takes int8 weights with a scale per "
          "output column and bf16 activations, at 1 row, 2-16 rows)"}}) {
@@ -722,6 +766,13 @@ TEST(Expected, AWeightKernelRunsTheRegimeOfItsRows) {
     ASSERT_EQ(run.status, 0) << run.err;
     EXPECT_NE(run.out.find(part), std::string::npos) << part << "\n" << run.out;
   }
+  // The command line refuses it under another runtime, with one line.
+  const auto refused = RunCli({"model", "llama-3-8b", "--weight-dtype", "int8", "--weight-kernel",
+                               "inductor-int8", "--runtime", "cuda-graph"});
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_NE(refused.err.find("runs only under --runtime compiled, not cuda-graph"),
+            std::string::npos)
+      << refused.err;
 }
 
 TEST(ExpectedCli, ModelPrintsExpectedBesideTheBoundAndRejectsBadFlags) {

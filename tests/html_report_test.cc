@@ -102,11 +102,11 @@ TEST(HtmlReport, AssumptionsNameTheWeightKernelAndItsRegimes) {
   const std::string html = ReadAll(path);
   std::remove(path.c_str());
   EXPECT_NE(html.find("expected: int8 weights (a scale per output column) run as the "
-                      "inductor-int8 kernel (--weight-kernel)"),
+                      "inductor-int8 kernel (--weight-kernel) where its regimes cover the rows"),
             std::string::npos);
-  // On the A100 the rates are scaled by its 108 SMs at 1.41 GHz: 11.28 and 2.23 B per SM-cycle.
-  EXPECT_NE(html.find("(scaled from the devices it was measured on): 1 row: 2.06 us + streaming "
-                      "1.72 TB/s; 2-16 rows: 3.29 us + streaming 340 GB/s"),
+  // On the A100 its traffic is at the A100's copy rate; the fixed times are the H100's.
+  EXPECT_NE(html.find("(its fixed times as measured on other devices): 1 row: 1.99 us + 1x its "
+                      "bytes at 1.61 TB/s; 2-16 rows: 3.24 us + 5x its bytes at 1.61 TB/s"),
             std::string::npos)
       << html.substr(html.find("inductor-int8"), 600);
 }

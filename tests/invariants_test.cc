@@ -2,8 +2,10 @@
 // roofline, the time bound is the largest term, totals equal the sum of kernels.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <random>
+#include <set>
 
 #include "roofline/op_analysis.h"
 #include "tests/test_util.h"
@@ -163,7 +165,8 @@ TEST(Invariants, TheBoundIsNeverAboveTheExpectedTime) {
   ASSERT_TRUE(data.ok()) << data.status().ToString();
   const auto shared = std::make_shared<const EfficiencyData>(*data);
   std::mt19937_64 rng(20261124);
-  int checked = 0, weight_kernel_runs = 0;
+  int checked = 0;
+  std::map<std::string, std::set<int>> weight_kernel_regimes;  // the regimes that ran
   for (const Device& d : Db().devices()) {
     if (d.model_split || d.memory.front().weights_only) {
       // SRAM-only and wafer-scale devices have no expected-time model: bounds only.
@@ -185,7 +188,8 @@ TEST(Invariants, TheBoundIsNeverAboveTheExpectedTime) {
         // Inductor's (int8).
         if (rng() % 2 == 0) {
           const char* kernel = rng() % 2 == 0 ? "tinygemm" : "inductor-int8";
-          if (CheckWeightKernel(*data, kernel, d, "test").ok()) o.expected.weight_kernel = kernel;
+          if (CheckWeightKernel(*data, kernel, d, rt, "test").ok())
+            o.expected.weight_kernel = kernel;
         }
         // Half the time matmuls accumulate in FP16 (the RTX 4090's faster figure).
         o.expected.fp16_accumulate = rng() % 2 == 0;
@@ -200,7 +204,9 @@ TEST(Invariants, TheBoundIsNeverAboveTheExpectedTime) {
             ++checked;
             ASSERT_TRUE(c.has_expected);
             const ExpectedCost& e = c.expected;
-            weight_kernel_runs += e.weight_kernel_regime >= 0 ? 1 : 0;
+            if (e.weight_kernel_regime >= 0) {
+              weight_kernel_regimes[o.expected.weight_kernel].insert(e.weight_kernel_regime);
+            }
             EXPECT_GE(e.time_s, c.time_s * (1 - 1e-12)) << d.id << " " << c.name;
             EXPECT_GE(e.compute_s, c.compute_time_s * (1 - 1e-12)) << d.id << " " << c.name;
             for (int l = 0; l < c.num_levels; ++l) {
@@ -234,7 +240,9 @@ TEST(Invariants, TheBoundIsNeverAboveTheExpectedTime) {
     }
   }
   EXPECT_GT(checked, 5000);
-  EXPECT_GT(weight_kernel_runs, 10);  // the measured kernels ran
+  // Every regime of both measured kernels ran.
+  EXPECT_EQ(weight_kernel_regimes["tinygemm"], (std::set<int>{0}));
+  EXPECT_EQ(weight_kernel_regimes["inductor-int8"], (std::set<int>{0, 1}));
 }
 
 }  // namespace

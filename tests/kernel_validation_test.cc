@@ -65,12 +65,13 @@ std::shared_ptr<const EfficiencyData> Data(double waves = 1) {
   return std::make_shared<const EfficiencyData>(std::move(d));
 }
 
-// Kernels in a stream, as a CUDA graph replays them (the measurement's own launch pattern).
+// Kernels in a stream, as a CUDA graph replays them (the measurement's own launch pattern;
+// `compiled`, the same launch costs, for a kernel torch.compile generates).
 CostModel InStream(double waves = 1, const std::string& device = "h100-sxm",
-                   const std::string& weight_kernel = "") {
+                   const std::string& weight_kernel = "", Runtime runtime = Runtime::kCudaGraph) {
   CostOptions o;
   o.efficiency = Data(waves);
-  o.expected.runtime = Runtime::kCudaGraph;
+  o.expected.runtime = runtime;
   o.expected.weight_kernel = weight_kernel;
   return CostModel(Dev(device), o);
 }
@@ -378,12 +379,13 @@ TEST(KernelValidation, Int4WeightOnlyMatmulsAreTheTinygemmFit) {
 
 // --weight-kernel inductor-int8 is the fit data/efficiency.json states (scripts/fit-kernel-
 // figures.py on the two H100 runs of 2026-11-26 at the int8 validation rows' shapes: one row,
-// median 8.8%, largest 35.2%; 2 to 16 rows, median 4.3%, largest 43.7%), through the tool's own
-// bytes (int8 weights, a 2-byte scale per column, activations, output). Without the kernel the
-// 2- to 16-row products are expected at the copy bandwidth, several times too fast.
+// the bytes once at the copy rate, median 9.1%, largest 36.0%; 2 to 16 rows, five times the
+// bytes, median 4.1%, largest 43.8%), through the tool's own bytes (int8 weights, a 2-byte scale
+// per column, activations, output). Without the kernel the 2- to 16-row products are expected
+// at the copy bandwidth, several times too fast.
 TEST(KernelValidation, Int8WeightOnlyMatmulsUnderCompileAreTheInductorFit) {
   const double bracket = EventBracket(Load("h100-2026-11-26/kernels.json"));
-  const CostModel with = InStream(1, "h100-sxm", "inductor-int8");
+  const CostModel with = InStream(1, "h100-sxm", "inductor-int8", Runtime::kCompiled);
   const CostModel without = InStream(1, "h100-sxm");
   std::vector<Timed> one, more, more_without;
   for (const char* run : {"int8-shapes-run1.json", "int8-shapes-run2.json"}) {
@@ -405,10 +407,9 @@ TEST(KernelValidation, Int8WeightOnlyMatmulsUnderCompileAreTheInductorFit) {
   }
   ASSERT_EQ(one.size(), 28u);
   ASSERT_EQ(more.size(), 110u);
-  // One row: the copy rate (2.90 TB/s) caps the fitted 2.95 TB/s: median 8.7%, largest 29.3%.
-  EXPECT_NEAR(MedianAbsError(one), 0.087, 0.005);
-  EXPECT_LT(LargestAbsError(one), 0.32);
-  EXPECT_NEAR(MedianAbsError(more), 0.044, 0.005);
+  EXPECT_NEAR(MedianAbsError(one), 0.091, 0.005);
+  EXPECT_LT(LargestAbsError(one), 0.38);
+  EXPECT_NEAR(MedianAbsError(more), 0.041, 0.005);
   EXPECT_LT(LargestAbsError(more), 0.45);
   EXPECT_GT(MedianAbsError(more_without), 0.7);
 }

@@ -313,11 +313,13 @@ class CostModel {
   uint64_t tiles_id_ = 0;
 };
 
-/// Whether `name` is a weight kernel of `data` (--weight-kernel) that `device` can run: it must
-/// list an SM or CU count and a boost clock to scale the kernel's measured rates by. Errors
-/// name `where`. A CostModel given an unchecked name ignores it.
+/// Whether `name` is a weight kernel of `data` (--weight-kernel) that `device` can run under
+/// `runtime`: the kernel must list the runtime (or none), and the device must list an SM or CU
+/// count and a boost clock where the kernel's rates are per SM-cycle. Errors name `where`. A
+/// CostModel given an unchecked name ignores a kernel the device cannot scale or the runtime
+/// does not run.
 Status CheckWeightKernel(const EfficiencyData& data, std::string_view name, const Device& device,
-                         const std::string& where);
+                         Runtime runtime, const std::string& where);
 
 /// FLOPs (each kernel's times its repeat) the device lists no ceiling for, by the requested
 /// engine ("vector.fp32"), in first-seen order: their compute is not timed, only their bytes.

@@ -97,19 +97,23 @@ struct EfficiencyData {
   std::vector<LinkLatency> collective_latency;
   std::array<LaunchCost, kNumRuntimes> launch{};  ///< by Runtime
   /// A weight-only quantized matmul kernel timed on its own (optional; a run names one with
-  /// `--weight-kernel NAME`). Its matmuls with `weight_dtype` weights (scales per group along K,
-  /// or per output column), `activation_dtype` activations and a row count one of its regimes
-  /// covers take
-  ///   fixed + max(bytes / min(stream rate, bandwidth), matrix FLOPs / matrix rate)
-  /// in place of the roofline terms (its dequantization is inside the measured rates); other
-  /// row counts keep the model. The rates are per SM and clock cycle: a device scales them by
-  /// its SM count and boost clock (measured on the devices of `measured_on`, assumed
-  /// elsewhere).
+  /// `--weight-kernel NAME`). Its matmuls with one `weight_dtype` weight matrix (scales per
+  /// group along K, or per output column), `activation_dtype` activations and a row count one
+  /// of its regimes covers take
+  ///   fixed + max(memory, matrix FLOPs / matrix rate)
+  /// in place of the roofline terms (its dequantization is inside the measured figures); other
+  /// row counts keep the model. The memory term is either the bytes at min(stream rate,
+  /// bandwidth), the stream rate per SM and clock cycle (a kernel limited by the work its SMs
+  /// issue: a device scales it by its SM count and boost clock), or the bytes times
+  /// `memory_traffic` at the device's bandwidth (a kernel limited by device memory that moves
+  /// that many bytes per byte it reads). Measured on the devices of `measured_on`, assumed
+  /// elsewhere.
   struct WeightKernelRegime {
     int64_t min_rows = 1;
     int64_t max_rows = 0;              ///< 0: no upper limit
     Figure fixed_s;                    ///< seconds per launch beyond the launch gap
-    Figure stream_bytes_per_sm_cycle;  ///< bytes streamed per SM per clock cycle
+    Figure stream_bytes_per_sm_cycle;  ///< bytes streamed per SM per clock cycle; 0: none
+    Figure memory_traffic;  ///< device-memory bytes moved per byte read; 0: the stream rate
     Figure matrix_flops_per_sm_cycle;  ///< matrix FLOPs per SM-cycle; 0: no rate of its own
     bool Covers(int64_t rows) const {
       return rows >= min_rows && (max_rows == 0 || rows <= max_rows);
@@ -123,6 +127,7 @@ struct EfficiencyData {
     bool channel_scales = false;  ///< one scale per output column, not per group along K
     std::string description;      ///< which library call it is, who runs it
     std::vector<std::string> measured_on;     ///< device ids
+    std::vector<Runtime> runtimes;            ///< the runtimes that run it; empty: any
     std::string source;                       ///< the measurements and the fit
     std::vector<WeightKernelRegime> regimes;  ///< by rows: ascending, disjoint
     /// The index of the regime covering `rows`, or -1.
@@ -164,11 +169,11 @@ struct EfficiencyData {
   std::string origin;  ///< the file it came from
 };
 
-/// The weight kernel named `name` (`--weight-kernel`), or an error naming `where` with the
-/// names there are.
 /// The rows a --weight-kernel regime covers: "1 row", "2-16 rows", "from 1 row on".
 std::string RowsPhrase(const EfficiencyData::WeightKernelRegime& r);
 
+/// The weight kernel named `name` (`--weight-kernel`), or an error naming `where` with the
+/// names there are.
 Result<const EfficiencyData::WeightKernel*> FindWeightKernel(const EfficiencyData& data,
                                                              std::string_view name,
                                                              const std::string& where);

@@ -171,7 +171,7 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
     ForEachEntry(
         root.at("weight_only_kernels"), "weight_only_kernels",
         {"name", "weight_dtype", "activation_dtype", "zero_points", "scales", "description",
-         "measured_on", "source", "regimes"},
+         "measured_on", "runtimes", "source", "regimes"},
         [&](const json& f, const std::string& field) {
           EfficiencyData::WeightKernel k;
           k.name = RequireString(f, "name", field, "the name --weight-kernel takes");
@@ -221,9 +221,25 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
             }
             k.channel_scales = sc == "channel";
           }
+          if (f.contains("runtimes")) {
+            const json& rts = f.at("runtimes");
+            if (!rts.is_array() || rts.empty() || rts.size() > kNumRuntimes) {
+              throw JsonFieldError(field + ".runtimes",
+                                   "expected a non-empty array of runtimes (eager, cuda-graph, "
+                                   "compiled)");
+            }
+            for (const json& rt : rts) {
+              Result<Runtime> r = ParseRuntime(rt.is_string() ? rt.get<std::string>() : "");
+              if (!r.ok()) {
+                throw JsonFieldError(field + ".runtimes",
+                                     "expected runtimes: eager, cuda-graph or compiled");
+              }
+              k.runtimes.push_back(*r);
+            }
+          }
           ForEachEntry(
               need(f, "regimes", field), field + ".regimes",
-              {"min_rows", "max_rows", "fixed_s", "stream_bytes_per_sm_cycle",
+              {"min_rows", "max_rows", "fixed_s", "stream_bytes_per_sm_cycle", "memory_traffic",
                "matrix_flops_per_sm_cycle"},
               [&](const json& g, const std::string& at) {
                 EfficiencyData::WeightKernelRegime r;
@@ -251,9 +267,25 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
                   }
                 }
                 r.fixed_s = ParseFigure(need(g, "fixed_s", at), at + ".fixed_s", 1e-3, true);
-                r.stream_bytes_per_sm_cycle =
-                    ParseFigure(need(g, "stream_bytes_per_sm_cycle", at),
-                                at + ".stream_bytes_per_sm_cycle", 4096, false, "B per SM-cycle");
+                // The memory term: a streaming rate of the SMs, or a traffic at the bandwidth.
+                if (g.contains("stream_bytes_per_sm_cycle") == g.contains("memory_traffic")) {
+                  throw JsonFieldError(at,
+                                       "expected one of stream_bytes_per_sm_cycle (a rate "
+                                       "of the SMs) and memory_traffic (bytes moved per "
+                                       "byte read, at the device's bandwidth)");
+                }
+                if (g.contains("stream_bytes_per_sm_cycle")) {
+                  r.stream_bytes_per_sm_cycle =
+                      ParseFigure(g.at("stream_bytes_per_sm_cycle"),
+                                  at + ".stream_bytes_per_sm_cycle", 4096, false, "B per SM-cycle");
+                } else {
+                  r.memory_traffic = ParseFigure(g.at("memory_traffic"), at + ".memory_traffic",
+                                                 100, false, "bytes moved per byte read");
+                  if (r.memory_traffic.value < 1) {
+                    throw JsonFieldError(at + ".memory_traffic.value",
+                                         "below 1: a kernel moves at least the bytes it reads");
+                  }
+                }
                 if (g.contains("matrix_flops_per_sm_cycle")) {
                   r.matrix_flops_per_sm_cycle = ParseFigure(g.at("matrix_flops_per_sm_cycle"),
                                                             at + ".matrix_flops_per_sm_cycle",

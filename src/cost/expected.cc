@@ -110,9 +110,11 @@ const MatmulSpec* WeightKernelMatmul(const Graph& graph, const Kernel& kernel,
   for (int o : kernel.ops) {
     const Op& op = graph.ops()[o];
     if (const auto* mm = std::get_if<MatmulSpec>(&op.spec)) {
+      // One weight matrix (not routed experts, not a weight per batch entry, as MLA's absorbed
+      // per-head products have): a linear layer's product.
       if (!mm->b_is_weight || mm->b_dtype != wk.weight_dtype ||
           mm->a_dtype != wk.activation_dtype || (mm->group_size > 0) == wk.channel_scales ||
-          mm->experts > 0) {
+          mm->experts > 0 || mm->batch != mm->b_broadcast) {
         return nullptr;
       }
       const size_t scales = mm->bias ? 3 : 2;  // operands: A, B, (bias,) scales
@@ -132,17 +134,32 @@ double BoostClock(const Device& d) {
   return 0;
 }
 
+// Whether a regime of the kernel has rates per SM-cycle, which a device scales by its SMs and
+// clock.
+bool ScalesBySms(const EfficiencyData::WeightKernel& wk) {
+  return std::any_of(wk.regimes.begin(), wk.regimes.end(), [](const auto& r) {
+    return r.stream_bytes_per_sm_cycle.value > 0 || r.matrix_flops_per_sm_cycle.value > 0;
+  });
+}
+
 }  // namespace
 
 Status CheckWeightKernel(const EfficiencyData& data, std::string_view name, const Device& device,
-                         const std::string& where) {
+                         Runtime runtime, const std::string& where) {
   Result<const EfficiencyData::WeightKernel*> wk = FindWeightKernel(data, name, where);
   if (!wk.ok()) return wk.status();
+  const auto& rts = (*wk)->runtimes;
+  if (!rts.empty() && std::find(rts.begin(), rts.end(), runtime) == rts.end()) {
+    std::string names;
+    for (Runtime r : rts) names += (names.empty() ? "" : " or ") + std::string(NameOf(r));
+    return Status::Invalid(where, fmt::format("the {} kernel runs only under --runtime {}, not {}",
+                                              name, names, NameOf(runtime)));
+  }
   bool sms = false;
   for (const auto& [key, q] : device.info) {
     if ((key == "sm_count" || key == "cu_count") && q.value > 0) sms = true;
   }
-  if (!sms || !(BoostClock(device) > 0)) {
+  if (ScalesBySms(**wk) && (!sms || !(BoostClock(device) > 0))) {
     return Status::Invalid(
         where,
         fmt::format(
@@ -233,9 +250,13 @@ void CostModel::SetUpExpected() {
   // --weight-kernel: callers check the name and the device first (CheckWeightKernel); the
   // pointer is into the efficiency data this model shares (copies share it too).
   weight_kernel_ = {};
-  if (!options_.expected.weight_kernel.empty() && sm_count_ > 0 && BoostClock(d) > 0) {
+  if (!options_.expected.weight_kernel.empty()) {
     for (const auto& wk : e.weight_kernels) {
       if (wk.name != options_.expected.weight_kernel) continue;
+      if (ScalesBySms(wk) && !(sm_count_ > 0 && BoostClock(d) > 0)) continue;
+      const auto& rts = wk.runtimes;
+      if (!rts.empty() && std::find(rts.begin(), rts.end(), options_.expected.runtime) == rts.end())
+        continue;
       const double cycles = static_cast<double>(sm_count_) * BoostClock(d);
       weight_kernel_.kernel = &wk;
       weight_kernel_.sm_cycles_per_s = cycles;
@@ -508,14 +529,17 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
   e.term = c.num_engines > 0 ? Bound{BoundKind::kCompute, DominantEngine(c)}
                              : Bound{BoundKind::kMemory, 0};
   for (int l = 0; l < c.num_levels; ++l) {
-    // A --weight-kernel matmul streams device memory (level 0) at the kernel's rate, zero
-    // points included.
+    // A --weight-kernel matmul streams device memory (level 0), zero points included, at the
+    // regime's rate (capped by the bandwidth) or moving `memory_traffic` bytes per byte.
     const bool streamed = wq != nullptr && l == 0 && used_memory_[l].value > 0;
-    const double bw = streamed ? std::min(used_memory_[l].value, wk.stream_bytes_per_s(*regime))
-                               : used_memory_[l].value;
-    const double bytes = streamed ? c.bytes[l] + zero_bytes
-                         : l == 0 ? c.bytes[l] + e.grouped_kv_read_bytes
-                                  : c.bytes[l];
+    const bool traffic = streamed && regime->memory_traffic.value > 0;
+    const double bw = streamed && !traffic
+                          ? std::min(used_memory_[l].value, wk.stream_bytes_per_s(*regime))
+                          : used_memory_[l].value;
+    const double bytes = traffic    ? (c.bytes[l] + zero_bytes) * regime->memory_traffic.value
+                         : streamed ? c.bytes[l] + zero_bytes
+                         : l == 0   ? c.bytes[l] + e.grouped_kv_read_bytes
+                                    : c.bytes[l];
     e.memory_s[l] = !(bw > 0) ? 0 : other_eff == 1.0 ? bytes / bw : bytes / bw / other_eff;
     if (e.memory_s[l] > e.roofline_s) {
       e.roofline_s = e.memory_s[l];
@@ -607,6 +631,16 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
     for (int l = 0; l < c.num_levels; ++l) {
       const UsedCeiling& u = used_memory_[l];
       if (u.value <= 0) continue;
+      if (wq != nullptr && l == 0 && regime->memory_traffic.value > 0) {
+        trace->Add(fmt::format(
+            "  memory {}: ({} B{}) x {} (bytes the weight-only kernel {} moves per byte it "
+            "reads) / {} {} = {}  [{}]",
+            device_->memory[l].name, Sci(c.bytes[l]),
+            zero_bytes > 0 ? fmt::format(" + {} B of zero points", Sci(zero_bytes)) : "",
+            regime->memory_traffic.value, wk.kernel->name, NameOf(o.ceilings), Si(u.value, "B/s"),
+            Seconds(e.memory_s[l]), u.figure.Describe()));
+        continue;
+      }
       if (wq != nullptr && l == 0) {
         trace->Add(fmt::format(
             "  memory {}: ({} B{}) / min({} {}, weight-only kernel {}: {} B per SM-cycle x {} "
@@ -659,14 +693,22 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
     if (wq != nullptr) {
       std::string on;
       for (const std::string& id : wk.kernel->measured_on) on += (on.empty() ? "" : ", ") + id;
+      const bool sm_rates = regime->stream_bytes_per_sm_cycle.value > 0 ||
+                            regime->matrix_flops_per_sm_cycle.value > 0;
       trace->Add(fmt::format(
-          "  weight-only kernel {} ({}), {}: fixed {} per launch [{}]; streaming rate [{}]; "
-          "matrix rate [{}]; measured on {}{} [{}]",
+          "  weight-only kernel {} ({}), {}: fixed {} per launch [{}]; {} [{}]; matrix rate "
+          "[{}]; measured on {}{} [{}]",
           wk.kernel->name, wk.kernel->description, RowsPhrase(*regime), Seconds(e.fixed_s),
-          regime->fixed_s.source, regime->stream_bytes_per_sm_cycle.source,
+          regime->fixed_s.source,
+          regime->memory_traffic.value > 0 ? "memory traffic" : "streaming rate",
+          regime->memory_traffic.value > 0 ? regime->memory_traffic.source
+                                           : regime->stream_bytes_per_sm_cycle.source,
           regime->matrix_flops_per_sm_cycle.value > 0 ? regime->matrix_flops_per_sm_cycle.source
                                                       : "none of its own",
-          on, wk.measured_here ? "" : ", scaled to this device's SMs and clock (assumed)",
+          on,
+          wk.measured_here ? ""
+          : sm_rates       ? ", scaled to this device's SMs and clock (assumed)"
+                           : ", the fixed time as measured there (assumed)",
           wk.kernel->source));
     }
     if (e.launches > 1) {

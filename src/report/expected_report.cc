@@ -67,6 +67,31 @@ json FigureJson(const UsedCeiling& u) {
 
 }  // namespace
 
+std::string WeightKernelRegimePhrase(const CostModel& model,
+                                     const EfficiencyData::WeightKernelRegime& r) {
+  const CostModel::UsedWeightKernel& wk = model.used_weight_kernel();
+  const double bandwidth = model.used_memory().empty() ? 0 : model.used_memory()[0].value;
+  const double matrix = wk.matrix_flops_per_s(r);
+  const std::string memory =
+      r.memory_traffic.value > 0
+          ? fmt::format("{:.3g}x its bytes at {}", r.memory_traffic.value, Si(bandwidth, "B/s"))
+          : "streaming " + Si(bandwidth > 0 ? std::min(bandwidth, wk.stream_bytes_per_s(r))
+                                            : wk.stream_bytes_per_s(r),
+                              "B/s");
+  return fmt::format("{} + {}{}", Seconds(r.fixed_s.value), memory,
+                     matrix > 0 ? ", matrix " + Si(matrix, "FLOP/s") : "");
+}
+
+std::string WeightKernelProvenancePhrase(const CostModel::UsedWeightKernel& wk) {
+  if (wk.measured_here) return "measured on this device";
+  const bool sm_rates =
+      std::any_of(wk.kernel->regimes.begin(), wk.kernel->regimes.end(), [](const auto& r) {
+        return r.stream_bytes_per_sm_cycle.value > 0 || r.matrix_flops_per_sm_cycle.value > 0;
+      });
+  return sm_rates ? "scaled from the devices it was measured on"
+                  : "its fixed times as measured on other devices";
+}
+
 std::string ModuleLaunchesPhrase(const EfficiencyData::ModuleLaunches& m) {
   const std::string grouped =
       m.grouped_kv > 0 ? fmt::format(
@@ -117,17 +142,14 @@ std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCo
     for (size_t i = 0; i < ran.size(); ++i) {
       if (!ran[i]) continue;
       const EfficiencyData::WeightKernelRegime& r = wk.kernel->regimes[i];
-      const double matrix = wk.matrix_flops_per_s(r);
-      rates += fmt::format("{}{}{} + streaming {}{}", rates.empty() ? "" : "; ",
-                           ran.size() > 1 ? RowsPhrase(r) + ": " : "", Seconds(r.fixed_s.value),
-                           Si(wk.stream_bytes_per_s(r), "B/s"),
-                           matrix > 0 ? ", matrix " + Si(matrix, "FLOP/s") : "");
+      rates += fmt::format("{}{}{}", rates.empty() ? "" : "; ",
+                           ran.size() > 1 ? RowsPhrase(r) + ": " : "",
+                           WeightKernelRegimePhrase(model, r));
     }
     if (!rates.empty()) {
       kernel = fmt::format(";\n  {} weights run as the {} kernel ({}; {})",
                            NameOf(wk.kernel->weight_dtype), wk.kernel->name, rates,
-                           wk.measured_here ? "measured on this device"
-                                            : "scaled from the devices it was measured on");
+                           WeightKernelProvenancePhrase(wk));
     } else {
       std::string rows;
       for (const auto& r : wk.kernel->regimes) rows += (rows.empty() ? "" : ", ") + RowsPhrase(r);
@@ -210,17 +232,23 @@ json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& co
     int total = 0;
     for (size_t i = 0; i < ran.size(); ++i) {
       const EfficiencyData::WeightKernelRegime& r = wk.kernel->regimes[i];
-      nlohmann::json x = {{"min_rows", r.min_rows},
-                          {"kernels_run_as_it", ran[i]},
-                          {"fixed_s", r.fixed_s.value},
-                          {"stream_bytes_per_s", wk.stream_bytes_per_s(r)}};
+      nlohmann::json x = {
+          {"min_rows", r.min_rows}, {"kernels_run_as_it", ran[i]}, {"fixed_s", r.fixed_s.value}};
       if (r.max_rows > 0) x["max_rows"] = r.max_rows;
+      if (r.memory_traffic.value > 0) {
+        x["memory_traffic"] = r.memory_traffic.value;  // bytes moved per byte, at the bandwidth
+      } else {
+        x["stream_bytes_per_s"] = wk.stream_bytes_per_s(r);  // before the bandwidth cap
+      }
       if (wk.matrix_flops_per_s(r) > 0) x["matrix_flops_per_s"] = wk.matrix_flops_per_s(r);
       regimes.push_back(std::move(x));
       total += ran[i];
     }
+    std::vector<std::string> runtimes;
+    for (Runtime rt : wk.kernel->runtimes) runtimes.emplace_back(NameOf(rt));
     j["weight_kernel"] = {{"name", wk.kernel->name},
                           {"kernels_run_as_it", total},
+                          {"runtimes", runtimes},
                           {"weight_dtype", std::string(NameOf(wk.kernel->weight_dtype))},
                           {"scales", wk.kernel->channel_scales ? "channel" : "group"},
                           {"description", wk.kernel->description},

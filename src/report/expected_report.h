@@ -17,6 +17,14 @@ std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCo
 /// The same as JSON: ceilings, runtime, every used ceiling with its value and provenance, the
 /// launch costs with their sources.
 nlohmann::json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& costs);
+/// A --weight-kernel regime's figures on the model's device: "2.00 us + streaming 2.90 TB/s"
+/// (the stream rate capped by the bandwidth), "3.24 us + 5x its bytes at 2.90 TB/s", with
+/// ", matrix 29.0 TFLOP/s" where it has a matrix rate.
+std::string WeightKernelRegimePhrase(const CostModel& model,
+                                     const EfficiencyData::WeightKernelRegime& r);
+/// "measured on this device", "scaled from the devices it was measured on" (rates per
+/// SM-cycle), or "its fixed times as measured on other devices".
+std::string WeightKernelProvenancePhrase(const CostModel::UsedWeightKernel& wk);
 /// "each RMSNorm 8 kernels, rotary embedding 10, attention 10 (+2 with grouped K/V heads)".
 std::string ModuleLaunchesPhrase(const EfficiencyData::ModuleLaunches& m);
 /// "expected: 10.2 ms (1.27x the bound), memory:hbm; launch overhead 12.3% of it".

@@ -239,20 +239,15 @@ std::vector<std::string> CostModelAssumptions(const CostModel& model) {
   if (const auto& wk = model.used_weight_kernel(); wk.kernel != nullptr) {
     std::string regimes;
     for (const auto& r : wk.kernel->regimes) {
-      const double matrix = wk.matrix_flops_per_s(r);
-      regimes +=
-          fmt::format("{}{}: {} + streaming {}{}", regimes.empty() ? "" : "; ", RowsPhrase(r),
-                      Seconds(r.fixed_s.value), Si(wk.stream_bytes_per_s(r), "B/s"),
-                      matrix > 0 ? ", matrix " + Si(matrix, "FLOP/s") : "");
+      regimes += fmt::format("{}{}: {}", regimes.empty() ? "" : "; ", RowsPhrase(r),
+                             WeightKernelRegimePhrase(model, r));
     }
     out.push_back(fmt::format(
-        "expected: {} weights (a scale per {}) run as the {} kernel (--weight-kernel), {} "
-        "({}): {} [{}]",
+        "expected: {} weights (a scale per {}) run as the {} kernel (--weight-kernel) where "
+        "its regimes cover the rows, {} ({}): {} [{}]",
         NameOf(wk.kernel->weight_dtype),
         wk.kernel->channel_scales ? "output column" : "group along K", wk.kernel->name,
-        wk.kernel->description,
-        wk.measured_here ? "measured on this device" : "scaled from the devices it was measured on",
-        regimes, wk.kernel->source));
+        wk.kernel->description, WeightKernelProvenancePhrase(wk), regimes, wk.kernel->source));
   }
   if (model.options().launch_overhead_s > 0) {
     out.push_back(fmt::format("every kernel pays a launch overhead of {} (--launch-overhead-us)",

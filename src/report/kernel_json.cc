@@ -43,7 +43,10 @@ void WriteKernelJson(const KernelCost& c, const CostModel& model, Json& k) {
     x["time_terms_s"] = xt;
     x["efficiency"] = e.efficiency;
     if (e.wave_s > 0) x["attention_waves_s"] = e.wave_s;
-    if (e.fixed_s > 0) x["weight_kernel_fixed_s"] = e.fixed_s;
+    if (e.weight_kernel_regime >= 0) {
+      x["weight_kernel_regime"] = e.weight_kernel_regime;  // index into setup's regimes
+      x["weight_kernel_fixed_s"] = e.fixed_s;
+    }
     if (e.grouped_kv_copy_s > 0) {
       x["grouped_kv_copies_s"] = e.grouped_kv_copy_s;
       x["grouped_kv_read_bytes"] = e.grouped_kv_read_bytes;

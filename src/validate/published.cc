@@ -252,7 +252,7 @@ Result<PublishedValidation> ValidatePublished(const std::vector<PublishedRun>& r
       o.expected.modules = run.modules;
     }
     if (!run.weight_kernel.empty()) {
-      if (Status s = CheckWeightKernel(*efficiency, run.weight_kernel, **device,
+      if (Status s = CheckWeightKernel(*efficiency, run.weight_kernel, **device, run.runtime,
                                        run.where + ".weight_kernel");
           !s.ok()) {
         return s;

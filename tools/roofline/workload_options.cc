@@ -89,7 +89,8 @@ Status ApplyExpectedFlags(const ExpectedFlags& f, const Device& d, CostOptions& 
   Result<EfficiencyData> data = LoadDefaultEfficiencyData();
   if (!data.ok()) return data.status();
   if (!f.weight_kernel.empty()) {
-    if (Status s = CheckWeightKernel(*data, f.weight_kernel, d, "--weight-kernel"); !s.ok()) {
+    if (Status s = CheckWeightKernel(*data, f.weight_kernel, d, *runtime, "--weight-kernel");
+        !s.ok()) {
       return s;
     }
     c.expected.weight_kernel = f.weight_kernel;
