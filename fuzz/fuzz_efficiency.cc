@@ -2,6 +2,8 @@
 // its waves, launch costs, weight-only kernels): parse, then expect a matmul, an int4 weight-only
 // matmul (as the file's first weight kernel, when it lists one), attentions and a tiny kernel.
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "fuzz/fuzz_util.h"
 #include "roofline/cost.h"
@@ -36,15 +38,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   int4.b_dtype = DType::kInt4;
   int4.group_size = 128;
   (void)g.AddOp("int4", int4);
+  MatmulSpec int8 = mm;  // per-column scales: a regime of Inductor's int8 kernel
+  int8.m = 3;
+  int8.b_dtype = DType::kInt8;
+  (void)g.AddOp("int8", int8);
   for (const Device& d : db->devices()) {
-    CostOptions o;
-    o.efficiency = std::make_shared<const EfficiencyData>(*e);
-    if (!e->weight_kernels.empty() &&
-        CheckWeightKernel(*e, e->weight_kernels.front().name, d, "fuzz").ok()) {
-      o.expected.weight_kernel = e->weight_kernels.front().name;
+    // The model without a weight kernel, and with each one the device can run.
+    std::vector<std::string> kernels = {""};
+    for (const auto& wk : e->weight_kernels) {
+      if (CheckWeightKernel(*e, wk.name, d, Runtime::kCompiled, "fuzz").ok()) {
+        kernels.push_back(wk.name);
+      }
     }
-    const CostModel model(d, o);
-    for (const Kernel& k : Fuse(g, FusionMode::kEager)) (void)model.Evaluate(g, k);
+    for (const std::string& name : kernels) {
+      CostOptions o;
+      o.efficiency = std::make_shared<const EfficiencyData>(*e);
+      o.expected.runtime = Runtime::kCompiled;
+      o.expected.weight_kernel = name;
+      const CostModel model(d, o);
+      for (const Kernel& k : Fuse(g, FusionMode::kEager)) (void)model.Evaluate(g, k);
+    }
   }
   return 0;
 }

@@ -151,7 +151,10 @@ TEST(EfficiencyData, BadFilesAreRejectedWithTheFieldAndReason) {
                "\"memory_traffic\": { \"value\": 5,"),
        "weight_only_kernels[1].regimes[1]", "expected one of stream_bytes_per_sm_cycle"},
       {Replace(*text, "\"runtimes\": [\"compiled\"]", "\"runtimes\": [\"graph\"]"),
-       "weight_only_kernels[1].runtimes", "eager, cuda-graph or compiled"},
+       "weight_only_kernels[1].runtimes[0]",
+       "expected eager, cuda-graph or compiled, got \"graph\""},
+      {Replace(*text, "\"runtimes\": [\"compiled\"]", "\"runtimes\": [\"compiled\", \"compiled\"]"),
+       "weight_only_kernels[1].runtimes[1]", "'compiled' is listed twice"},
       {Replace(*text, "\"runtimes\": [\"compiled\"]", "\"runtimes\": []"),
        "weight_only_kernels[1].runtimes", "non-empty array"},
       {Replace(*text, "\"scales\": \"channel\"", "\"scales\": 1"), "weight_only_kernels[1].scales",
@@ -766,6 +769,19 @@ TEST(Expected, AWeightKernelRunsTheRegimeOfItsRows) {
     ASSERT_EQ(run.status, 0) << run.err;
     EXPECT_NE(run.out.find(part), std::string::npos) << part << "\n" << run.out;
   }
+  // A device with no SM count (a TPU) is refused: the kernel was measured on GPUs.
+  const Status tpu =
+      CheckWeightKernel(*Data(), "inductor-int8", Dev("tpu-v5e"), Runtime::kCompiled, "--wk");
+  EXPECT_NE(tpu.ToString().find("lists no SM count"), std::string::npos) << tpu.ToString();
+  // Under --efficiency matmul=F no matmul runs as it, and the setup line says why.
+  const auto forced =
+      RunCli({"model", "llama-3-8b", "--weight-dtype", "int8", "--weight-kernel", "inductor-int8",
+              "--runtime", "compiled", "--efficiency", "matmul=0.5"});
+  ASSERT_EQ(forced.status, 0) << forced.err;
+  EXPECT_NE(forced.out.find("no matmul here runs as the inductor-int8 kernel: --efficiency "
+                            "matmul= replaces the model for matmuls"),
+            std::string::npos)
+      << forced.out;
   // The command line refuses it under another runtime, with one line.
   const auto refused = RunCli({"model", "llama-3-8b", "--weight-dtype", "int8", "--weight-kernel",
                                "inductor-int8", "--runtime", "cuda-graph"});

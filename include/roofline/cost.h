@@ -315,9 +315,9 @@ class CostModel {
 
 /// Whether `name` is a weight kernel of `data` (--weight-kernel) that `device` can run under
 /// `runtime`: the kernel must list the runtime (or none), and the device must list an SM or CU
-/// count and a boost clock where the kernel's rates are per SM-cycle. Errors name `where`. A
-/// CostModel given an unchecked name ignores a kernel the device cannot scale or the runtime
-/// does not run.
+/// count and a boost clock (the kernels were measured on GPUs; rates per SM-cycle scale by
+/// them). Errors name `where`. A CostModel given an unchecked name ignores a kernel the device
+/// or the runtime cannot run.
 Status CheckWeightKernel(const EfficiencyData& data, std::string_view name, const Device& device,
                          Runtime runtime, const std::string& where);
 

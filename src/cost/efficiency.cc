@@ -223,16 +223,20 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
           }
           if (f.contains("runtimes")) {
             const json& rts = f.at("runtimes");
-            if (!rts.is_array() || rts.empty() || rts.size() > kNumRuntimes) {
+            if (!rts.is_array() || rts.empty()) {
               throw JsonFieldError(field + ".runtimes",
                                    "expected a non-empty array of runtimes (eager, cuda-graph, "
-                                   "compiled)");
+                                   "compiled); leave it out for any");
             }
-            for (const json& rt : rts) {
-              Result<Runtime> r = ParseRuntime(rt.is_string() ? rt.get<std::string>() : "");
+            for (size_t i = 0; i < rts.size(); ++i) {
+              const std::string at = field + ".runtimes[" + std::to_string(i) + "]";
+              Result<Runtime> r = ParseRuntime(rts[i].is_string() ? rts[i].get<std::string>() : "");
               if (!r.ok()) {
-                throw JsonFieldError(field + ".runtimes",
-                                     "expected runtimes: eager, cuda-graph or compiled");
+                throw JsonFieldError(at, "expected eager, cuda-graph or compiled, got " +
+                                             rts[i].dump().substr(0, 40));
+              }
+              if (std::find(k.runtimes.begin(), k.runtimes.end(), *r) != k.runtimes.end()) {
+                throw JsonFieldError(at, "'" + std::string(NameOf(*r)) + "' is listed twice");
               }
               k.runtimes.push_back(*r);
             }

@@ -134,14 +134,6 @@ double BoostClock(const Device& d) {
   return 0;
 }
 
-// Whether a regime of the kernel has rates per SM-cycle, which a device scales by its SMs and
-// clock.
-bool ScalesBySms(const EfficiencyData::WeightKernel& wk) {
-  return std::any_of(wk.regimes.begin(), wk.regimes.end(), [](const auto& r) {
-    return r.stream_bytes_per_sm_cycle.value > 0 || r.matrix_flops_per_sm_cycle.value > 0;
-  });
-}
-
 }  // namespace
 
 Status CheckWeightKernel(const EfficiencyData& data, std::string_view name, const Device& device,
@@ -159,11 +151,13 @@ Status CheckWeightKernel(const EfficiencyData& data, std::string_view name, cons
   for (const auto& [key, q] : device.info) {
     if ((key == "sm_count" || key == "cu_count") && q.value > 0) sms = true;
   }
-  if (ScalesBySms(**wk) && (!sms || !(BoostClock(device) > 0))) {
+  if (!sms || !(BoostClock(device) > 0)) {
     return Status::Invalid(
         where,
         fmt::format(
-            "device '{}' lists no {} to scale the {} kernel's measured rates by", device.id,
+            "device '{}' lists no {}, which the {} kernel, measured on GPUs, needs (its rates "
+            "scale by SMs and clock)",
+            device.id,
             !sms ? "SM count (info.sm_count or info.cu_count)" : "boost clock (info.boost_clock)",
             name));
   }
@@ -253,7 +247,7 @@ void CostModel::SetUpExpected() {
   if (!options_.expected.weight_kernel.empty()) {
     for (const auto& wk : e.weight_kernels) {
       if (wk.name != options_.expected.weight_kernel) continue;
-      if (ScalesBySms(wk) && !(sm_count_ > 0 && BoostClock(d) > 0)) continue;
+      if (!(sm_count_ > 0 && BoostClock(d) > 0)) continue;
       const auto& rts = wk.runtimes;
       if (!rts.empty() && std::find(rts.begin(), rts.end(), options_.expected.runtime) == rts.end())
         continue;

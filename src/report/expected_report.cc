@@ -150,6 +150,11 @@ std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCo
       kernel = fmt::format(";\n  {} weights run as the {} kernel ({}; {})",
                            NameOf(wk.kernel->weight_dtype), wk.kernel->name, rates,
                            WeightKernelProvenancePhrase(wk));
+    } else if (o.class_efficiency[static_cast<size_t>(KernelClass::kMatmul)] > 0) {
+      kernel = fmt::format(
+          ";\n  no matmul here runs as the {} kernel: --efficiency matmul= "
+          "replaces the model for matmuls",
+          wk.kernel->name);
     } else {
       std::string rows;
       for (const auto& r : wk.kernel->regimes) rows += (rows.empty() ? "" : ", ") + RowsPhrase(r);
@@ -248,7 +253,6 @@ json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& co
     for (Runtime rt : wk.kernel->runtimes) runtimes.emplace_back(NameOf(rt));
     j["weight_kernel"] = {{"name", wk.kernel->name},
                           {"kernels_run_as_it", total},
-                          {"runtimes", runtimes},
                           {"weight_dtype", std::string(NameOf(wk.kernel->weight_dtype))},
                           {"scales", wk.kernel->channel_scales ? "channel" : "group"},
                           {"description", wk.kernel->description},
@@ -256,6 +260,7 @@ json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& co
                           {"provenance", wk.measured_here ? "measured" : "assumed"},
                           {"measured_on", wk.kernel->measured_on},
                           {"source", wk.kernel->source}};
+    if (!runtimes.empty()) j["weight_kernel"]["runtimes"] = runtimes;  // absent: any
   }
   if (const auto* m = model.used_modules(); m != nullptr) {
     int64_t launches = 0;
