@@ -65,6 +65,17 @@ json FigureJson(const UsedCeiling& u) {
   return j;
 }
 
+// How many of `costs`' kernels ran as each regime of the --weight-kernel kernel (one is set).
+std::vector<int> KernelsPerRegime(const CostModel& model, const std::vector<KernelCost>& costs) {
+  std::vector<int> ran(model.used_weight_kernel().kernel->regimes.size(), 0);
+  for (const KernelCost& c : costs) {
+    if (c.has_expected && c.expected.weight_kernel_regime >= 0) {
+      ++ran[static_cast<size_t>(c.expected.weight_kernel_regime)];
+    }
+  }
+  return ran;
+}
+
 }  // namespace
 
 std::string WeightKernelRegimePhrase(const CostModel& model,
@@ -132,12 +143,7 @@ std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCo
   const LaunchCost& launch = model.launch_cost();
   std::string kernel;
   if (const auto& wk = model.used_weight_kernel(); wk.kernel != nullptr) {
-    std::vector<bool> ran(wk.kernel->regimes.size(), false);
-    for (const KernelCost& c : costs) {
-      if (c.has_expected && c.expected.weight_kernel_regime >= 0) {
-        ran[static_cast<size_t>(c.expected.weight_kernel_regime)] = true;
-      }
-    }
+    const std::vector<int> ran = KernelsPerRegime(model, costs);
     std::string rates;
     for (size_t i = 0; i < ran.size(); ++i) {
       if (!ran[i]) continue;
@@ -227,12 +233,7 @@ json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& co
   }
   if (!overrides.empty()) j["efficiency_overrides"] = overrides;
   if (const auto& wk = model.used_weight_kernel(); wk.kernel != nullptr) {
-    std::vector<int> ran(wk.kernel->regimes.size(), 0);
-    for (const KernelCost& c : costs) {
-      if (c.has_expected && c.expected.weight_kernel_regime >= 0) {
-        ++ran[static_cast<size_t>(c.expected.weight_kernel_regime)];
-      }
-    }
+    const std::vector<int> ran = KernelsPerRegime(model, costs);
     nlohmann::json regimes = nlohmann::json::array();
     int total = 0;
     for (size_t i = 0; i < ran.size(); ++i) {
