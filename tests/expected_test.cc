@@ -594,6 +594,12 @@ TEST(Expected, AWeightKernelReplacesTheTermsOfItsMatmulsOnly) {
   const double stream = all_rows.stream_bytes_per_sm_cycle.value * cycles;
   ASSERT_TRUE(tg.zero_points);
   EXPECT_NEAR(e.memory_s[0], (c.bytes[0] + 4096 / 128 * 14336 * 2.0) / stream, 1e-15);
+  // A product that counts its zero points already (--zero-dtype bf16) is not charged twice.
+  MatmulSpec zeros = int4;
+  zeros.zero_dtype = DType::kBf16;
+  const KernelCost cz = Analyze(OpRequest{zeros}, model).costs[0];
+  EXPECT_DOUBLE_EQ(cz.bytes[0], c.bytes[0] + 4096 / 128 * 14336 * 2.0);
+  EXPECT_NEAR(cz.expected.memory_s[0], e.memory_s[0], 1e-15);
   // Other levels keep their bandwidths.
   EXPECT_LT(e.memory_s[1], e.memory_s[0]);
   EXPECT_NEAR(e.fixed_s, all_rows.fixed_s.value, 1e-18);
@@ -946,6 +952,10 @@ TEST(Published, BadRunsAreRejectedWithTheRunAndField) {
        "runs[0] (r1).blind_expected_s", "missing"},
       {Replace(good, "\"quote\": \"q\"", "\"quote\": \"q\", \"accumulate\": \"fp8\""),
        "runs[0] (r1).accumulate", "expected fp32 or fp16"},
+      {Replace(good, "\"quote\": \"q\"", "\"quote\": \"q\", \"quantize_lm_head\": \"yes\""),
+       "runs[0] (r1).quantize_lm_head", "true or false"},
+      {Replace(good, "\"quote\": \"q\"", "\"quote\": \"q\", \"zero_dtype\": \"int3\""),
+       "runs[0] (r1).zero_dtype", "int3"},
   };
   // A device or model the database lacks: the file, run and field.
   Result<std::vector<PublishedRun>> unknown =

@@ -124,6 +124,31 @@ TEST(Matmul, Int4WeightsReadHalfBytesPlusGroupScales) {
   EXPECT_EQ(model.CeilingName(a.costs[0].engines[0]), "tensor.bf16");
 }
 
+// Asymmetric int4: a zero point beside each scale. tinygemm keeps both in bf16 (2 + 2 B a
+// group); AWQ packs its zero points in 4 bits (0.5 B a group).
+TEST(Matmul, ZeroPointsAddTheirBytesBesideTheScales) {
+  const CostModel model(Dev("h100-sxm"));
+  MatmulSpec s = Mm(1, 4096, 4096);
+  s.b_dtype = DType::kInt4;
+  s.group_size = 128;
+  const double symmetric = Analyze(OpRequest{s}, model).totals.bytes[0];
+  const double groups = (4096.0 / 128) * 4096;
+  s.zero_dtype = DType::kBf16;
+  EXPECT_DOUBLE_EQ(Analyze(OpRequest{s}, model).totals.bytes[0] - symmetric, groups * 2);
+  s.zero_dtype = DType::kInt4;
+  EXPECT_DOUBLE_EQ(Analyze(OpRequest{s}, model).totals.bytes[0] - symmetric, groups * 0.5);
+  // Routed experts: like the scales, only the touched experts' zero points are read (one token,
+  // top-2 of 8: two experts).
+  MatmulSpec moe = Mm(2, 4096, 4096);
+  moe.b_dtype = DType::kInt4;
+  moe.group_size = 128;
+  moe.experts = 8;
+  moe.expert_top_k = 2;
+  const double moe_symmetric = Analyze(OpRequest{moe}, model).totals.bytes[0];
+  moe.zero_dtype = DType::kBf16;
+  EXPECT_DOUBLE_EQ(Analyze(OpRequest{moe}, model).totals.bytes[0] - moe_symmetric, 2 * groups * 2);
+}
+
 TEST(Matmul, Fp8OnA100FallsBackToBf16Peak) {
   const CostModel model(Dev("a100-sxm-80gb"));
   const OpAnalysis a = Analyze(OpRequest{Mm(8192, 8192, 8192, DType::kFp8)}, model);

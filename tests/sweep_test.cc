@@ -280,6 +280,30 @@ TEST(Charts, RooflineIsWellFormedAndLabelsDoNotOverlap) {
   }
 }
 
+// The title is set at 16 px, and smaller when long, so that it stays inside the 1000 px chart
+// (0.62 em a character from x = 90).
+TEST(Charts, ALongRooflineTitleIsSetSmallerToFit) {
+  const CostModel model(Dev("h100-sxm"));
+  Workload w;
+  Result<ModelAnalysis> a = AnalyzeModel(Preset("llama-3-8b"), w, model, PhaseSelection::kDecode);
+  ASSERT_TRUE(a.ok());
+  std::vector<std::string> engines;
+  const std::vector<RooflinePoint> pts = RooflinePoints(*a, model, &engines);
+  auto title_size = [&](const std::string& title) {
+    const std::string svg = RooflineChart(Dev("h100-sxm"), engines, pts, title).svg;
+    const size_t at = svg.find(">" + title + "<");
+    EXPECT_NE(at, std::string::npos) << title;
+    const size_t size = svg.rfind("font-size=\"", at);
+    EXPECT_NE(size, std::string::npos);
+    return std::stod(svg.substr(size + 11));
+  };
+  EXPECT_DOUBLE_EQ(title_size("llama-3-8b"), 16);
+  const std::string long_title(120, 'x');
+  const double smaller = title_size(long_title);
+  EXPECT_LT(smaller, 16);
+  EXPECT_LE(90 + 0.62 * smaller * 120, 1000 - 10 + 1e-9);
+}
+
 TEST(Charts, SweepChartMarksCrossoversAndTheCapacityWall) {
   Workload w;
   const SweepResult r = Sweep(Preset("llama-3-8b"), Dev("h100-sxm"), w, "batch=1:1024");

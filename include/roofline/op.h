@@ -3,6 +3,7 @@
 #define ROOFLINE_OP_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -31,7 +32,10 @@ struct MatmulSpec {
   /// column; 0 means one scale per output column.
   int64_t group_size = 0;
   DType scale_dtype = DType::kFp16;  ///< dtype of the quantization scales
-  bool bias = false;                 ///< adds a bias vector of n elements (out_dtype)
+  /// Asymmetric quantization: a zero point beside each scale, in this dtype (tinygemm's and
+  /// HQQ's format: bf16; GPTQ's and AWQ's packed `qzeros`: int4). None: symmetric.
+  std::optional<DType> zero_dtype;
+  bool bias = false;  ///< adds a bias vector of n elements (out_dtype)
   /// Routed experts (mixture of experts): B holds `experts` weight matrices, each row of A (a
   /// token routed to one of its `expert_top_k` experts; m = tokens x top-k) is multiplied by one
   /// of them. Only the experts the batch touches are read: E * (1 - (1 - k/E)^tokens) expected

@@ -34,7 +34,12 @@ struct Workload {
   int64_t context = 0;                ///< decode: keys each new token attends to; 0 means `prompt`
   std::optional<DType> dtype;         ///< activations; default: the config's torch_dtype
   std::optional<DType> weight_dtype;  ///< decoder linear weights; default: `dtype`
-  int64_t group_size = 128;       ///< scale group for 4-bit weights (8-bit: one scale per column)
+  /// The output layer (lm_head) in `weight_dtype` too, as quantizers that replace every linear
+  /// layer leave it (gpt-fast's, torchao's `quantize_`); by default it stays in `dtype`.
+  bool quantize_lm_head = false;
+  int64_t group_size = 128;  ///< scale group for 4-bit weights (8-bit: one scale per column)
+  /// Quantized weights: a zero point beside each scale (MatmulSpec::zero_dtype); none: symmetric.
+  std::optional<DType> zero_dtype;
   std::optional<DType> kv_dtype;  ///< KV cache; default: `dtype`
   int64_t tp = 1;                 ///< tensor-parallel degree (weights and heads split)
   /// Pipeline stages (layers split over chips in sequence). 0: one, or, on a device with a

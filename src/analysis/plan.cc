@@ -216,6 +216,7 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
   if (fp8_cores) fp8.dtype = DType::kFp8;
   fp8.weight_dtype = DType::kFp8;
   fp8.kv_dtype = DType::kFp8;
+  fp8.zero_dtype.reset();  // fp8 weights: one scale, no zero point
   Result<PlanVariant> v8 =
       PlanFor(c, fp8, d, r,
               fp8_cores ? "fp8 (W8A8 on fp8 tensor cores, fp8 KV cache)"

@@ -88,6 +88,7 @@ void MatmulRule(const Graph& g, const Op& op, const MatmulSpec& s, const LevelMo
   const bool quantized = s.b_dtype == DType::kInt8 || s.b_dtype == DType::kInt4 ||
                          s.b_dtype == DType::kFp8 || s.b_dtype == DType::kFp4;
   const int scales = (s.b_is_weight && quantized) ? (s.bias ? 3 : 2) : -1;
+  const int zeros = (scales >= 0 && s.zero_dtype.has_value()) ? scales + 1 : -1;
   const double ea = BytesOf(s.a_dtype);
   const double eb = BytesOf(s.b_dtype);
   // Routed experts: only the touched experts' weights are read; each multiplies m / touched rows.
@@ -124,7 +125,8 @@ void MatmulRule(const Graph& g, const Op& op, const MatmulSpec& s, const LevelMo
     for (int j = 0; j < w.num_operands; ++j) {
       double r = 1;
       if (j == 0) r = ra;
-      if (j == nb || j == scales) r = rb * b_frac;  // quantization scales travel with B
+      // Quantization scales and zero points travel with B.
+      if (j == nb || j == scales || j == zeros) r = rb * b_frac;
       w.bytes[j][l] = g.tensors()[ids[j]].bytes() * r;
     }
     if (t && l > 0) {

@@ -133,6 +133,10 @@ void OperandsOf(const OpSpec& spec, std::vector<Operand>& v) {
               const double groups = s.group_size > 0 ? D(s.k / s.group_size) : 1.0;
               v.push_back(Make("scales", b_sets * groups * D(s.n), s.scale_dtype,
                                TensorRole::kWeight, false));
+              if (s.zero_dtype.has_value()) {
+                v.push_back(Make("zeros", b_sets * groups * D(s.n), *s.zero_dtype,
+                                 TensorRole::kWeight, false));
+              }
             }
             v.push_back(Make("C", D(s.batch) * D(s.m) * D(s.n), s.out_dtype,
                              TensorRole::kActivation, true));

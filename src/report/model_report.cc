@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "roofline/report.h"
 #include "roofline/units.h"
@@ -25,10 +27,19 @@ std::string Percent(double x) { return fmt::format("{:.1f}%", 100 * x); }
 
 std::string WorkloadLine(const ModelAnalysis& a) {
   const Workload& w = a.workload;
-  std::string s = fmt::format("batch {}, prompt {}, context {}, dtype {}, weights {}{}, kv {}",
-                              w.batch, w.prompt, w.context, NameOf(a.act), NameOf(a.weight),
-                              BitsOf(a.weight) == 4 ? fmt::format(" (group {})", w.group_size) : "",
-                              NameOf(a.kv));
+  // How the weights are stored: 4-bit groups, zero points, the output layer quantized too.
+  std::vector<std::string> storage;
+  if (BitsOf(a.weight) == 4) storage.push_back(fmt::format("group {}", w.group_size));
+  if (BitsOf(a.weight) < BitsOf(a.act)) {
+    if (w.zero_dtype.has_value()) storage.push_back(fmt::format("zeros {}", NameOf(*w.zero_dtype)));
+    if (w.quantize_lm_head) storage.emplace_back("lm_head too");
+  }
+  std::string stored;
+  for (const std::string& part : storage) stored += (stored.empty() ? " (" : ", ") + part;
+  if (!stored.empty()) stored += ")";
+  std::string s =
+      fmt::format("batch {}, prompt {}, context {}, dtype {}, weights {}{}, kv {}", w.batch,
+                  w.prompt, w.context, NameOf(a.act), NameOf(a.weight), stored, NameOf(a.kv));
   s += fmt::format(", tp {}, attention {}, fusion {}", w.tp,
                    w.attention == AttentionImpl::kFlash ? "flash" : "eager",
                    w.fusion == FusionMode::kFused ? "fused" : "eager");
@@ -316,6 +327,10 @@ std::string RenderModelJson(const ModelAnalysis& a, const CostModel& model) {
   w["fusion"] = a.workload.fusion == FusionMode::kFused ? "fused" : "eager";
   w["launch_overhead_s"] = model.options().launch_overhead_s;
   w["group_size"] = a.workload.group_size;
+  w["quantize_lm_head"] = a.workload.quantize_lm_head;
+  w["zero_dtype"] = a.workload.zero_dtype.has_value()
+                        ? json(std::string(NameOf(*a.workload.zero_dtype)))
+                        : json(nullptr);
   w["all_logits"] = a.workload.all_logits;
   w["mla"] = a.workload.mla == MlaForm::kAuto    ? "auto"
              : a.workload.mla == MlaForm::kNaive ? "naive"

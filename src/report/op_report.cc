@@ -38,6 +38,7 @@ std::string DescribeOp(const OpRequest& r) {
               q = s.group_size > 0
                       ? fmt::format(", scales {} per {} of k", NameOf(s.scale_dtype), s.group_size)
                       : fmt::format(", scales {} per column", NameOf(s.scale_dtype));
+              if (s.zero_dtype.has_value()) q += fmt::format(", zeros {}", NameOf(*s.zero_dtype));
             }
             return fmt::format("matmul batch={} m={} n={} k={}  A={} B={}{}{} C={}", s.batch, s.m,
                                s.n, s.k, NameOf(s.a_dtype), NameOf(s.b_dtype),

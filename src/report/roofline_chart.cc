@@ -52,8 +52,8 @@ std::vector<RooflinePoint> RooflinePoints(const ModelAnalysis& a, const CostMode
       r.tip = fmt::format(
           "{} ({}{})\n{} FLOP, {} through {}, {} FLOP/B\ntime {} ({}), {:.1f}% of the phase{}",
           c.name, NameOf(p.phase), c.repeat > 1 ? fmt::format(", x{}", c.repeat) : "",
-          Si(c.flops, ""), Si(c.bytes[0], "B"), model.device().memory[0].name,
-          Num(c.Intensity(0)), Seconds(c.time_s), model.BoundName(c), 100 * r.share,
+          Si(c.flops, ""), Si(c.bytes[0], "B"), model.device().memory[0].name, Num(c.Intensity(0)),
+          Seconds(c.time_s), model.BoundName(c), 100 * r.share,
           c.has_expected ? fmt::format("\nexpected {} ({})", Seconds(c.expected.time_s),
                                        model.BoundName(c, c.expected.bound))
                          : "");
@@ -105,18 +105,23 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
   }
   svg.Rect(L, T, R - L, B - T, "none", "#999");
   // Hierarchical: kernels at the intensity of each memory level (Nsight Compute's view).
-  const bool hierarchical = std::any_of(points.begin(), points.end(),
-                                        [](const RooflinePoint& p) { return p.level > 0; });
+  const bool hierarchical =
+      std::any_of(points.begin(), points.end(), [](const RooflinePoint& p) { return p.level > 0; });
   const bool measured_only =
-      !points.empty() && std::all_of(points.begin(), points.end(), [](const RooflinePoint& p) {
-        return p.series == "measured";
-      });
+      !points.empty() && std::all_of(points.begin(), points.end(),
+                                     [](const RooflinePoint& p) { return p.series == "measured"; });
   svg.Text((L + R) / 2, H - 22,
            hierarchical ? "Arithmetic intensity at each memory level (FLOP/byte)"
                         : "Arithmetic intensity at " + d.memory[0].name + " (FLOP/byte)",
            14, "middle");
   svg.Text(24, (T + B) / 2, "Attainable performance (FLOP/s)", 14, "middle", "#222", -90);
-  svg.Text(L, 32, title, 16, "start", "#111", 0, "bold");
+  // A long title (a workload with many settings) is set smaller to stay inside the chart: about
+  // 0.62 em a character in a bold sans-serif face, down to 9 px.
+  const double title_size =
+      std::floor(10 *
+                 std::clamp((W - L - 10) / (0.62 * static_cast<double>(title.size())), 9.0, 16.0)) /
+      10;
+  svg.Text(L, 32, title, title_size, "start", "#111", 0, "bold");
 
   // Kernel markers, largest first; every marker is reserved before any label is placed.
   // Points inside the chart's range (at most 8 decades of FLOP/s): the rest are counted.
@@ -222,8 +227,8 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
       svg.Polygon({{x - r, y - r}, {x + r, y - r}, {x + r, y + r}, {x - r, y + r}}, color, "#222",
                   0.7, tip);
     } else if (level >= 2) {
-      svg.Polygon({{x, y - r * 1.2}, {x + r * 1.1, y + r * 0.8}, {x - r * 1.1, y + r * 0.8}},
-                  color, "#222", 0.7, tip);
+      svg.Polygon({{x, y - r * 1.2}, {x + r * 1.1, y + r * 0.8}, {x - r * 1.1, y + r * 0.8}}, color,
+                  "#222", 0.7, tip);
     } else {
       svg.Circle(x, y, r, color, "#222", tip);
     }
@@ -324,13 +329,14 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
     std::vector<int> levels;
     for (const auto& p : pts) {
       if (p.series != "measured") continue;
-      if (std::find(levels.begin(), levels.end(), p.level) == levels.end()) levels.push_back(p.level);
+      if (std::find(levels.begin(), levels.end(), p.level) == levels.end())
+        levels.push_back(p.level);
     }
     std::sort(levels.begin(), levels.end());
     for (int level : levels) {
       level_marker(level, lx + 6, ly, 6, "");
-      svg.Text(lx + 20, ly + 4, "kernel at " + d.memory[static_cast<size_t>(level)].name +
-                                    " intensity", 12);
+      svg.Text(lx + 20, ly + 4,
+               "kernel at " + d.memory[static_cast<size_t>(level)].name + " intensity", 12);
       ly += 22;
     }
     svg.Line(lx, ly, lx + 14, ly, "#888", 1);
@@ -368,7 +374,8 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
                       : std::string("their phase: unlabelled"),
         no_room > 0 ? fmt::format("{} more without room", no_room) : std::string(""),
         outside > 0 ? fmt::format("{} point(s) off the axes", outside) : std::string(""),
-        measured_only ? std::string("points: achieved FLOP/s") : std::string("points: attainable FLOP/s"),
+        measured_only ? std::string("points: achieved FLOP/s")
+                      : std::string("points: attainable FLOP/s"),
         measured_only ? std::string("(measured)") : std::string("at the time bound"),
         "device: " + d.id}) {
     svg.Text(lx, ly, line, 11, "start", "#444");

@@ -51,7 +51,9 @@ PublishedRun ParseRun(const json& r, const std::string& field) {
              "pp",
              "weight_kernel",
              "accumulate",
-             "modules"});
+             "modules",
+             "quantize_lm_head",
+             "zero_dtype"});
   PublishedRun p;
   p.id = RequireString(r, "id", field);
   const std::string where = field + " (" + p.id + ")";
@@ -68,6 +70,14 @@ PublishedRun ParseRun(const json& r, const std::string& field) {
   w.dtype = RequireDType(r, "dtype", where);
   w.weight_dtype = RequireDType(r, "weight_dtype", where);
   w.kv_dtype = RequireDType(r, "kv_dtype", where);
+  // Asymmetric weights: the zero points' dtype in the checkpoint's or kernel's format.
+  if (r.contains("zero_dtype")) w.zero_dtype = RequireDType(r, "zero_dtype", where);
+  // The framework's quantizer replaces the output layer too (its source says so).
+  if (r.contains("quantize_lm_head")) {
+    if (!r.at("quantize_lm_head").is_boolean())
+      throw JsonFieldError(where + ".quantize_lm_head", "expected true or false");
+    w.quantize_lm_head = r.at("quantize_lm_head").get<bool>();
+  }
   const std::string phase = RequireString(r, "phase", where);
   if (phase != "prefill" && phase != "decode") {
     throw JsonFieldError(where + ".phase", "expected prefill or decode, got '" + phase + "'");

@@ -20,6 +20,7 @@ struct MatmulOptions {
   std::string out_dtype;     ///< default: --dtype
   int64_t group_size = -1;   ///< -1: 128 for 4-bit weights, else one scale per column
   std::string scale_dtype = "fp16";
+  std::string zero_dtype;  ///< empty: symmetric (no zero points)
   bool activation_b = false;
   bool bias = false;
 };
@@ -88,6 +89,11 @@ Result<OpRequest> BuildMatmul(const CommonOptions& c, const MatmulOptions& o) {
   s.b_dtype = *b;
   s.out_dtype = *out;
   s.scale_dtype = *sd;
+  if (!o.zero_dtype.empty()) {
+    auto zd = Dt(o.zero_dtype, "--zero-dtype");
+    if (!zd.ok()) return zd.status();
+    s.zero_dtype = *zd;
+  }
   s.b_is_weight = !o.activation_b;
   s.bias = o.bias;
   s.group_size = o.group_size >= 0 ? o.group_size : (BitsOf(*b) == 4 ? 128 : 0);
@@ -238,6 +244,9 @@ std::optional<int> ParseOpCommand(Context& ctx, OpCommand* cmd,
                      "4-bit, else one scale per column; 0 = per column)");
   matmul->add_option("--scale-dtype", mm.scale_dtype, "dtype of quantization scales")
       ->capture_default_str();
+  matmul->add_option("--zero-dtype", mm.zero_dtype,
+                     "quantized weights: a zero point beside each scale, in this dtype (bf16: "
+                     "tinygemm's format; int4: GPTQ's and AWQ's packed qzeros); default: none");
   matmul->add_flag("--activation-b", mm.activation_b, "B is an activation, not a weight");
   matmul->add_flag("--bias", mm.bias, "add a bias vector");
   AddCommon(matmul, common);

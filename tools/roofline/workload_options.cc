@@ -123,6 +123,13 @@ void AddWorkloadOptions(CLI::App& app, ModelOptions& o) {
                "allow_tf32)");
   app.add_option("--weight-dtype", o.weight_dtype,
                  "decoder linear weights: bf16|fp16|fp8|int8|int4 (default: --dtype)");
+  app.add_flag("--quantize-lm-head", o.quantize_lm_head,
+               "the output layer (lm_head) in --weight-dtype too, as gpt-fast's and torchao's "
+               "quantizers leave it (default: it stays in --dtype)");
+  app.add_option("--zero-dtype", o.zero_dtype,
+                 "quantized weights: a zero point beside each scale, in this dtype (bf16: "
+                 "tinygemm's and HQQ's format; int4: GPTQ's and AWQ's packed qzeros); default: "
+                 "none (symmetric)");
   app.add_option("--kv-dtype", o.kv_dtype, "KV cache: bf16|fp16|fp8|int8 (default: --dtype)");
   app.add_option("--group-size", o.group_size, "scale group of 4-bit weights")
       ->capture_default_str();
@@ -174,14 +181,18 @@ Result<Workload> MakeWorkload(const ModelOptions& o) {
   w.mla = o.mla == "naive" ? MlaForm::kNaive
                            : (o.mla == "absorbed" ? MlaForm::kAbsorbed : MlaForm::kAuto);
   w.all_logits = o.all_logits;
+  w.quantize_lm_head = o.quantize_lm_head;
   auto d = OptionalDType(o.dtype, "--dtype");
   if (!d.ok()) return d.status();
   auto wd = OptionalDType(o.weight_dtype, "--weight-dtype");
   if (!wd.ok()) return wd.status();
   auto kv = OptionalDType(o.kv_dtype, "--kv-dtype");
   if (!kv.ok()) return kv.status();
+  auto zd = OptionalDType(o.zero_dtype, "--zero-dtype");
+  if (!zd.ok()) return zd.status();
   w.dtype = *d;
   w.weight_dtype = *wd;
+  w.zero_dtype = *zd;
   w.kv_dtype = *kv;
   Status s = Validate(w);
   if (!s.ok()) return s;
@@ -243,8 +254,15 @@ std::string DescribeWorkload(const Workload& w, const TransformerConfig& c,
   if (!swept(SweepVariable::kTp)) parts.push_back(fmt::format("tp {}", w.tp));
   const DType act = w.dtype.value_or(c.torch_dtype);
   if (!swept(SweepVariable::kDtype)) parts.emplace_back(NameOf(act));
+  // How quantized weights are stored, said even when the weight dtype is swept.
+  std::string stored;
+  if (w.zero_dtype.has_value()) stored = fmt::format("zeros {}", NameOf(*w.zero_dtype));
+  if (w.quantize_lm_head) stored += stored.empty() ? "lm_head too" : ", lm_head too";
   if (!swept(SweepVariable::kWeightDtype) && w.weight_dtype.value_or(act) != act) {
-    parts.push_back(fmt::format("weights {}", NameOf(*w.weight_dtype)));
+    parts.push_back(fmt::format("weights {}{}", NameOf(*w.weight_dtype),
+                                stored.empty() ? "" : " (" + stored + ")"));
+  } else if (swept(SweepVariable::kWeightDtype) && !stored.empty()) {
+    parts.push_back("quantized weights: " + stored);
   }
   if (!swept(SweepVariable::kKvDtype) && w.kv_dtype.value_or(act) != act) {
     parts.push_back(fmt::format("kv {}", NameOf(*w.kv_dtype)));

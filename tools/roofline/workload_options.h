@@ -42,10 +42,12 @@ struct ModelOptions {
   std::string phase = "both";         ///< prefill | decode | both
   int64_t batch = 1;
   int64_t prompt = 2048;
-  int64_t context = kNotGiven;  ///< not given: = prompt
-  std::string dtype;            ///< default: the config's torch_dtype
-  std::string weight_dtype;     ///< default: --dtype
-  std::string kv_dtype;         ///< default: --dtype
+  int64_t context = kNotGiven;    ///< not given: = prompt
+  std::string dtype;              ///< default: the config's torch_dtype
+  std::string weight_dtype;       ///< default: --dtype
+  bool quantize_lm_head = false;  ///< lm_head in --weight-dtype too
+  std::string zero_dtype;         ///< empty: symmetric weights (no zero points)
+  std::string kv_dtype;           ///< default: --dtype
   int64_t group_size = 128;
   int64_t tp = 1;
   int64_t pp = 0;  ///< 0: as the device says (Workload::pp)

@@ -677,8 +677,11 @@ void AddBias(float* c, const float* bias, int64_t rows, int64_t n,
 Prepared PrepareMatmul(const MatmulSpec& s, const Context& ctx) {
   Prepared p;
   std::vector<Operand> operands = OperandsOf(s);
-  const int scales = IndexOf(operands, "scales");
-  if (scales >= 0) operands[static_cast<size_t>(scales)].elements = 0;  // fp32: no dequant
+  // fp32: no dequantization, so neither scales nor zero points are allocated.
+  for (const char* unused : {"scales", "zeros"}) {
+    const int i = IndexOf(operands, unused);
+    if (i >= 0) operands[static_cast<size_t>(i)].elements = 0;
+  }
   p.skipped = TooLargeForBlas({{"m", s.m}, {"n", s.n}, {"k", s.k}});
   if (!p.skipped.empty()) return p;
   const double flops = 2.0 * static_cast<double>(s.batch) * static_cast<double>(s.m) *

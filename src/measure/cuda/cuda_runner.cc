@@ -181,8 +181,10 @@ Status PrepareMatmul(const MatmulSpec& s, Ctx& c, Prepared& p) {
                         NameOf(s.a_dtype));
   }
   std::vector<Operand> operands = OperandsOf(s);
-  const int scales = IndexOf(operands, "scales");
-  if (scales >= 0) operands[static_cast<size_t>(scales)].elements = 0;
+  for (const char* unused : {"scales", "zeros"}) {  // no dequantization
+    const int i = IndexOf(operands, unused);
+    if (i >= 0) operands[static_cast<size_t>(i)].elements = 0;
+  }
   const int bias = IndexOf(operands, "bias");
   if (bias >= 0) {
     operands[static_cast<size_t>(bias)].elements = 0;

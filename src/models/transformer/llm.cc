@@ -47,6 +47,7 @@ class Builder {
     if (!quantizable) {
       s.b_dtype = act_;
       s.group_size = 0;
+      s.zero_dtype.reset();
     }
     if (out_set) s.out_dtype = out;
     s.bias = bias;
@@ -124,6 +125,7 @@ class Builder {
     s.a_dtype = s.out_dtype = act_;
     s.b_dtype = wdt_;
     s.group_size = (BitsOf(wdt_) == 4 && k % w_.group_size == 0) ? w_.group_size : 0;
+    if (BitsOf(wdt_) < BitsOf(act_)) s.zero_dtype = w_.zero_dtype;
     return s;
   }
   int Attention(int x_norm);
@@ -354,8 +356,11 @@ void Builder::Head() {
   lm.k = c_.hidden;
   lm.n = vocab;
   lm.a_dtype = lm.b_dtype = lm.out_dtype = act_;
-  const int table =
-      (c_.tie_embeddings && status_.ok() && embed_ >= 0) ? g_.TensorOf(embed_, 1) : Graph::kNew;
+  if (w_.quantize_lm_head) lm = WeightMatmul(logit_rows, c_.hidden, vocab);
+  // A tied head reads the embedding table, unless quantized into a table of its own.
+  const int table = (c_.tie_embeddings && lm.b_dtype == act_ && status_.ok() && embed_ >= 0)
+                        ? g_.TensorOf(embed_, 1)
+                        : Graph::kNew;
   // The head reads the final norm's output directly when it covers the same rows.
   const int input = (logit_rows == t && norm >= 0) ? Out(norm) : Graph::kNew;
   const int head = Add(c_.names.lm_head, lm, {input, table});
@@ -512,10 +517,11 @@ void AddNotes(const TransformerConfig& c, const Workload& w, Phase phase, LlmGra
         out.tokens, c.experts_per_token, c.experts));
   }
   if (BitsOf(w.weight_dtype.value_or(act)) < BitsOf(act)) {
-    out.notes.push_back(
-        fmt::format("weight-only {} quantization of the decoder's linear layers "
-                    "(embeddings, router and lm_head stay {}); compute at {}",
-                    NameOf(*w.weight_dtype), NameOf(act), NameOf(act)));
+    out.notes.push_back(fmt::format(
+        "weight-only {} quantization of the decoder's linear layers{} (embeddings{} stay {}); "
+        "compute at {}",
+        NameOf(*w.weight_dtype), w.quantize_lm_head ? " and lm_head" : "",
+        w.quantize_lm_head ? " and router" : ", router and lm_head", NameOf(act), NameOf(act)));
   }
 }
 
