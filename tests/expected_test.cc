@@ -600,6 +600,9 @@ TEST(Expected, AWeightKernelReplacesTheTermsOfItsMatmulsOnly) {
   const KernelCost cz = Analyze(OpRequest{zeros}, model).costs[0];
   EXPECT_DOUBLE_EQ(cz.bytes[0], c.bytes[0] + 4096 / 128 * 14336 * 2.0);
   EXPECT_NEAR(cz.expected.memory_s[0], e.memory_s[0], 1e-15);
+  // Zero points declared narrower than the kernel's (int4): the kernel still reads its bf16 ones.
+  zeros.zero_dtype = DType::kInt4;
+  EXPECT_NEAR(Analyze(OpRequest{zeros}, model).costs[0].expected.memory_s[0], e.memory_s[0], 1e-15);
   // Other levels keep their bandwidths.
   EXPECT_LT(e.memory_s[1], e.memory_s[0]);
   EXPECT_NEAR(e.fixed_s, all_rows.fixed_s.value, 1e-18);

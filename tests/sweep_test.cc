@@ -302,6 +302,10 @@ TEST(Charts, ALongRooflineTitleIsSetSmallerToFit) {
   const double smaller = title_size(long_title);
   EXPECT_LT(smaller, 16);
   EXPECT_LE(90 + 0.62 * smaller * 120, 1000 - 10 + 1e-9);
+  // Beyond what fits at 9 px (161 characters), the title is cut and ends in "...".
+  const std::string svg = RooflineChart(Dev("h100-sxm"), engines, pts, std::string(300, 'y')).svg;
+  EXPECT_EQ(svg.find(std::string(300, 'y')), std::string::npos);
+  EXPECT_NE(svg.find(">" + std::string(158, 'y') + "...<"), std::string::npos);
 }
 
 TEST(Charts, SweepChartMarksCrossoversAndTheCapacityWall) {

@@ -103,8 +103,8 @@ double KvBytes(const AttentionSpec& a, DType dtype) {
 // The kernel's matmul that a --weight-kernel kernel runs (a dense product of activations of the
 // kernel's dtype by weights of its weight dtype, scaled per group along K or per output column
 // as the kernel's are), or null; `zero_bytes` receives the bytes of its zero points when the
-// kernel reads one beside each scale and the product does not count them already (a workload's
-// --zero-dtype). Whether a regime covers its rows is the caller's question.
+// kernel reads one beside each scale (in the scales' dtype), less those the product counts
+// already (a workload's --zero-dtype). Whether a regime covers its rows is the caller's question.
 const MatmulSpec* WeightKernelMatmul(const Graph& graph, const Kernel& kernel,
                                      const EfficiencyData::WeightKernel& wk, double& zero_bytes) {
   zero_bytes = 0;
@@ -119,8 +119,11 @@ const MatmulSpec* WeightKernelMatmul(const Graph& graph, const Kernel& kernel,
         return nullptr;
       }
       const size_t scales = mm->bias ? 3 : 2;  // operands: A, B, (bias,) scales
-      if (wk.zero_points && !mm->zero_dtype.has_value() && op.operands.size() > scales) {
+      if (wk.zero_points && op.operands.size() > scales) {
         zero_bytes = graph.tensors()[op.operands[scales]].bytes();
+        if (mm->zero_dtype.has_value() && op.operands.size() > scales + 1) {
+          zero_bytes = std::max(0.0, zero_bytes - graph.tensors()[op.operands[scales + 1]].bytes());
+        }
       }
       return mm;
     }

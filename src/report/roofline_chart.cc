@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "roofline/plot.h"
 #include "roofline/units.h"
@@ -116,12 +117,22 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
            14, "middle");
   svg.Text(24, (T + B) / 2, "Attainable performance (FLOP/s)", 14, "middle", "#222", -90);
   // A long title (a workload with many settings) is set smaller to stay inside the chart: about
-  // 0.62 em a character in a bold sans-serif face, down to 9 px.
+  // 0.62 em a character in a bold sans-serif face, down to 9 px; beyond that it is cut, ending
+  // in "..." (the page's heading keeps it whole).
+  constexpr double kEm = 0.62, kSmallest = 9;
+  const double room = W - L - 10;
+  std::string shown = title;
+  const auto fits = static_cast<size_t>(room / (kEm * kSmallest));
+  if (shown.size() > fits) {
+    size_t cut = fits - 3;
+    while (cut > 0 && (static_cast<unsigned char>(shown[cut]) & 0xC0) == 0x80) --cut;
+    shown = shown.substr(0, cut) + "...";
+  }
   const double title_size =
       std::floor(10 *
-                 std::clamp((W - L - 10) / (0.62 * static_cast<double>(title.size())), 9.0, 16.0)) /
+                 std::clamp(room / (kEm * static_cast<double>(shown.size())), kSmallest, 16.0)) /
       10;
-  svg.Text(L, 32, title, title_size, "start", "#111", 0, "bold");
+  svg.Text(L, 32, shown, title_size, "start", "#111", 0, "bold");
 
   // Kernel markers, largest first; every marker is reserved before any label is placed.
   // Points inside the chart's range (at most 8 decades of FLOP/s): the rest are counted.

@@ -244,9 +244,10 @@ std::optional<int> ParseOpCommand(Context& ctx, OpCommand* cmd,
                      "4-bit, else one scale per column; 0 = per column)");
   matmul->add_option("--scale-dtype", mm.scale_dtype, "dtype of quantization scales")
       ->capture_default_str();
-  matmul->add_option("--zero-dtype", mm.zero_dtype,
-                     "quantized weights: a zero point beside each scale, in this dtype (bf16: "
-                     "tinygemm's format; int4: GPTQ's and AWQ's packed qzeros); default: none");
+  matmul->add_option(
+      "--zero-dtype", mm.zero_dtype,
+      "quantized weights: a zero point beside each scale, in this dtype (bf16: "
+      "tinygemm's format; fp16: TinyChat's; int4: GPTQ's and AWQ's packed qzeros); default: none");
   matmul->add_flag("--activation-b", mm.activation_b, "B is an activation, not a weight");
   matmul->add_flag("--bias", mm.bias, "add a bias vector");
   AddCommon(matmul, common);

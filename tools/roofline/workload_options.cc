@@ -127,8 +127,9 @@ void AddWorkloadOptions(CLI::App& app, ModelOptions& o) {
                "the output layer (lm_head) in --weight-dtype too, as gpt-fast's and torchao's "
                "quantizers leave it (default: it stays in --dtype)");
   app.add_option("--zero-dtype", o.zero_dtype,
-                 "quantized weights: a zero point beside each scale, in this dtype (bf16: "
-                 "tinygemm's and HQQ's format; int4: GPTQ's and AWQ's packed qzeros); default: "
+                 "int4 or int8 weights: a zero point beside each scale, in this dtype (bf16: "
+                 "tinygemm's and HQQ's format; fp16: TinyChat's; int4: GPTQ's and AWQ's packed "
+                 "qzeros); default: "
                  "none (symmetric)");
   app.add_option("--kv-dtype", o.kv_dtype, "KV cache: bf16|fp16|fp8|int8 (default: --dtype)");
   app.add_option("--group-size", o.group_size, "scale group of 4-bit weights")

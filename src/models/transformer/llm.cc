@@ -125,7 +125,10 @@ class Builder {
     s.a_dtype = s.out_dtype = act_;
     s.b_dtype = wdt_;
     s.group_size = (BitsOf(wdt_) == 4 && k % w_.group_size == 0) ? w_.group_size : 0;
-    if (BitsOf(wdt_) < BitsOf(act_)) s.zero_dtype = w_.zero_dtype;
+    // Zero points belong to integer formats (GPTQ, AWQ, tinygemm); float8/float4 have none.
+    if (BitsOf(wdt_) < BitsOf(act_) && (wdt_ == DType::kInt4 || wdt_ == DType::kInt8)) {
+      s.zero_dtype = w_.zero_dtype;
+    }
     return s;
   }
   int Attention(int x_norm);
