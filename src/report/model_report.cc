@@ -31,8 +31,7 @@ std::string WorkloadLine(const ModelAnalysis& a) {
   std::vector<std::string> storage;
   if (BitsOf(a.weight) == 4) storage.push_back(fmt::format("group {}", w.group_size));
   if (BitsOf(a.weight) < BitsOf(a.act)) {
-    const bool integer = a.weight == DType::kInt4 || a.weight == DType::kInt8;
-    if (integer && w.zero_dtype.has_value()) {
+    if (IsInteger(a.weight) && w.zero_dtype.has_value()) {
       storage.push_back(fmt::format("zeros {}", NameOf(*w.zero_dtype)));
     }
     if (w.quantize_lm_head) storage.emplace_back("lm_head too");

@@ -53,8 +53,8 @@ std::vector<RooflinePoint> RooflinePoints(const ModelAnalysis& a, const CostMode
       r.tip = fmt::format(
           "{} ({}{})\n{} FLOP, {} through {}, {} FLOP/B\ntime {} ({}), {:.1f}% of the phase{}",
           c.name, NameOf(p.phase), c.repeat > 1 ? fmt::format(", x{}", c.repeat) : "",
-          Si(c.flops, ""), Si(c.bytes[0], "B"), model.device().memory[0].name, Num(c.Intensity(0)),
-          Seconds(c.time_s), model.BoundName(c), 100 * r.share,
+          Si(c.flops, ""), Si(c.bytes[0], "B"), model.device().memory[0].name,
+          Num(c.Intensity(0)), Seconds(c.time_s), model.BoundName(c), 100 * r.share,
           c.has_expected ? fmt::format("\nexpected {} ({})", Seconds(c.expected.time_s),
                                        model.BoundName(c, c.expected.bound))
                          : "");
@@ -106,11 +106,12 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
   }
   svg.Rect(L, T, R - L, B - T, "none", "#999");
   // Hierarchical: kernels at the intensity of each memory level (Nsight Compute's view).
-  const bool hierarchical =
-      std::any_of(points.begin(), points.end(), [](const RooflinePoint& p) { return p.level > 0; });
+  const bool hierarchical = std::any_of(points.begin(), points.end(),
+                                        [](const RooflinePoint& p) { return p.level > 0; });
   const bool measured_only =
-      !points.empty() && std::all_of(points.begin(), points.end(),
-                                     [](const RooflinePoint& p) { return p.series == "measured"; });
+      !points.empty() && std::all_of(points.begin(), points.end(), [](const RooflinePoint& p) {
+        return p.series == "measured";
+      });
   svg.Text((L + R) / 2, H - 22,
            hierarchical ? "Arithmetic intensity at each memory level (FLOP/byte)"
                         : "Arithmetic intensity at " + d.memory[0].name + " (FLOP/byte)",
@@ -238,8 +239,8 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
       svg.Polygon({{x - r, y - r}, {x + r, y - r}, {x + r, y + r}, {x - r, y + r}}, color, "#222",
                   0.7, tip);
     } else if (level >= 2) {
-      svg.Polygon({{x, y - r * 1.2}, {x + r * 1.1, y + r * 0.8}, {x - r * 1.1, y + r * 0.8}}, color,
-                  "#222", 0.7, tip);
+      svg.Polygon({{x, y - r * 1.2}, {x + r * 1.1, y + r * 0.8}, {x - r * 1.1, y + r * 0.8}},
+                  color, "#222", 0.7, tip);
     } else {
       svg.Circle(x, y, r, color, "#222", tip);
     }
@@ -340,14 +341,13 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
     std::vector<int> levels;
     for (const auto& p : pts) {
       if (p.series != "measured") continue;
-      if (std::find(levels.begin(), levels.end(), p.level) == levels.end())
-        levels.push_back(p.level);
+      if (std::find(levels.begin(), levels.end(), p.level) == levels.end()) levels.push_back(p.level);
     }
     std::sort(levels.begin(), levels.end());
     for (int level : levels) {
       level_marker(level, lx + 6, ly, 6, "");
-      svg.Text(lx + 20, ly + 4,
-               "kernel at " + d.memory[static_cast<size_t>(level)].name + " intensity", 12);
+      svg.Text(lx + 20, ly + 4, "kernel at " + d.memory[static_cast<size_t>(level)].name +
+                                    " intensity", 12);
       ly += 22;
     }
     svg.Line(lx, ly, lx + 14, ly, "#888", 1);
@@ -385,8 +385,7 @@ Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
                       : std::string("their phase: unlabelled"),
         no_room > 0 ? fmt::format("{} more without room", no_room) : std::string(""),
         outside > 0 ? fmt::format("{} point(s) off the axes", outside) : std::string(""),
-        measured_only ? std::string("points: achieved FLOP/s")
-                      : std::string("points: attainable FLOP/s"),
+        measured_only ? std::string("points: achieved FLOP/s") : std::string("points: attainable FLOP/s"),
         measured_only ? std::string("(measured)") : std::string("at the time bound"),
         "device: " + d.id}) {
     svg.Text(lx, ly, line, 11, "start", "#444");

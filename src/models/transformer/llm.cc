@@ -126,7 +126,7 @@ class Builder {
     s.b_dtype = wdt_;
     s.group_size = (BitsOf(wdt_) == 4 && k % w_.group_size == 0) ? w_.group_size : 0;
     // Zero points belong to integer formats (GPTQ, AWQ, tinygemm); float8/float4 have none.
-    if (BitsOf(wdt_) < BitsOf(act_) && (wdt_ == DType::kInt4 || wdt_ == DType::kInt8)) {
+    if (BitsOf(wdt_) < BitsOf(act_) && IsInteger(wdt_)) {
       s.zero_dtype = w_.zero_dtype;
     }
     return s;
