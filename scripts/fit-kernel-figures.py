@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Figures of data/efficiency.json fitted to kernel-level timings only (scripts/gpu-quant-kernels.py
 and gpu-reference.py on an H100 and an H200): the weight-only int4 kernel ("weight_only_kernels"),
-the cap on fused attention's waves ("attention_waves" max_waves), and Inductor's int8
-weight-only matmul (a second "weight_only_kernels" entry, section 3).
+the cap on fused attention's waves ("attention_waves" max_waves), Inductor's int8 and float8
+weight-only matmuls and PyTorch's row-wise float8 product (more "weight_only_kernels" entries,
+sections 3 to 5).
 
 1. tinygemm.
 PyTorch's int4 weight-only matmul (torch._weight_int4pack_mm, the "tinygemm" kernel gpt-fast and
@@ -37,6 +38,18 @@ the "inductor-int8" kernel's two regimes, one row and 2 to 16 rows. A free line 
 and bytes gives each regime's rate: the copy rate at one row, a fifth of it from two rows on (5
 bytes moved per byte read); with that traffic at the H100's copy bandwidth, the fixed time is
 fitted (least squares of the relative error).
+
+4. torch.compile's float8 weight-only linear (torchao's float8 weight-only pattern), four shapes at
+one row on an H100 (docs/measurements/h100-2026-11-26/quant-compiled/fp8-compiled.json): the
+"inductor-fp8" kernel, fixed + bytes once at the copy rate, the fixed time fitted as in 3.
+
+5. PyTorch's row-wise float8 product (torch._scaled_mm with a scale per activation row and per
+weight column, what torchao's float8 dynamic per-row linear calls): the "scaled-mm-rowwise"
+kernel. At 1 to 64 rows it takes the same time on an H100 and an H200 for products of 4096 along
+K (about 15 us for 17 MB, where the H100's copy rate would take 6): its thread blocks walk K in
+tiles of 128 (RowwiseScaledMM.cu), each step a fixed number of cycles. Fitted: the cycles of a
+step, on the H100 timings (the H200's check it); the fixed time of the whole compiled linear
+(the activation's scaling included) at one row.
 
 usage: python3 scripts/fit-kernel-figures.py [--roofline build/roofline]
        (the H100 and H200 runs of 2026-11-26 in docs/measurements/)
@@ -180,6 +193,111 @@ def fit_inductor_int8():
               f"largest {max(errs) * 100:.1f}%")
 
 
+# torchao's float8 linears re-implemented and compiled (scripts/gpu-quant-kernels.py --only
+# fp8_compiled), and PyTorch's row-wise float8 product timed alone (its "matmuls" section).
+FP8_COMPILED = "docs/measurements/h100-2026-11-26/quant-compiled/fp8-compiled.json"
+# PyTorch's row-wise kernel on sm90 (aten/src/ATen/native/cuda/RowwiseScaledMM.cu): tiles of
+# 64 or 128 rows by 128 columns by 128 along K; rows up to 64 fit one tile row.
+ROWWISE_K_TILE, ROWWISE_N_TILE, ROWWISE_MAX_ROWS = 128, 128, 64
+SMS, CLOCK = 132, 1.98e9
+
+
+def events_bracket(kernels_path):
+    with open(os.path.join(ROOT, kernels_path)) as f:
+        k = json.load(f)
+    tiny = [r for r in k["memory"] if r["op"] == "add" and r["elements"] == 4096]
+    return tiny[0]["median_us"] * 1e-6 - k["launch"]["graph_gpu_s_per_kernel"]
+
+
+def copy_rate(device):
+    with open(os.path.join(ROOT, f"data/hardware/{device}.json")) as f:
+        return json.load(f)["achievable"]["memory"]["hbm"]["value"]
+
+
+def fit_inductor_fp8():
+    """The "inductor-fp8" kernel: torch.compile's float8 weight-only linear at one row, fixed +
+    its bytes once at the H100's copy rate, the fixed time fitted as for inductor-int8."""
+    bracket = events_bracket(CHECKS[0][1])
+    copy = copy_rate("h100-sxm")
+    with open(os.path.join(ROOT, FP8_COMPILED)) as f:
+        q = json.load(f)
+    rows = [r for r in q["fp8_compiled"] if r["op"] == "fp8 weight-only compiled"]
+    ys = [r["median_us"] * 1e-6 - bracket - GAP_S for r in rows]
+    memory = [r["bytes"] / copy for r in rows]
+    fixed = fixed_of_relative_error(memory, ys)
+    errs = [(fixed + m - y) / y for m, y in zip(memory, ys)]
+    print(f"Inductor float8 weight-only (inductor-fp8): {len(rows)} timings at one row; traffic 1 "
+          f"at {copy / 1e12:.2f} TB/s: fixed {fixed * 1e6:.2f} us, median |error| "
+          f"{statistics.median(abs(e) for e in errs) * 100:.1f}%, largest "
+          f"{max(abs(e) for e in errs) * 100:.1f}%")
+    for r, e in zip(rows, errs):
+        print(f"  {r['shape']}: {e * 100:+.1f}%")
+
+
+def rowwise_terms(r, copy, step_s):
+    """The memory term of the row-wise kernel: its bytes at the copy rate, or its steps along
+    K (column tiles in waves over the SMs), whichever is longer."""
+    waves = math.ceil(math.ceil(r["n"] / ROWWISE_N_TILE) / SMS)
+    return max(r["bytes"] / copy, waves * math.ceil(r["k"] / ROWWISE_K_TILE) * step_s)
+
+
+def fit_scaled_mm_rowwise():
+    """The "scaled-mm-rowwise" kernel. The time of a step along K (and the product's own
+    fixed time) fitted to the row-wise torch._scaled_mm timed alone at 1 to 64 rows on the
+    H100, by least squares of the relative error over a grid of step times; the H200's same
+    timings (more bandwidth, the same SMs and clock) check it. The regime's fixed time is then
+    fitted, at that step, to the compiled dynamic per-row linear (the activation's scaling
+    timed with the product) at one row."""
+    def timings(quant_path, kernels_path):
+        bracket = events_bracket(kernels_path)
+        with open(os.path.join(ROOT, quant_path)) as f:
+            q = json.load(f)
+        rows = [r for r in q["matmuls"] if r["op"] == "fp8 rowwise" and "median_us" in r
+                and r["m"] <= ROWWISE_MAX_ROWS]
+        return rows, [r["median_us"] * 1e-6 - bracket - GAP_S for r in rows]
+
+    def fit(rows, ys, copy):
+        best = None
+        for tenth_ns in range(500, 10000):
+            step = tenth_ns * 1e-10
+            terms = [rowwise_terms(r, copy, step) for r in rows]
+            fixed = fixed_of_relative_error(terms, ys)
+            err = sum(((fixed + t - y) / y) ** 2 for t, y in zip(terms, ys))
+            if best is None or err < best[0]:
+                best = (err, step, fixed)
+        return best[1], best[2]
+
+    def errors(rows, ys, copy, step, fixed):
+        return [(fixed + rowwise_terms(r, copy, step) - y) / y for r, y in zip(rows, ys)]
+
+    h100 = timings(*CHECKS[0])
+    h200 = timings(*CHECKS[1])
+    copy100, copy200 = copy_rate("h100-sxm"), copy_rate("h200")
+    step, fixed = fit(*h100, copy100)
+    print(f"Row-wise float8 product (scaled-mm-rowwise): {len(h100[0])} H100 timings at 1 to "
+          f"{ROWWISE_MAX_ROWS} rows: a step along K {step * 1e6:.4f} us = {step * CLOCK:.0f} "
+          f"cycles at {CLOCK / 1e9:.2f} GHz, the product's own fixed time {fixed * 1e6:.2f} us")
+    for label, (rows, ys), copy in (("H100 (the fit)", h100, copy100),
+                                    ("H200 (a check)", h200, copy200)):
+        e = [abs(x) for x in errors(rows, ys, copy, step, fixed)]
+        print(f"  {label}: median |error| {statistics.median(e) * 100:.1f}%, largest "
+              f"{max(e) * 100:.1f}%")
+    bracket = events_bracket(CHECKS[0][1])
+    with open(os.path.join(ROOT, FP8_COMPILED)) as f:
+        q = json.load(f)
+    rows = [r for r in q["fp8_compiled"] if r["op"] == "fp8 dynamic-row compiled"]
+    ys = [r["median_us"] * 1e-6 - bracket - GAP_S for r in rows]
+    terms = [rowwise_terms(r, copy100, step) for r in rows]
+    linear_fixed = fixed_of_relative_error(terms, ys)
+    errs = [(linear_fixed + t - y) / y for t, y in zip(terms, ys)]
+    print(f"  the compiled dynamic per-row linear, {len(rows)} timings at one row: fixed "
+          f"{linear_fixed * 1e6:.2f} us, median |error| "
+          f"{statistics.median(abs(e) for e in errs) * 100:.1f}%, largest "
+          f"{max(abs(e) for e in errs) * 100:.1f}%")
+    for r, e in zip(rows, errs):
+        print(f"    {r['shape']}: {e * 100:+.1f}%")
+
+
 def fit_max_waves(roofline):
     wave_s = None
     with open(os.path.join(ROOT, "data/efficiency.json")) as f:
@@ -231,6 +349,8 @@ def main():
     fit_tinygemm()
     fit_max_waves(args.roofline)
     fit_inductor_int8()
+    fit_inductor_fp8()
+    fit_scaled_mm_rowwise()
     return 0
 
 

@@ -169,7 +169,18 @@ TEST(EfficiencyData, BadFilesAreRejectedWithTheFieldAndReason) {
        "weight_only_kernels[0].measured_on", "non-empty"},
       {Replace(*text, "\"name\": \"tinygemm\",", ""), "weight_only_kernels[0].name", "missing"},
       {Replace(*text, "\"activation_dtype\": \"bf16\"", "\"activation_dtype\": \"int8\""),
-       "weight_only_kernels[0].activation_dtype", "bf16 or fp16"},
+       "weight_only_kernels[0].activation_dtype", "bf16, fp16 or fp8"},
+      {Replace(*text, "\"k_tile\": 128,", ""), "weight_only_kernels[3].regimes[0]",
+       "expected k_tile, n_tile and k_step_cycles together"},
+      {Replace(*text, "\"n_tile\": 128,", "\"n_tile\": 0,"),
+       "weight_only_kernels[3].regimes[0].n_tile", "integer between 1 and 65536"},
+      {Replace(*text, "\"k_tile\": 128,", "\"k_tile\": \"128\","),
+       "weight_only_kernels[3].regimes[0].k_tile", "integer between 1 and 65536"},
+      {Replace(*text, "\"k_step_cycles\": { \"value\": 558,",
+               "\"k_step_cycles\": { \"value\": 1e9,"),
+       "weight_only_kernels[3].regimes[0].k_step_cycles.value", "clock cycles per step"},
+      {Replace(*text, "\"k_step_cycles\": { \"value\": 558,", "\"k_step_cycles\": { \"value\": 0,"),
+       "weight_only_kernels[3].regimes[0].k_step_cycles", "positive"},
       {Replace(*text, "\"zero_points\": true", "\"zero_points\": 1"),
        "weight_only_kernels[0].zero_points", "true or false"},
       {Replace(*text, "[[64, 64],", "[[64, -1],"), "matmul_tiles.tiles[0]", "integers"},
@@ -798,6 +809,100 @@ TEST(Expected, AWeightKernelRunsTheRegimeOfItsRows) {
   EXPECT_NE(refused.err.find("runs only under --runtime compiled, not cuda-graph"),
             std::string::npos)
       << refused.err;
+}
+
+// --weight-kernel scaled-mm-rowwise: float8 activations and weights with a scale per output
+// column, 1 to 64 rows. Its thread blocks walk K in tiles of 128 at a fixed time per step, so a
+// product 4096 deep takes 32 steps whatever its width, until its bytes at the copy rate take
+// longer; the output's 128-column tiles run in waves over the SMs.
+TEST(Expected, ARowwiseFloat8ProductWalksKInStepsOfAFixedTime) {
+  const EfficiencyData::WeightKernel* rw = nullptr;
+  for (const auto& wk : Data()->weight_kernels) {
+    if (wk.name == "scaled-mm-rowwise") rw = &wk;
+  }
+  ASSERT_NE(rw, nullptr);
+  ASSERT_EQ(rw->regimes.size(), 1u);
+  const EfficiencyData::WeightKernelRegime& r = rw->regimes[0];
+  EXPECT_EQ(rw->activation_dtype, DType::kFp8);
+  EXPECT_TRUE(rw->channel_scales);
+  EXPECT_EQ(RowsPhrase(r), "1-64 rows");
+  EXPECT_EQ(r.k_tile, 128);
+  EXPECT_EQ(r.n_tile, 128);
+  CostOptions o;
+  o.efficiency = Data();
+  o.expected.runtime = Runtime::kCompiled;
+  o.expected.weight_kernel = "scaled-mm-rowwise";
+  const CostModel model(Dev("h100-sxm"), o);
+  ASSERT_EQ(model.used_weight_kernel().kernel, rw);
+  const double copy = model.used_memory()[0].value;
+  const double step = r.k_step_cycles.value / 1.98e9;  // the H100's boost clock
+  auto run = [&](const CostModel& m, int64_t rows, int64_t n, int64_t k, DType a = DType::kFp8) {
+    MatmulSpec s = Mm(rows, n, k, DType::kFp8);
+    s.a_dtype = a;
+    return Analyze(OpRequest{s}, m).costs[0];
+  };
+  // 4096 x 4096: 32 steps, longer than its 16.8 MB at the copy rate.
+  const KernelCost q = run(model, 1, 4096, 4096);
+  EXPECT_EQ(q.expected.weight_kernel_regime, 0);
+  EXPECT_NEAR(q.expected.k_steps_s, 32 * step, 1e-15);
+  EXPECT_GT(q.expected.k_steps_s, q.bytes[0] / copy);
+  EXPECT_NEAR(q.expected.memory_s[0], q.expected.k_steps_s, 1e-15);
+  EXPECT_NEAR(q.expected.time_s, 32 * step + r.fixed_s.value + 1e-6, 1e-12);
+  // 64 rows: the same time (one tile row); 14336 deep: 112 steps.
+  EXPECT_NEAR(run(model, 64, 4096, 4096).expected.time_s, q.expected.time_s, 1e-8);
+  EXPECT_NEAR(run(model, 1, 4096, 14336).expected.memory_s[0], 112 * step, 1e-15);
+  // 14336 wide: its bytes at the copy rate take longer than its 32 steps.
+  const KernelCost wide = run(model, 1, 14336, 4096);
+  EXPECT_NEAR(wide.expected.memory_s[0], wide.bytes[0] / copy, 1e-15);
+  EXPECT_NEAR(wide.expected.k_steps_s, 32 * step, 1e-15);
+  // 65 rows, or bf16 activations: not this kernel's, the model's default.
+  EXPECT_EQ(run(model, 65, 4096, 4096).expected.weight_kernel_regime, -1);
+  EXPECT_EQ(run(model, 1, 4096, 4096, DType::kBf16).expected.weight_kernel_regime, -1);
+  EXPECT_EQ(run(model, 1, 4096, 4096, DType::kBf16).expected.k_steps_s, 0);
+  // Waves: 28672 columns are 224 tiles, two waves over 132 SMs (a slower step, so that the
+  // steps outlast the bytes).
+  EfficiencyData slow = *Data();
+  for (auto& k : slow.weight_kernels) {
+    if (k.name == "scaled-mm-rowwise") k.regimes[0].k_step_cycles.value = 5000;
+  }
+  CostOptions so = o;
+  so.efficiency = std::make_shared<const EfficiencyData>(slow);
+  const KernelCost waves = run(CostModel(Dev("h100-sxm"), so), 1, 28672, 8192);
+  EXPECT_NEAR(waves.expected.k_steps_s, 2 * 64 * 5000 / 1.98e9, 1e-15);
+  EXPECT_NEAR(waves.expected.memory_s[0], waves.expected.k_steps_s, 1e-15);
+  // Another device's clock scales the step (assumed): the RTX 4090's 2.52 GHz.
+  const CostModel ada(Dev("rtx-4090"), o);
+  EXPECT_FALSE(ada.used_weight_kernel().measured_here);
+  EXPECT_NEAR(run(ada, 1, 4096, 4096).expected.k_steps_s, 32 * r.k_step_cycles.value / 2.52e9,
+              1e-15);
+  // --explain derives the steps; the JSON carries them and the regime's figures.
+  MatmulSpec down = Mm(1, 4096, 14336, DType::kFp8);
+  Result<OpAnalysis> ex = AnalyzeOp(OpRequest{down}, model, true);
+  ASSERT_TRUE(ex.ok());
+  std::string explained;
+  for (const std::string& line : ex->traces[0]) explained += line + "\n";
+  EXPECT_NE(explained.find("K steps (weight-only kernel scaled-mm-rowwise): ceil(n 4096 / 128) = "
+                           "32 column tiles over 132 SMs = 1 wave(s) x ceil(k 14336 / 128) = 112 "
+                           "steps x 558 cycles / 1.98 GHz = 31.6 us"),
+            std::string::npos)
+      << explained;
+  const auto cli = RunCli({"model", "llama-3-8b", "--dtype", "fp8", "--weight-dtype", "fp8",
+                           "--weight-kernel", "scaled-mm-rowwise", "--runtime", "compiled",
+                           "--phase", "decode", "--format", "json"});
+  ASSERT_EQ(cli.status, 0) << cli.err;
+  const nlohmann::json j = nlohmann::json::parse(cli.out);
+  const auto& phase = j["phases"][0];
+  const auto& regime = phase["expected"]["setup"]["weight_kernel"]["regimes"][0];
+  EXPECT_EQ(regime["k_tile"], 128);
+  EXPECT_EQ(regime["k_step_cycles"], 558.0);
+  EXPECT_EQ(regime["kernels_run_as_it"], 8);  // seven projections and the head
+  bool found = false;
+  for (const auto& k : phase["kernels"]) {
+    if (k["name"] != "down_proj") continue;
+    found = true;
+    EXPECT_NEAR(k["expected"]["weight_kernel_k_steps_s"].get<double>(), 112 * step, 1e-15);
+  }
+  EXPECT_TRUE(found);
 }
 
 TEST(ExpectedCli, ModelPrintsExpectedBesideTheBoundAndRejectsBadFlags) {

@@ -48,6 +48,10 @@ OpRequest RandomRequest(std::mt19937_64& rng) {
         s.a_dtype = DType::kBf16;
         s.batch = 1;
         s.m = Pick(rng, 1, 24);
+      } else if (s.b_dtype == DType::kFp8 && rng() % 2 == 0) {  // float8 weights, a few rows
+        s.a_dtype = rng() % 2 == 0 ? DType::kBf16 : DType::kFp8;
+        s.batch = 1;
+        s.m = Pick(rng, 1, 80);
       }
       s.out_dtype = DType::kBf16;
       s.bias = rng() % 2;
@@ -167,6 +171,7 @@ TEST(Invariants, TheBoundIsNeverAboveTheExpectedTime) {
   std::mt19937_64 rng(20261124);
   int checked = 0;
   std::map<std::string, std::set<int>> weight_kernel_regimes;  // the regimes that ran
+  size_t compiled_turn = 0;
   for (const Device& d : Db().devices()) {
     if (d.model_split || d.memory.front().weights_only) {
       // SRAM-only and wafer-scale devices have no expected-time model: bounds only.
@@ -184,10 +189,14 @@ TEST(Invariants, TheBoundIsNeverAboveTheExpectedTime) {
         o.expected.runtime = rt;
         o.launch_overhead_s = rng() % 2 ? 0 : 3e-6;
         if (rng() % 4 == 0) o.expected.class_efficiency[rng() % kNumClasses] = 0.5;
-        // Half the time weight-only matmuls run as a measured kernel: tinygemm (int4) or
-        // Inductor's (int8).
-        if (rng() % 2 == 0) {
-          const char* kernel = rng() % 2 == 0 ? "tinygemm" : "inductor-int8";
+        // Quantized matmuls run as a measured kernel: under torch.compile each of them in
+        // turn (tinygemm for int4, Inductor's for int8 and float8, PyTorch's row-wise float8
+        // product), under the other runtimes tinygemm half the time.
+        if (rt == Runtime::kCompiled || rng() % 2 == 0) {
+          static const char* const kKernels[] = {"tinygemm", "inductor-int8", "inductor-fp8",
+                                                 "scaled-mm-rowwise"};
+          const char* kernel =
+              rt == Runtime::kCompiled ? kKernels[compiled_turn++ % 4] : "tinygemm";
           if (CheckWeightKernel(*data, kernel, d, rt, "test").ok())
             o.expected.weight_kernel = kernel;
         }
@@ -218,6 +227,39 @@ TEST(Invariants, TheBoundIsNeverAboveTheExpectedTime) {
           }
           EXPECT_GE(a->totals.expected_s, a->totals.time_s * (1 - 1e-12));
         }
+        // And a product of each regime of the kernel in use, at its fewest rows, so that every
+        // regime is checked whatever the random shapes.
+        const bool matmul_forced =
+            o.expected.class_efficiency[static_cast<size_t>(KernelClass::kMatmul)] > 0;
+        if (const auto* wk = model.used_weight_kernel().kernel; wk != nullptr && !matmul_forced) {
+          for (const auto& regime : wk->regimes) {
+            MatmulSpec s;
+            s.m = regime.min_rows;
+            s.n = Pick(rng, 1, 65536);
+            s.k = Pick(rng, 1, 65536);
+            s.a_dtype = wk->activation_dtype;
+            s.b_dtype = wk->weight_dtype;
+            s.out_dtype = DType::kBf16;
+            if (!wk->channel_scales) {
+              s.group_size = 128;
+              s.k = std::max<int64_t>(1, s.k / 128) * 128;
+            }
+            if (wk->zero_points && rng() % 2 == 0) s.zero_dtype = DType::kBf16;
+            Result<OpAnalysis> a = AnalyzeOp(OpRequest{s}, model);
+            ASSERT_TRUE(a.ok()) << a.status().ToString();
+            for (const KernelCost& c : a->costs) {
+              ++checked;
+              const ExpectedCost& e = c.expected;
+              ASSERT_GE(e.weight_kernel_regime, 0) << d.id << " " << wk->name;
+              weight_kernel_regimes[wk->name].insert(e.weight_kernel_regime);
+              EXPECT_GE(e.time_s, c.time_s * (1 - 1e-12)) << d.id << " " << wk->name;
+              EXPECT_GE(e.compute_s, c.compute_time_s * (1 - 1e-12)) << d.id << " " << wk->name;
+              for (int l = 0; l < c.num_levels; ++l) {
+                EXPECT_GE(e.memory_s[l], c.memory_time_s[l] * (1 - 1e-12)) << d.id << " " << l;
+              }
+            }
+          }
+        }
         // Collectives on every link of the device: bandwidth and step latency.
         for (size_t l = 0; l < d.links.size(); ++l) {
           CollectiveSpec cs;
@@ -240,9 +282,11 @@ TEST(Invariants, TheBoundIsNeverAboveTheExpectedTime) {
     }
   }
   EXPECT_GT(checked, 5000);
-  // Every regime of both measured kernels ran.
+  // Every regime of the measured kernels ran.
   EXPECT_EQ(weight_kernel_regimes["tinygemm"], (std::set<int>{0}));
   EXPECT_EQ(weight_kernel_regimes["inductor-int8"], (std::set<int>{0, 1}));
+  EXPECT_EQ(weight_kernel_regimes["inductor-fp8"], (std::set<int>{0}));
+  EXPECT_EQ(weight_kernel_regimes["scaled-mm-rowwise"], (std::set<int>{0}));
 }
 
 }  // namespace

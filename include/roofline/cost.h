@@ -62,6 +62,9 @@ struct ExpectedCost {
   double roofline_s = 0;  ///< the largest term (+ wave_s + fixed_s + grouped_kv_copy_s)
   double wave_s = 0;      ///< fused attention: waves of thread blocks x fixed time per wave
   double fixed_s = 0;     ///< a --weight-kernel matmul's fixed time per launch
+  /// A --weight-kernel matmul whose regime walks K in steps (k_step_cycles): the time of its
+  /// steps, a floor under memory_s[0]; 0 otherwise.
+  double k_steps_s = 0;
   int weight_kernel_regime = -1;  ///< the --weight-kernel regime it ran as, or -1
   /// `--modules`, a decode attention with grouped K/V heads: the time of the framework's
   /// copies of K and V to every query head, and the bytes attention reads of the copies (at the

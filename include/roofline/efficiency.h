@@ -115,6 +115,13 @@ struct EfficiencyData {
     Figure stream_bytes_per_sm_cycle;  ///< bytes streamed per SM per clock cycle; 0: none
     Figure memory_traffic;  ///< device-memory bytes moved per byte read; 0: the stream rate
     Figure matrix_flops_per_sm_cycle;  ///< matrix FLOPs per SM-cycle; 0: no rate of its own
+    /// A kernel whose thread blocks walk K one `k_tile` at a time, each step taking
+    /// `k_step_cycles` clock cycles whatever its bytes (a pipeline limited by latency, not by
+    /// bandwidth): its output's ceil(n / n_tile) column tiles run in waves over the SMs, and
+    /// the memory term is at least waves x ceil(k / k_tile) x k_step_cycles / clock. 0: none.
+    int64_t k_tile = 0;
+    int64_t n_tile = 0;
+    Figure k_step_cycles;
     bool Covers(int64_t rows) const {
       return rows >= min_rows && (max_rows == 0 || rows <= max_rows);
     }

@@ -64,7 +64,9 @@ def model(model: _ModelSource, hw: Optional[str] = None, *, phase: Optional[str]
     ``--dim batch=32`` for graphs); any other CLI option can be given the same way
     (``mla="absorbed"``, ``all_logits=True``, ``launch_overhead_us=5``, ``pp=2``,
     ``weight_kernel="tinygemm"`` for int4 weights run by PyTorch's tinygemm kernel,
-    ``weight_kernel="inductor-int8"`` for int8 weights under torch.compile,
+    ``weight_kernel="inductor-int8"`` for int8 weights under torch.compile (``"inductor-fp8"``
+    for float8 ones; ``"scaled-mm-rowwise"`` for float8 weights and activations through
+    torch._scaled_mm's row-wise kernel),
     ``quantize_lm_head=True`` where the quantizer replaces the output layer too).
 
     Returns a ModelResult (LLMs: ``.phases``) or a NetworkResult (graphs: ``.kernels``).

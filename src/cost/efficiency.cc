@@ -191,8 +191,8 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
           Result<DType> act =
               ParseDType(RequireString(f, "activation_dtype", field), field + ".activation_dtype");
           if (!act.ok()) throw JsonFieldError(field + ".activation_dtype", act.status().what());
-          if (*act != DType::kBf16 && *act != DType::kFp16) {
-            throw JsonFieldError(field + ".activation_dtype", "expected bf16 or fp16");
+          if (*act != DType::kBf16 && *act != DType::kFp16 && *act != DType::kFp8) {
+            throw JsonFieldError(field + ".activation_dtype", "expected bf16, fp16 or fp8");
           }
           k.activation_dtype = *act;
           const json& zp = need(f, "zero_points", field);
@@ -244,7 +244,7 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
           ForEachEntry(
               need(f, "regimes", field), field + ".regimes",
               {"min_rows", "max_rows", "fixed_s", "stream_bytes_per_sm_cycle", "memory_traffic",
-               "matrix_flops_per_sm_cycle"},
+               "matrix_flops_per_sm_cycle", "k_tile", "n_tile", "k_step_cycles"},
               [&](const json& g, const std::string& at) {
                 EfficiencyData::WeightKernelRegime r;
                 auto rows = [&](const char* key) {
@@ -294,6 +294,31 @@ EfficiencyData ParseEfficiencyJson(const json& root) {
                   r.matrix_flops_per_sm_cycle = ParseFigure(g.at("matrix_flops_per_sm_cycle"),
                                                             at + ".matrix_flops_per_sm_cycle",
                                                             65536, false, "FLOP per SM-cycle");
+                }
+                // A pipeline over K limited by latency: its tiles (from the kernel's source)
+                // and the cycles a step takes, all three or none.
+                const int tiles = static_cast<int>(g.contains("k_tile")) +
+                                  static_cast<int>(g.contains("n_tile")) +
+                                  static_cast<int>(g.contains("k_step_cycles"));
+                if (tiles != 0 && tiles != 3) {
+                  throw JsonFieldError(at,
+                                       "expected k_tile, n_tile and k_step_cycles together (a "
+                                       "kernel that walks K in steps) or none of them");
+                }
+                if (tiles == 3) {
+                  auto tile = [&](const char* key) {
+                    const json& v = g.at(key);
+                    if (!v.is_number_integer() || v.get<int64_t>() < 1 ||
+                        v.get<int64_t>() > 65536) {
+                      throw JsonFieldError(at + "." + key,
+                                           "expected an integer between 1 and 65536 (elements)");
+                    }
+                    return v.get<int64_t>();
+                  };
+                  r.k_tile = tile("k_tile");
+                  r.n_tile = tile("n_tile");
+                  r.k_step_cycles = ParseFigure(g.at("k_step_cycles"), at + ".k_step_cycles", 1e7,
+                                                false, "clock cycles per step");
                 }
                 k.regimes.push_back(std::move(r));
               });

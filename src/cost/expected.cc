@@ -382,6 +382,7 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
   e.grouped_kv_copy_s = e.grouped_kv_read_bytes = 0;
   e.fp16_accumulate = false;
   e.weight_kernel_regime = -1;
+  e.k_steps_s = 0;
   if (!options_.efficiency) {
     e.roofline_s = e.wave_s = e.fixed_s = e.overhead_s = e.host_s = e.time_s = 0;
     e.launches = 1;
@@ -526,6 +527,16 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
   e.roofline_s = e.compute_s;
   e.term = c.num_engines > 0 ? Bound{BoundKind::kCompute, DominantEngine(c)}
                              : Bound{BoundKind::kMemory, 0};
+  // A --weight-kernel regime that walks K in steps of a fixed time: the output's column tiles
+  // run in waves over the SMs, each tile taking every step along K (one row tile: the regime's
+  // rows fit in it). The time floors the device-memory term.
+  double k_tiles = 0, k_waves = 0, k_steps = 0, bytes_s0 = 0;
+  if (wq != nullptr && regime->k_tile > 0 && sm_count_ > 0 && BoostClock(*device_) > 0) {
+    k_tiles = CeilWhole(static_cast<double>(wq->n) / static_cast<double>(regime->n_tile));
+    k_waves = std::max(1.0, CeilWhole(k_tiles / static_cast<double>(sm_count_)));
+    k_steps = CeilWhole(static_cast<double>(wq->k) / static_cast<double>(regime->k_tile));
+    e.k_steps_s = k_waves * k_steps * regime->k_step_cycles.value / BoostClock(*device_);
+  }
   for (int l = 0; l < c.num_levels; ++l) {
     // A --weight-kernel matmul streams device memory (level 0), zero points included, at the
     // regime's rate (capped by the bandwidth) or moving `memory_traffic` bytes per byte.
@@ -539,6 +550,10 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
                          : l == 0   ? c.bytes[l] + e.grouped_kv_read_bytes
                                     : c.bytes[l];
     e.memory_s[l] = !(bw > 0) ? 0 : other_eff == 1.0 ? bytes / bw : bytes / bw / other_eff;
+    if (streamed) {
+      bytes_s0 = e.memory_s[l];
+      e.memory_s[l] = std::max(e.memory_s[l], e.k_steps_s);
+    }
     if (e.memory_s[l] > e.roofline_s) {
       e.roofline_s = e.memory_s[l];
       e.term = {BoundKind::kMemory, l};
@@ -636,7 +651,7 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
             device_->memory[l].name, Sci(c.bytes[l]),
             zero_bytes > 0 ? fmt::format(" + {} B of zero points", Sci(zero_bytes)) : "",
             regime->memory_traffic.value, wk.kernel->name, NameOf(o.ceilings), Si(u.value, "B/s"),
-            Seconds(e.memory_s[l]), u.figure.Describe()));
+            Seconds(bytes_s0), u.figure.Describe()));
         continue;
       }
       if (wq != nullptr && l == 0) {
@@ -647,8 +662,7 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
             zero_bytes > 0 ? fmt::format(" + {} B of zero points", Sci(zero_bytes)) : "",
             NameOf(o.ceilings), Si(u.value, "B/s"), wk.kernel->name,
             regime->stream_bytes_per_sm_cycle.value, sm_count_, Si(BoostClock(*device_), "Hz"),
-            Si(wk.stream_bytes_per_s(*regime), "B/s"), Seconds(e.memory_s[l]),
-            u.figure.Describe()));
+            Si(wk.stream_bytes_per_s(*regime), "B/s"), Seconds(bytes_s0), u.figure.Describe()));
         continue;
       }
       trace->Add(
@@ -659,6 +673,15 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
                                         Sci(std::abs(e.grouped_kv_read_bytes)))
                           : Sci(c.bytes[l]) + " B",
                       Si(u.value, "B/s"), Seconds(e.memory_s[l]), u.figure.Describe()));
+    }
+    if (e.k_steps_s > 0) {
+      trace->Add(fmt::format(
+          "  K steps (weight-only kernel {}): ceil(n {} / {}) = {} column tiles over {} SMs = "
+          "{} wave(s) x ceil(k {} / {}) = {} steps x {} cycles / {} = {}; the memory term is "
+          "the larger of it and the bytes' time: {}  [{}]",
+          wk.kernel->name, wq->n, regime->n_tile, k_tiles, sm_count_, k_waves, wq->k,
+          regime->k_tile, k_steps, regime->k_step_cycles.value, Si(BoostClock(*device_), "Hz"),
+          Seconds(e.k_steps_s), Seconds(e.memory_s[0]), regime->k_step_cycles.source));
     }
     if (c.link >= 0 && used_links_[c.link].value > 0) {
       const UsedCeiling& u = used_links_[c.link];
@@ -692,7 +715,8 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
       std::string on;
       for (const std::string& id : wk.kernel->measured_on) on += (on.empty() ? "" : ", ") + id;
       const bool sm_rates = regime->stream_bytes_per_sm_cycle.value > 0 ||
-                            regime->matrix_flops_per_sm_cycle.value > 0;
+                            regime->matrix_flops_per_sm_cycle.value > 0 ||
+                            regime->k_step_cycles.value > 0;
       trace->Add(fmt::format(
           "  weight-only kernel {} ({}), {}: fixed {} per launch [{}]; {} [{}]; matrix rate "
           "[{}]; measured on {}{} [{}]",

@@ -89,7 +89,14 @@ std::string WeightKernelRegimePhrase(const CostModel& model,
           : "streaming " + Si(bandwidth > 0 ? std::min(bandwidth, wk.stream_bytes_per_s(r))
                                             : wk.stream_bytes_per_s(r),
                               "B/s");
-  return fmt::format("{} + {}{}", Seconds(r.fixed_s.value), memory,
+  const double clock = wk.sm_cycles_per_s > 0 && model.sm_count() > 0
+                           ? wk.sm_cycles_per_s / static_cast<double>(model.sm_count())
+                           : 0;
+  const std::string steps = r.k_tile > 0 && clock > 0
+                                ? fmt::format(", at least {} per step of {} along K",
+                                              Seconds(r.k_step_cycles.value / clock), r.k_tile)
+                                : "";
+  return fmt::format("{} + {}{}{}", Seconds(r.fixed_s.value), memory, steps,
                      matrix > 0 ? ", matrix " + Si(matrix, "FLOP/s") : "");
 }
 
@@ -97,7 +104,8 @@ std::string WeightKernelProvenancePhrase(const CostModel::UsedWeightKernel& wk) 
   if (wk.measured_here) return "measured on this device";
   const bool sm_rates =
       std::any_of(wk.kernel->regimes.begin(), wk.kernel->regimes.end(), [](const auto& r) {
-        return r.stream_bytes_per_sm_cycle.value > 0 || r.matrix_flops_per_sm_cycle.value > 0;
+        return r.stream_bytes_per_sm_cycle.value > 0 || r.matrix_flops_per_sm_cycle.value > 0 ||
+               r.k_step_cycles.value > 0;
       });
   return sm_rates ? "scaled from the devices it was measured on"
                   : "its fixed times as measured on other devices";
@@ -247,6 +255,11 @@ json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& co
         x["stream_bytes_per_s"] = wk.stream_bytes_per_s(r);  // before the bandwidth cap
       }
       if (wk.matrix_flops_per_s(r) > 0) x["matrix_flops_per_s"] = wk.matrix_flops_per_s(r);
+      if (r.k_tile > 0) {
+        x["k_tile"] = r.k_tile;
+        x["n_tile"] = r.n_tile;
+        x["k_step_cycles"] = r.k_step_cycles.value;
+      }
       regimes.push_back(std::move(x));
       total += ran[i];
     }

@@ -46,6 +46,7 @@ void WriteKernelJson(const KernelCost& c, const CostModel& model, Json& k) {
     if (e.weight_kernel_regime >= 0) {
       x["weight_kernel_regime"] = e.weight_kernel_regime;  // index into setup's regimes
       x["weight_kernel_fixed_s"] = e.fixed_s;
+      if (e.k_steps_s > 0) x["weight_kernel_k_steps_s"] = e.k_steps_s;  // floors memory:<level 0>
     }
     if (e.grouped_kv_copy_s > 0) {
       x["grouped_kv_copies_s"] = e.grouped_kv_copy_s;

@@ -39,11 +39,13 @@ void AddExpectedOptions(CLI::App& app, ExpectedFlags& f) {
                  "expected times: CLASS=F: kernels of a class (matmul, attention, vector, comm) "
                  "reach F of every ceiling, F in [0.001, 1]; repeatable");
   app.add_option("--weight-kernel", f.weight_kernel,
-                 "expected times: weight-only quantized matmuls run as this measured kernel "
+                 "expected times: matmuls with quantized weights run as this measured kernel "
                  "(tinygemm: PyTorch's int4 torch._weight_int4pack_mm, as gpt-fast and torchao "
-                 "run it; inductor-int8: the kernel torch.compile generates for an int8 "
-                 "weight-only linear, 1 to 16 rows); default: weights streamed at the "
-                 "achievable bandwidth");
+                 "run it; inductor-int8 and inductor-fp8: the kernels torch.compile generates "
+                 "for an int8 (1 to 16 rows) or float8 (1 row) weight-only linear; "
+                 "scaled-mm-rowwise: torchao's float8 linear with dynamic per-row activation "
+                 "scales, torch._scaled_mm's row-wise kernel, 1 to 64 rows); default: weights "
+                 "streamed at the achievable bandwidth");
   app.add_option("--accumulate", f.accumulate,
                  "expected times: what tensor-core matmuls accumulate in; fp16 takes the "
                  "device's FP16-accumulate figures (GeForce cards run those at twice the FP32 "
