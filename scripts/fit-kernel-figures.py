@@ -45,9 +45,10 @@ one row on an H100 (docs/measurements/h100-2026-11-26/quant-compiled/fp8-compile
 
 5. PyTorch's row-wise float8 product (torch._scaled_mm with a scale per activation row and per
 weight column, what torchao's float8 dynamic per-row linear calls): the "scaled-mm-rowwise"
-kernel. At 1 to 64 rows it takes the same time on an H100 and an H200 for products of 4096 along
-K (about 15 us for 17 MB, where the H100's copy rate would take 6): its thread blocks walk K in
-tiles of 128 (RowwiseScaledMM.cu), each step a fixed number of cycles. Fitted: the cycles of a
+kernel. At 1 to 64 rows it takes the same time on an H100 and an H200 for a 4096 x 4096 weight
+(11.5-12.3 us beyond the events and the launch gap, for 17 MB that the H100's copy rate moves in
+5.8 us), and 34-37 us on both for a 14336 x 4096 one: its thread blocks walk K in tiles of 128
+(RowwiseScaledMM.cu), each step a fixed number of cycles. Fitted: the cycles of a
 step, on the H100 timings (the H200's check it); the fixed time of the whole compiled linear
 (the activation's scaling included) at one row.
 
@@ -199,7 +200,6 @@ FP8_COMPILED = "docs/measurements/h100-2026-11-26/quant-compiled/fp8-compiled.js
 # PyTorch's row-wise kernel on sm90 (aten/src/ATen/native/cuda/RowwiseScaledMM.cu): tiles of
 # 64 or 128 rows by 128 columns by 128 along K; rows up to 64 fit one tile row.
 ROWWISE_K_TILE, ROWWISE_N_TILE, ROWWISE_MAX_ROWS = 128, 128, 64
-SMS, CLOCK = 132, 1.98e9
 
 
 def events_bracket(kernels_path):
@@ -214,6 +214,13 @@ def copy_rate(device):
         return json.load(f)["achievable"]["memory"]["hbm"]["value"]
 
 
+def sms_and_clock(device):
+    """The device file's SM count and boost clock (the H100 and H200: 132 at 1.98 GHz)."""
+    with open(os.path.join(ROOT, f"data/hardware/{device}.json")) as f:
+        info = json.load(f)["info"]
+    return info["sm_count"]["value"], info["boost_clock"]["value"]
+
+
 def fit_inductor_fp8():
     """The "inductor-fp8" kernel: torch.compile's float8 weight-only linear at one row, fixed +
     its bytes once at the H100's copy rate, the fixed time fitted as for inductor-int8."""
@@ -226,7 +233,15 @@ def fit_inductor_fp8():
     memory = [r["bytes"] / copy for r in rows]
     fixed = fixed_of_relative_error(memory, ys)
     errs = [(fixed + m - y) / y for m, y in zip(memory, ys)]
-    print(f"Inductor float8 weight-only (inductor-fp8): {len(rows)} timings at one row; traffic 1 "
+    # The free line (fixed + bytes / rate), weighted by 1 / y^2 as in section 3, for its rate.
+    xs = [r["bytes"] for r in rows]
+    ws = [1 / y ** 2 for y in ys]
+    mx = sum(w * x for w, x in zip(ws, xs)) / sum(ws)
+    my = sum(w * y for w, y in zip(ws, ys)) / sum(ws)
+    a = (sum(w * (x - mx) * (y - my) for w, x, y in zip(ws, xs, ys))
+         / sum(w * (x - mx) ** 2 for w, x in zip(ws, xs)))
+    print(f"Inductor float8 weight-only (inductor-fp8): {len(rows)} timings at one row; the free "
+          f"line's rate {1 / a / 1e12:.3f} TB/s = copy x {1 / a / copy:.2f}; traffic 1 "
           f"at {copy / 1e12:.2f} TB/s: fixed {fixed * 1e6:.2f} us, median |error| "
           f"{statistics.median(abs(e) for e in errs) * 100:.1f}%, largest "
           f"{max(abs(e) for e in errs) * 100:.1f}%")
@@ -234,10 +249,10 @@ def fit_inductor_fp8():
         print(f"  {r['shape']}: {e * 100:+.1f}%")
 
 
-def rowwise_terms(r, copy, step_s):
+def rowwise_terms(r, copy, step_s, sms):
     """The memory term of the row-wise kernel: its bytes at the copy rate, or its steps along
     K (column tiles in waves over the SMs), whichever is longer."""
-    waves = math.ceil(math.ceil(r["n"] / ROWWISE_N_TILE) / SMS)
+    waves = math.ceil(math.ceil(r["n"] / ROWWISE_N_TILE) / sms)
     return max(r["bytes"] / copy, waves * math.ceil(r["k"] / ROWWISE_K_TILE) * step_s)
 
 
@@ -260,7 +275,7 @@ def fit_scaled_mm_rowwise():
         best = None
         for tenth_ns in range(500, 10000):
             step = tenth_ns * 1e-10
-            terms = [rowwise_terms(r, copy, step) for r in rows]
+            terms = [rowwise_terms(r, copy, step, sms) for r in rows]
             fixed = fixed_of_relative_error(terms, ys)
             err = sum(((fixed + t - y) / y) ** 2 for t, y in zip(terms, ys))
             if best is None or err < best[0]:
@@ -268,15 +283,17 @@ def fit_scaled_mm_rowwise():
         return best[1], best[2]
 
     def errors(rows, ys, copy, step, fixed):
-        return [(fixed + rowwise_terms(r, copy, step) - y) / y for r, y in zip(rows, ys)]
+        return [(fixed + rowwise_terms(r, copy, step, sms) - y) / y for r, y in zip(rows, ys)]
 
     h100 = timings(*CHECKS[0])
     h200 = timings(*CHECKS[1])
     copy100, copy200 = copy_rate("h100-sxm"), copy_rate("h200")
+    sms, clock = sms_and_clock("h100-sxm")
+    assert sms_and_clock("h200") == (sms, clock), "the fit assumes the same SMs and clock"
     step, fixed = fit(*h100, copy100)
     print(f"Row-wise float8 product (scaled-mm-rowwise): {len(h100[0])} H100 timings at 1 to "
-          f"{ROWWISE_MAX_ROWS} rows: a step along K {step * 1e6:.4f} us = {step * CLOCK:.0f} "
-          f"cycles at {CLOCK / 1e9:.2f} GHz, the product's own fixed time {fixed * 1e6:.2f} us")
+          f"{ROWWISE_MAX_ROWS} rows: a step along K {step * 1e6:.4f} us = {step * clock:.0f} "
+          f"cycles at {clock / 1e9:.2f} GHz, the product's own fixed time {fixed * 1e6:.2f} us")
     for label, (rows, ys), copy in (("H100 (the fit)", h100, copy100),
                                     ("H200 (a check)", h200, copy200)):
         e = [abs(x) for x in errors(rows, ys, copy, step, fixed)]
@@ -287,7 +304,7 @@ def fit_scaled_mm_rowwise():
         q = json.load(f)
     rows = [r for r in q["fp8_compiled"] if r["op"] == "fp8 dynamic-row compiled"]
     ys = [r["median_us"] * 1e-6 - bracket - GAP_S for r in rows]
-    terms = [rowwise_terms(r, copy100, step) for r in rows]
+    terms = [rowwise_terms(r, copy100, step, sms) for r in rows]
     linear_fixed = fixed_of_relative_error(terms, ys)
     errs = [(linear_fixed + t - y) / y for t, y in zip(terms, ys)]
     print(f"  the compiled dynamic per-row linear, {len(rows)} timings at one row: fixed "

@@ -176,6 +176,10 @@ TEST(EfficiencyData, BadFilesAreRejectedWithTheFieldAndReason) {
        "weight_only_kernels[3].regimes[0].n_tile", "integer between 1 and 65536"},
       {Replace(*text, "\"k_tile\": 128,", "\"k_tile\": \"128\","),
        "weight_only_kernels[3].regimes[0].k_tile", "integer between 1 and 65536"},
+      {Replace(*text, "\"k_tile\": 128,", "\"k_tile\": 70000,"),
+       "weight_only_kernels[3].regimes[0].k_tile", "integer between 1 and 65536"},
+      {Replace(*text, "\"n_tile\": 128,", "\"n_tile\": 128.5,"),
+       "weight_only_kernels[3].regimes[0].n_tile", "integer between 1 and 65536"},
       {Replace(*text, "\"k_step_cycles\": { \"value\": 558,",
                "\"k_step_cycles\": { \"value\": 1e9,"),
        "weight_only_kernels[3].regimes[0].k_step_cycles.value", "clock cycles per step"},
@@ -886,6 +890,25 @@ TEST(Expected, ARowwiseFloat8ProductWalksKInStepsOfAFixedTime) {
                            "steps x 558 cycles / 1.98 GHz = 31.6 us"),
             std::string::npos)
       << explained;
+  // Where the bytes decide (14336 wide), --explain still shows the steps, and the larger term.
+  ex = AnalyzeOp(OpRequest{Mm(1, 14336, 4096, DType::kFp8)}, model, true);
+  ASSERT_TRUE(ex.ok());
+  explained.clear();
+  for (const std::string& line : ex->traces[0]) explained += line + "\n";
+  EXPECT_NE(explained.find("= 32 steps x 558 cycles / 1.98 GHz = 9.02 us; the memory term is the "
+                           "larger of it and the bytes' time: 20.3 us"),
+            std::string::npos)
+      << explained;
+  // The setup line gives the regime's figures on this device.
+  const auto text_run =
+      RunCli({"model", "llama-3-8b", "--dtype", "fp8", "--weight-dtype", "fp8", "--weight-kernel",
+              "scaled-mm-rowwise", "--runtime", "compiled", "--phase", "decode"});
+  ASSERT_EQ(text_run.status, 0) << text_run.err;
+  EXPECT_NE(text_run.out.find("fp8 weights run as the scaled-mm-rowwise kernel (5.66 us + 1x its "
+                              "bytes at 2.90 TB/s, at least 282 ns per step of 128 along K; "
+                              "measured on this device)"),
+            std::string::npos)
+      << text_run.out;
   const auto cli = RunCli({"model", "llama-3-8b", "--dtype", "fp8", "--weight-dtype", "fp8",
                            "--weight-kernel", "scaled-mm-rowwise", "--runtime", "compiled",
                            "--phase", "decode", "--format", "json"});
@@ -896,6 +919,7 @@ TEST(Expected, ARowwiseFloat8ProductWalksKInStepsOfAFixedTime) {
   EXPECT_EQ(regime["k_tile"], 128);
   EXPECT_EQ(regime["k_step_cycles"], 558.0);
   EXPECT_EQ(regime["kernels_run_as_it"], 8);  // seven projections and the head
+  EXPECT_EQ(phase["expected"]["setup"]["weight_kernel"]["activation_dtype"], "fp8");
   bool found = false;
   for (const auto& k : phase["kernels"]) {
     if (k["name"] != "down_proj") continue;

@@ -531,7 +531,8 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
   // run in waves over the SMs, each tile taking every step along K (one row tile: the regime's
   // rows fit in it). The time floors the device-memory term.
   double k_tiles = 0, k_waves = 0, k_steps = 0, bytes_s0 = 0;
-  if (wq != nullptr && regime->k_tile > 0 && sm_count_ > 0 && BoostClock(*device_) > 0) {
+  if (wq != nullptr && regime->k_tile > 0 && c.num_levels > 0 && used_memory_[0].value > 0 &&
+      sm_count_ > 0 && BoostClock(*device_) > 0) {
     k_tiles = CeilWhole(static_cast<double>(wq->n) / static_cast<double>(regime->n_tile));
     k_waves = std::max(1.0, CeilWhole(k_tiles / static_cast<double>(sm_count_)));
     k_steps = CeilWhole(static_cast<double>(wq->k) / static_cast<double>(regime->k_tile));

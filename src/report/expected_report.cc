@@ -268,6 +268,7 @@ json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& co
     j["weight_kernel"] = {{"name", wk.kernel->name},
                           {"kernels_run_as_it", total},
                           {"weight_dtype", std::string(NameOf(wk.kernel->weight_dtype))},
+                          {"activation_dtype", std::string(NameOf(wk.kernel->activation_dtype))},
                           {"scales", wk.kernel->channel_scales ? "channel" : "group"},
                           {"description", wk.kernel->description},
                           {"regimes", std::move(regimes)},
