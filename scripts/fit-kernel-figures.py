@@ -45,7 +45,7 @@ one row on an H100 (docs/measurements/h100-2026-11-26/quant-compiled/fp8-compile
 
 5. PyTorch's row-wise float8 product (torch._scaled_mm with a scale per activation row and per
 weight column, what torchao's float8 dynamic per-row linear calls): the "scaled-mm-rowwise"
-kernel. At 1 to 64 rows it takes the same time on an H100 and an H200 for a 4096 x 4096 weight
+kernel. At 1 to 128 rows it takes the same time on an H100 and an H200 for a 4096 x 4096 weight
 (11.5-12.3 us beyond the events and the launch gap, for 17 MB that the H100's copy rate moves in
 5.8 us), and 34-37 us on both for a 14336 x 4096 one: its thread blocks walk K in tiles of 128
 (RowwiseScaledMM.cu), each step a fixed number of cycles. Fitted: the cycles of a
@@ -198,8 +198,9 @@ def fit_inductor_int8():
 # fp8_compiled), and PyTorch's row-wise float8 product timed alone (its "matmuls" section).
 FP8_COMPILED = "docs/measurements/h100-2026-11-26/quant-compiled/fp8-compiled.json"
 # PyTorch's row-wise kernel on sm90 (aten/src/ATen/native/cuda/RowwiseScaledMM.cu): tiles of
-# 64 or 128 rows by 128 columns by 128 along K; rows up to 64 fit one tile row.
-ROWWISE_K_TILE, ROWWISE_N_TILE, ROWWISE_MAX_ROWS = 128, 128, 64
+# 64 or 128 rows by 128 columns by 128 along K (transposed at 65 to 128 rows of a product up to
+# 4096 x 4096), always 128 along K. The fit takes 1 to 128 rows, where the time stays flat.
+ROWWISE_K_TILE, ROWWISE_N_TILE, ROWWISE_MAX_ROWS = 128, 128, 128
 
 
 def events_bracket(kernels_path):
@@ -258,7 +259,7 @@ def rowwise_terms(r, copy, step_s, sms):
 
 def fit_scaled_mm_rowwise():
     """The "scaled-mm-rowwise" kernel. The time of a step along K (and the product's own
-    fixed time) fitted to the row-wise torch._scaled_mm timed alone at 1 to 64 rows on the
+    fixed time) fitted to the row-wise torch._scaled_mm timed alone at 1 to 128 rows on the
     H100, by least squares of the relative error over a grid of step times; the H200's same
     timings (more bandwidth, the same SMs and clock) check it. The regime's fixed time is then
     fitted, at that step, to the compiled dynamic per-row linear (the activation's scaling

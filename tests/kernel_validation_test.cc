@@ -421,12 +421,12 @@ TEST(KernelValidation, Int8WeightOnlyMatmulsUnderCompileAreTheInductorFit) {
 // time, so a little smaller than the fit's (which leaves the gap out of both). torchao's float8
 // weight-only linear compiled, at one row: its bytes once at the copy rate, median 6.8%,
 // largest 28.8% (the fit: 8.0%, 31.6%). Its dynamic per-row linear (the activation's scaling
-// and the row-wise torch._scaled_mm): median 2.0%, largest 11.2% (the fit: 2.2%, 11.5%), where
+// and the row-wise torch._scaled_mm): median 2.1%, largest 10.7% (the fit: 2.2%, 11.0%), where
 // the model without the kernel, which streams the bytes at the copy rate, is more than 40%
-// fast. The step along K (558 cycles) was fitted to the row-wise product alone at 1 to 64 rows
-// on the H100 with the product's own fixed time (3.32 us, which the fit prints; the regime's is
-// the whole linear's): median 3.6%, largest 10.0% here; the H200's timings, which set nothing,
-// within a median 4.1%, largest 12.8%.
+// fast. The step along K (564 cycles) was fitted to the row-wise product alone at 1 to 128
+// rows on the H100 with the product's own fixed time (3.20 us, which the fit prints; the
+// regime's is the whole linear's): median 2.8%, largest 10.1% here; the H200's timings, which
+// set nothing, within a median 3.9%, largest 12.9%.
 TEST(KernelValidation, Fp8LinearsUnderCompileAreTheirKernelFits) {
   const double bracket = EventBracket(Load("h100-2026-11-26/kernels.json"));
   const CostModel weight_only = InStream(1, "h100-sxm", "inductor-fp8", Runtime::kCompiled);
@@ -451,30 +451,30 @@ TEST(KernelValidation, Fp8LinearsUnderCompileAreTheirKernelFits) {
   ASSERT_EQ(dynamic.size(), 4u);
   EXPECT_NEAR(MedianAbsError(wo), 0.068, 0.005);
   EXPECT_LT(LargestAbsError(wo), 0.30);
-  EXPECT_NEAR(MedianAbsError(dynamic), 0.020, 0.005);
-  EXPECT_LT(LargestAbsError(dynamic), 0.12);
+  EXPECT_NEAR(MedianAbsError(dynamic), 0.021, 0.005);
+  EXPECT_LT(LargestAbsError(dynamic), 0.11);
   EXPECT_GT(MedianAbsError(dynamic_without), 0.4);
 
   // The product alone: the regime with the product's own fixed time.
   EfficiencyData product = *Data();
   for (auto& k : product.weight_kernels) {
-    if (k.name == "scaled-mm-rowwise") k.regimes.at(0).fixed_s.value = 3.32e-6;
+    if (k.name == "scaled-mm-rowwise") k.regimes.at(0).fixed_s.value = 3.20e-6;
   }
   CostOptions o;
   o.efficiency = std::make_shared<const EfficiencyData>(product);
   o.expected.runtime = Runtime::kCompiled;
   o.expected.weight_kernel = "scaled-mm-rowwise";
   for (const auto& [folder, device, median, largest] :
-       {std::tuple<std::string, std::string, double, double>{"h100-2026-11-26", "h100-sxm", 0.036,
+       {std::tuple<std::string, std::string, double, double>{"h100-2026-11-26", "h100-sxm", 0.028,
                                                              0.11},
-        {"h200-2026-11-26", "h200", 0.041, 0.13}}) {
+        {"h200-2026-11-26", "h200", 0.039, 0.13}}) {
     const double b = EventBracket(Load(folder + "/kernels.json"));
     const CostModel model(Dev(device), o);
     std::vector<Timed> alone;
     for (Timed& t : QuantMatmuls(Load(folder + "/quant.json"), model, b, "fp8 rowwise")) {
-      if (std::stoi(t.what.substr(t.what.rfind("m=") + 2)) <= 64) alone.push_back(t);
+      if (std::stoi(t.what.substr(t.what.rfind("m=") + 2)) <= 128) alone.push_back(t);
     }
-    ASSERT_EQ(alone.size(), 16u) << device;
+    ASSERT_EQ(alone.size(), 20u) << device;
     EXPECT_NEAR(MedianAbsError(alone), median, 0.005) << device;
     EXPECT_LT(LargestAbsError(alone), largest) << device;
   }

@@ -44,7 +44,7 @@ void AddExpectedOptions(CLI::App& app, ExpectedFlags& f) {
                  "run it; inductor-int8 and inductor-fp8: the kernels torch.compile generates "
                  "for an int8 (1 to 16 rows) or float8 (1 row) weight-only linear; "
                  "scaled-mm-rowwise: torchao's float8 linear with dynamic per-row activation "
-                 "scales, torch._scaled_mm's row-wise kernel, 1 to 64 rows); default: weights "
+                 "scales, torch._scaled_mm's row-wise kernel, 1 to 128 rows); default: weights "
                  "streamed at the achievable bandwidth");
   app.add_option("--accumulate", f.accumulate,
                  "expected times: what tensor-core matmuls accumulate in; fp16 takes the "
