@@ -93,6 +93,15 @@ Timed Time(const OpRequest& r, const CostModel& model, const std::string& what, 
   return t;
 }
 
+// Time(), checking that the bound is below both the measured and the expected time.
+Timed TimeUnderBound(const OpRequest& r, const CostModel& model, const std::string& what,
+                     double measured) {
+  const Timed t = Time(r, model, what, measured);
+  EXPECT_LE(t.bound, t.measured) << what;
+  EXPECT_LE(t.bound, t.expected) << what;
+  return t;
+}
+
 std::vector<Timed> Matmuls(const json& k, const CostModel& model, double bracket) {
   std::vector<Timed> out;
   for (const json& r : k["matmuls"]) {
@@ -399,9 +408,7 @@ TEST(KernelValidation, Int8WeightOnlyMatmulsUnderCompileAreTheInductorFit) {
       s.scale_dtype = DType::kBf16;
       const std::string what = r["shape"].get<std::string>() + " m=" + r["m"].dump();
       const double measured = r["median_us"].get<double>() * 1e-6 - bracket;
-      const Timed t = Time(OpRequest{s}, with, what, measured);
-      EXPECT_LE(t.bound, t.measured) << what;
-      EXPECT_LE(t.bound, t.expected) << what;
+      const Timed t = TimeUnderBound(OpRequest{s}, with, what, measured);
       (r["m"] == 1 ? one : more).push_back(t);
       if (r["m"] != 1) more_without.push_back(Time(OpRequest{s}, without, what, measured));
     }
@@ -441,9 +448,7 @@ TEST(KernelValidation, Fp8LinearsUnderCompileAreTheirKernelFits) {
     if (dyn) s.a_dtype = DType::kFp8;
     const std::string what = r["op"].get<std::string>() + " " + r["shape"].get<std::string>();
     const double measured = r["median_us"].get<double>() * 1e-6 - bracket;
-    const Timed t = Time(OpRequest{s}, dyn ? rowwise : weight_only, what, measured);
-    EXPECT_LE(t.bound, t.measured) << what;
-    EXPECT_LE(t.bound, t.expected) << what;
+    const Timed t = TimeUnderBound(OpRequest{s}, dyn ? rowwise : weight_only, what, measured);
     (dyn ? dynamic : wo).push_back(t);
     if (dyn) dynamic_without.push_back(Time(OpRequest{s}, without, what, measured));
   }

@@ -227,6 +227,7 @@ class CostModel {
   struct UsedWeightKernel {
     const EfficiencyData::WeightKernel* kernel = nullptr;
     double sm_cycles_per_s = 0;  ///< the device's SMs x boost clock, which scale the rates
+    double clock_hz = 0;         ///< the device's boost clock, which scales cycles per step
     bool measured_here = false;  ///< this device is one it was measured on
     /// A regime's streaming rate on this device (before the bandwidth cap).
     double stream_bytes_per_s(const EfficiencyData::WeightKernelRegime& r) const {
@@ -235,6 +236,10 @@ class CostModel {
     /// A regime's matrix rate on this device; 0 where it has none of its own.
     double matrix_flops_per_s(const EfficiencyData::WeightKernelRegime& r) const {
       return r.matrix_flops_per_sm_cycle.value * sm_cycles_per_s;
+    }
+    /// A regime's time per step along K on this device; 0 where it walks K in no steps.
+    double k_step_s(const EfficiencyData::WeightKernelRegime& r) const {
+      return clock_hz > 0 ? r.k_step_cycles.value / clock_hz : 0;
     }
   };
   const UsedWeightKernel& used_weight_kernel() const { return weight_kernel_; }

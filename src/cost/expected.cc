@@ -258,6 +258,7 @@ void CostModel::SetUpExpected() {
       const double cycles = static_cast<double>(sm_count_) * BoostClock(d);
       weight_kernel_.kernel = &wk;
       weight_kernel_.sm_cycles_per_s = cycles;
+      weight_kernel_.clock_hz = BoostClock(d);
       weight_kernel_.measured_here =
           std::find(wk.measured_on.begin(), wk.measured_on.end(), d.id) != wk.measured_on.end();
     }
@@ -532,11 +533,11 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
   // rows fit in it). The time floors the device-memory term.
   double k_tiles = 0, k_waves = 0, k_steps = 0, bytes_s0 = 0;
   if (wq != nullptr && regime->k_tile > 0 && c.num_levels > 0 && used_memory_[0].value > 0 &&
-      sm_count_ > 0 && BoostClock(*device_) > 0) {
+      sm_count_ > 0) {
     k_tiles = CeilWhole(static_cast<double>(wq->n) / static_cast<double>(regime->n_tile));
     k_waves = std::max(1.0, CeilWhole(k_tiles / static_cast<double>(sm_count_)));
     k_steps = CeilWhole(static_cast<double>(wq->k) / static_cast<double>(regime->k_tile));
-    e.k_steps_s = k_waves * k_steps * regime->k_step_cycles.value / BoostClock(*device_);
+    e.k_steps_s = k_waves * k_steps * wk.k_step_s(*regime);
   }
   for (int l = 0; l < c.num_levels; ++l) {
     // A --weight-kernel matmul streams device memory (level 0), zero points included, at the
@@ -681,7 +682,7 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
           "{} wave(s) x ceil(k {} / {}) = {} steps x {} cycles / {} = {}; the memory term is "
           "the larger of it and the bytes' time: {}  [{}]",
           wk.kernel->name, wq->n, regime->n_tile, k_tiles, sm_count_, k_waves, wq->k,
-          regime->k_tile, k_steps, regime->k_step_cycles.value, Si(BoostClock(*device_), "Hz"),
+          regime->k_tile, k_steps, regime->k_step_cycles.value, Si(wk.clock_hz, "Hz"),
           Seconds(e.k_steps_s), Seconds(e.memory_s[0]), regime->k_step_cycles.source));
     }
     if (c.link >= 0 && used_links_[c.link].value > 0) {

@@ -89,13 +89,9 @@ std::string WeightKernelRegimePhrase(const CostModel& model,
           : "streaming " + Si(bandwidth > 0 ? std::min(bandwidth, wk.stream_bytes_per_s(r))
                                             : wk.stream_bytes_per_s(r),
                               "B/s");
-  const double clock = wk.sm_cycles_per_s > 0 && model.sm_count() > 0
-                           ? wk.sm_cycles_per_s / static_cast<double>(model.sm_count())
-                           : 0;
-  const std::string steps = r.k_tile > 0 && clock > 0
-                                ? fmt::format(", at least {} per step of {} along K",
-                                              Seconds(r.k_step_cycles.value / clock), r.k_tile)
-                                : "";
+  const std::string steps = wk.k_step_s(r) > 0 ? fmt::format(", at least {} per step of {} along K",
+                                                             Seconds(wk.k_step_s(r)), r.k_tile)
+                                               : "";
   return fmt::format("{} + {}{}{}", Seconds(r.fixed_s.value), memory, steps,
                      matrix > 0 ? ", matrix " + Si(matrix, "FLOP/s") : "");
 }
