@@ -1,5 +1,6 @@
 // Published end-to-end runs (data/validation/published_runs.json, `roofline validate published
-// FILE`): parse, then check a file of at most four runs against the bound and expected time.
+// FILE`): parse, then check a file of at most four runs against the bound and expected time,
+// and render the result.
 #include <memory>
 
 #include "fuzz/fuzz_util.h"
@@ -7,6 +8,7 @@
 #include "roofline/efficiency.h"
 #include "roofline/model_registry.h"
 #include "roofline/published.h"
+#include "roofline/report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace roofline;
@@ -24,6 +26,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const PublishedRun& r : *runs) {
     if (!registry->Find(r.model).ok()) return 0;
   }
-  (void)ValidatePublished(*runs, *db, *registry, efficiency);
+  Result<PublishedValidation> v = ValidatePublished(*runs, *db, *registry, efficiency);
+  // The report of what parsed: the table and JSON, with the summary stack by stack.
+  if (v.ok()) {
+    (void)RenderPublishedTable(*v);
+    (void)RenderPublishedJson(*v);
+  }
   return 0;
 }

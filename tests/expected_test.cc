@@ -1,5 +1,6 @@
 // Expected times: the efficiency data and its errors, achievable ceilings in device files, the
 // matmul quantization model, launch overhead and its verdict, and the command-line flags.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "roofline/model_registry.h"
 #include "roofline/op_analysis.h"
 #include "roofline/published.h"
+#include "roofline/report.h"
 #include "tests/cli_runner.h"
 #include "tests/test_util.h"
 
@@ -1032,7 +1034,7 @@ const std::string kOneRun =
       "tp": 1, "batch": 1, "phase": "decode", "prompt": 5, "context": 105, "dtype": "bf16",
       "weight_dtype": "bf16", "kv_dtype": "bf16", "runtime": "compiled", "fusion": "fused",
       "measured": {"metric": "decode_tokens_per_s_per_user", "value": 100}, "framework": "f",
-      "source": "s", "quote": "q"}]})";
+      "stack": "gpt-fast", "source": "s", "quote": "q"}]})";
 
 // A blind row whose expected time moved (the model changed after it was first computed) is
 // counted and labelled as a plain holdout row.
@@ -1055,6 +1057,87 @@ TEST(Published, ABlindRowWhoseTimeMovedIsAPlainHoldoutRow) {
   ASSERT_TRUE(v.ok());
   EXPECT_TRUE(v->checks[0].blind);
   EXPECT_EQ(v->blind.rows, 1);
+}
+
+// The errors are summarized stack by stack: each stack's median, largest and signed range are
+// those of its own rows, worked here by hand from the rows' errors; the stacks with the most
+// rows come first; a stack's rows on devices without expected times are counted apart.
+TEST(Published, ErrorsAreSummarizedStackByStack) {
+  // r1 and r2 (gpt-fast) and r3 (vllm): one decode of llama-2-7b on the H100 at 100, 50 and
+  // 200 tokens/s; r4 (groq) on a device with no expected-time model.
+  const size_t first = kOneRun.find("{\"id\"");
+  const std::string one = kOneRun.substr(first, kOneRun.rfind("}]") + 1 - first);
+  const auto run = [&](const char* id, const char* value, const char* stack, const char* hw) {
+    return Replace(Replace(Replace(Replace(one, "\"r1\"", id), "\"value\": 100", value),
+                           "\"gpt-fast\"", stack),
+                   "\"h100-sxm\"", hw);
+  };
+  const std::string text = "{\"schema_version\": 1, \"runs\": [" +
+                           run("\"r1\"", "\"value\": 100", "\"gpt-fast\"", "\"h100-sxm\"") + ", " +
+                           run("\"r2\"", "\"value\": 50", "\"gpt-fast\"", "\"h100-sxm\"") + ", " +
+                           run("\"r3\"", "\"value\": 200", "\"vllm\"", "\"h100-sxm\"") + ", " +
+                           run("\"r4\"", "\"value\": 100", "\"groq\"", "\"groq-lpu\"") + "]}";
+  Result<std::vector<PublishedRun>> parsed = ParsePublishedRuns(text, "runs.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
+  ASSERT_TRUE(registry.ok());
+  Result<PublishedValidation> v = ValidatePublished(*parsed, testing::Db(), *registry, Data());
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  ASSERT_EQ(v->checks.size(), 4u);
+  ASSERT_FALSE(v->checks[3].has_expected);
+  // The three decodes have one expected time t: the errors are t*100 - 1, t*50 - 1, t*200 - 1.
+  const double t = v->checks[0].expected_s;
+  ASSERT_GT(t, 0);
+  const double e1 = t * 100 - 1, e2 = t * 50 - 1, e3 = t * 200 - 1;
+  ASSERT_EQ(v->stacks.size(), 3u);
+  EXPECT_EQ(v->stacks[0].stack, "gpt-fast");
+  EXPECT_EQ(v->stacks[0].errors.rows, 2);
+  EXPECT_NEAR(v->stacks[0].errors.median_abs_error, (std::abs(e1) + std::abs(e2)) / 2, 1e-12);
+  EXPECT_NEAR(v->stacks[0].errors.max_abs_error, std::max(std::abs(e1), std::abs(e2)), 1e-12);
+  EXPECT_NEAR(v->stacks[0].min_error, std::min(e1, e2), 1e-12);
+  EXPECT_NEAR(v->stacks[0].max_error, std::max(e1, e2), 1e-12);
+  EXPECT_EQ(v->stacks[0].bound_only, 0);
+  // One row each: vllm before groq (no rows with expected times), then by name.
+  EXPECT_EQ(v->stacks[1].stack, "vllm");
+  EXPECT_EQ(v->stacks[1].errors.rows, 1);
+  EXPECT_NEAR(v->stacks[1].min_error, e3, 1e-12);
+  EXPECT_NEAR(v->stacks[1].max_error, e3, 1e-12);
+  EXPECT_EQ(v->stacks[2].stack, "groq");
+  EXPECT_EQ(v->stacks[2].errors.rows, 0);
+  EXPECT_EQ(v->stacks[2].bound_only, 1);
+  // The report prints them, and the JSON carries them with each row's stack.
+  const std::string table = RenderPublishedTable(*v);
+  EXPECT_NE(table.find("by stack"), std::string::npos) << table;
+  EXPECT_NE(table.find(fmt::format("{:+.1f}%", 100 * std::min(e1, e2))), std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(RenderPublishedJson(*v));
+  ASSERT_EQ(j["summary"]["by_stack"].size(), 3u);
+  EXPECT_EQ(j["summary"]["by_stack"][0]["stack"], "gpt-fast");
+  EXPECT_EQ(j["summary"]["by_stack"][0]["rows"], 2);
+  EXPECT_TRUE(j["summary"]["by_stack"][2]["min_error"].is_null());
+  EXPECT_EQ(j["summary"]["by_stack"][2]["bound_only_rows"], 1);
+  EXPECT_EQ(j["runs"][2]["stack"], "vllm");
+}
+
+// On the committed runs, every row is in one stack's summary.
+TEST(Published, EveryPublishedRowIsInItsStacksSummary) {
+  Result<std::vector<PublishedRun>> runs = LoadDefaultPublishedRuns();
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
+  ASSERT_TRUE(registry.ok());
+  Result<PublishedValidation> v = ValidatePublished(*runs, testing::Db(), *registry, Data());
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  int rows = 0, bound_only = 0;
+  for (const StackSummary& s : v->stacks) {
+    rows += s.errors.rows;
+    bound_only += s.bound_only;
+    EXPECT_LE(s.min_error, s.max_error) << s.stack;
+    EXPECT_LE(s.errors.within_40, s.errors.rows) << s.stack;
+  }
+  EXPECT_EQ(rows, v->all.rows);
+  EXPECT_EQ(bound_only, v->bound_only);
+  for (size_t i = 1; i < v->stacks.size(); ++i) {
+    EXPECT_GE(v->stacks[i - 1].errors.rows, v->stacks[i].errors.rows);
+  }
 }
 
 TEST(Published, BadRunsAreRejectedWithTheRunAndField) {
@@ -1088,6 +1171,9 @@ TEST(Published, BadRunsAreRejectedWithTheRunAndField) {
        "runs[0] (r1).quantize_lm_head", "true or false"},
       {Replace(good, "\"quote\": \"q\"", "\"quote\": \"q\", \"zero_dtype\": \"int3\""),
        "runs[0] (r1).zero_dtype", "int3"},
+      {Replace(good, "\"stack\": \"gpt-fast\", ", ""), "runs[0] (r1).stack", "missing"},
+      {Replace(good, "\"gpt-fast\"", "\"vLLM 0.4\""), "runs[0] (r1).stack", "short lowercase name"},
+      {Replace(good, "\"gpt-fast\"", "\"\""), "runs[0] (r1).stack", ""},
   };
   // A device or model the database lacks: the file, run and field.
   Result<std::vector<PublishedRun>> unknown =

@@ -31,6 +31,9 @@ struct PublishedRun {
   double value = 0;              ///< as published, in the metric's unit
   double measured_s = 0;         ///< the phase's step time it implies
   std::string framework, source, quote, notes, gpu_as_published;
+  /// The software that runs each step (gpt-fast, vllm, tensorrt-llm, ...): the validation's
+  /// errors are summarized per stack, so a user sees how far to trust the expected time there.
+  std::string stack;
   bool holdout = false;  ///< kept aside while the expected-time model was built
   std::string where;     ///< "<file>: runs[i] (<id>)", for errors
   /// Collected by someone who computed no prediction and first computed on a frozen model,
@@ -70,11 +73,22 @@ struct ErrorSummary {
   int within_40 = 0;
 };
 
+/// The errors of the runs of one stack. `errors` counts only rows with expected times;
+/// `bound_only` the rest (devices with no expected-time model).
+struct StackSummary {
+  std::string stack;
+  ErrorSummary errors;
+  double min_error = 0, max_error = 0;  ///< signed (expected - measured) / measured
+  int bound_only = 0;
+};
+
 struct PublishedValidation {
   std::string origin;  ///< the file of runs
   std::vector<PublishedCheck> checks;
   /// `blind` is a part of `holdout`.
   ErrorSummary all, development, holdout, blind;
+  /// One per stack, the stacks with the most rows with expected times first (then by name).
+  std::vector<StackSummary> stacks;
   std::string efficiency_origin;  ///< the efficiency data used
   int bounds_above = 0;           ///< runs whose bound is above the measurement (must be 0)
   int bound_only = 0;             ///< runs on devices without expected times (not in the errors)

@@ -29,6 +29,27 @@ json SummaryJson(const ErrorSummary& s) {
           {"within_40_percent", s.within_40}};
 }
 
+// The errors stack by stack: how far to trust the expected time of runs on each.
+std::string StackTable(const PublishedValidation& v) {
+  TextTable t({"stack", "rows", "median |error|", "largest", "within 40%", "errors from", "to",
+               "bound only"},
+              {false, true, true, true, true, true, true, true});
+  for (const StackSummary& s : v.stacks) {
+    const ErrorSummary& e = s.errors;
+    const bool any = e.rows > 0;
+    t.AddRow({s.stack, std::to_string(e.rows),
+              any ? fmt::format("{:.1f}%", 100 * e.median_abs_error) : "-",
+              any ? fmt::format("{:.1f}%", 100 * e.max_abs_error) : "-",
+              any ? fmt::format("{} of {}", e.within_40, e.rows) : "-",
+              any ? fmt::format("{:+.1f}%", 100 * s.min_error) : "-",
+              any ? fmt::format("{:+.1f}%", 100 * s.max_error) : "-",
+              s.bound_only > 0 ? std::to_string(s.bound_only) : "-"});
+  }
+  return "by stack (the software that runs each step; error = (expected - measured) / "
+         "measured):\n" +
+         t.Render();
+}
+
 }  // namespace
 
 std::string RenderPublishedTable(const PublishedValidation& v) {
@@ -67,6 +88,7 @@ std::string RenderPublishedTable(const PublishedValidation& v) {
         "  of which blind (collected without predictions; each still at its first computed time)",
         v.blind);
   }
+  if (!v.stacks.empty()) out += StackTable(v);
   if (v.bound_only > 0) {
     // SRAM-only and wafer-scale devices: no expected-time model; how far the bound is.
     double lo = 0, hi = 0;
@@ -118,6 +140,7 @@ std::string RenderPublishedJson(const PublishedValidation& v) {
     row["holdout"] = r.holdout;
     row["blind"] = c.blind;
     row["framework"] = r.framework;
+    row["stack"] = r.stack;
     row["accumulate"] = r.fp16_accumulate ? "fp16" : "fp32";
     if (!r.weight_kernel.empty()) row["weight_kernel"] = r.weight_kernel;
     if (!r.modules.empty()) row["modules"] = r.modules;
@@ -129,6 +152,16 @@ std::string RenderPublishedJson(const PublishedValidation& v) {
                   {"development", SummaryJson(v.development)},
                   {"holdout", SummaryJson(v.holdout)},
                   {"blind", SummaryJson(v.blind)}};
+  json stacks = json::array();
+  for (const StackSummary& s : v.stacks) {
+    json e = SummaryJson(s.errors);
+    e["stack"] = s.stack;
+    e["min_error"] = s.errors.rows > 0 ? json(s.min_error) : json(nullptr);
+    e["max_error"] = s.errors.rows > 0 ? json(s.max_error) : json(nullptr);
+    e["bound_only_rows"] = s.bound_only;
+    stacks.push_back(e);
+  }
+  j["summary"]["by_stack"] = stacks;
   j["efficiency_data"] = v.efficiency_origin;
   j["runs_file"] = v.origin;
   j["bounds_above_measured"] = v.bounds_above;

@@ -41,6 +41,7 @@ PublishedRun ParseRun(const json& r, const std::string& field) {
              "fusion",
              "measured",
              "framework",
+             "stack",
              "gpu_as_published",
              "source",
              "quote",
@@ -139,6 +140,15 @@ PublishedRun ParseRun(const json& r, const std::string& field) {
     throw JsonFieldError(where + ".measured.value", "implausible: a step of over 1000 s");
   }
   p.framework = RequireString(r, "framework", where);
+  // The stack groups the rows in the summary: a short lowercase name, so that one stack is not
+  // split over two spellings ("vLLM", "vllm 0.4").
+  p.stack = RequireString(r, "stack", where, "every run names the software that runs its steps");
+  if (p.stack.size() > 32 || !std::all_of(p.stack.begin(), p.stack.end(), [](char ch) {
+        return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
+      })) {
+    throw JsonFieldError(where + ".stack",
+                         "expected a short lowercase name (a-z, 0-9, '-'), got '" + p.stack + "'");
+  }
   p.source = RequireString(r, "source", where, "every run needs its source");
   p.quote = RequireString(r, "quote", where, "every run quotes its source");
   if (r.contains("notes")) p.notes = RequireString(r, "notes", where);
@@ -163,13 +173,12 @@ PublishedRun ParseRun(const json& r, const std::string& field) {
   return p;
 }
 
-ErrorSummary Summarize(const std::vector<PublishedCheck>& checks, int which) {
+// The |errors| of the checks with expected times that `keep` selects.
+template <typename Keep>
+ErrorSummary Summarize(const std::vector<PublishedCheck>& checks, Keep keep) {
   std::vector<double> errors;
   for (const PublishedCheck& c : checks) {
-    if (which == 1 && c.run.holdout) continue;
-    if (which == 2 && !c.run.holdout) continue;
-    if (which == 3 && !c.blind) continue;
-    if (!c.has_expected) continue;  // bound-only rows: no expected time to judge
+    if (!c.has_expected || !keep(c)) continue;  // bound-only rows: no expected time to judge
     errors.push_back(std::abs(c.error));
   }
   ErrorSummary s;
@@ -182,6 +191,37 @@ ErrorSummary Summarize(const std::vector<PublishedCheck>& checks, int which) {
   s.within_40 = static_cast<int>(
       std::count_if(errors.begin(), errors.end(), [](double e) { return e <= 0.40; }));
   return s;
+}
+
+// One summary per stack, the largest (rows with expected times) first, then by name.
+std::vector<StackSummary> SummarizeStacks(const std::vector<PublishedCheck>& checks) {
+  std::vector<StackSummary> out;
+  for (const PublishedCheck& c : checks) {
+    if (std::any_of(out.begin(), out.end(),
+                    [&](const StackSummary& s) { return s.stack == c.run.stack; })) {
+      continue;
+    }
+    StackSummary s;
+    s.stack = c.run.stack;
+    const auto mine = [&](const PublishedCheck& x) { return x.run.stack == s.stack; };
+    s.errors = Summarize(checks, mine);
+    bool seen = false;
+    for (const PublishedCheck& x : checks) {
+      if (!mine(x)) continue;
+      if (!x.has_expected) {
+        ++s.bound_only;
+        continue;
+      }
+      s.min_error = seen ? std::min(s.min_error, x.error) : x.error;
+      s.max_error = seen ? std::max(s.max_error, x.error) : x.error;
+      seen = true;
+    }
+    out.push_back(std::move(s));
+  }
+  std::sort(out.begin(), out.end(), [](const StackSummary& a, const StackSummary& b) {
+    return a.errors.rows != b.errors.rows ? a.errors.rows > b.errors.rows : a.stack < b.stack;
+  });
+  return out;
 }
 
 }  // namespace
@@ -291,10 +331,11 @@ Result<PublishedValidation> ValidatePublished(const std::vector<PublishedRun>& r
     v.bounds_above += c.bound_below ? 0 : 1;
     v.checks.push_back(std::move(c));
   }
-  v.all = Summarize(v.checks, 0);
-  v.development = Summarize(v.checks, 1);
-  v.holdout = Summarize(v.checks, 2);
-  v.blind = Summarize(v.checks, 3);
+  v.all = Summarize(v.checks, [](const PublishedCheck&) { return true; });
+  v.development = Summarize(v.checks, [](const PublishedCheck& c) { return !c.run.holdout; });
+  v.holdout = Summarize(v.checks, [](const PublishedCheck& c) { return c.run.holdout; });
+  v.blind = Summarize(v.checks, [](const PublishedCheck& c) { return c.blind; });
+  v.stacks = SummarizeStacks(v.checks);
   return v;
 }
 
