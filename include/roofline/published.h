@@ -78,7 +78,8 @@ struct ErrorSummary {
 struct StackSummary {
   std::string stack;
   ErrorSummary errors;
-  double min_error = 0, max_error = 0;  ///< signed (expected - measured) / measured
+  /// The signed (expected - measured) / measured range; 0 when `errors.rows` is 0.
+  double min_error = 0, max_error = 0;
   int bound_only = 0;
 };
 

@@ -154,10 +154,13 @@ std::string RenderPublishedJson(const PublishedValidation& v) {
                   {"blind", SummaryJson(v.blind)}};
   json stacks = json::array();
   for (const StackSummary& s : v.stacks) {
+    // rows: those with expected times; a stack with none has no errors to give.
     json e = SummaryJson(s.errors);
     e["stack"] = s.stack;
-    e["min_error"] = s.errors.rows > 0 ? json(s.min_error) : json(nullptr);
-    e["max_error"] = s.errors.rows > 0 ? json(s.max_error) : json(nullptr);
+    const bool any = s.errors.rows > 0;
+    if (!any) e["median_abs_error"] = e["max_abs_error"] = nullptr;
+    e["min_error"] = any ? json(s.min_error) : json(nullptr);
+    e["max_error"] = any ? json(s.max_error) : json(nullptr);
     e["bound_only_rows"] = s.bound_only;
     stacks.push_back(e);
   }

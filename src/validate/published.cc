@@ -143,11 +143,13 @@ PublishedRun ParseRun(const json& r, const std::string& field) {
   // The stack groups the rows in the summary: a short lowercase name, so that one stack is not
   // split over two spellings ("vLLM", "vllm 0.4").
   p.stack = RequireString(r, "stack", where, "every run names the software that runs its steps");
-  if (p.stack.size() > 32 || !std::all_of(p.stack.begin(), p.stack.end(), [](char ch) {
+  if (p.stack.size() > 32 || p.stack[0] < 'a' || p.stack[0] > 'z' ||
+      !std::all_of(p.stack.begin(), p.stack.end(), [](char ch) {
         return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
       })) {
-    throw JsonFieldError(where + ".stack",
-                         "expected a short lowercase name (a-z, 0-9, '-'), got '" + p.stack + "'");
+    throw JsonFieldError(
+        where + ".stack",
+        "expected a short lowercase name (a letter, then a-z, 0-9, '-'), got '" + p.stack + "'");
   }
   p.source = RequireString(r, "source", where, "every run needs its source");
   p.quote = RequireString(r, "quote", where, "every run quotes its source");
