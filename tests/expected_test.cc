@@ -1096,16 +1096,16 @@ TEST(Published, ErrorsAreSummarizedStackByStack) {
   EXPECT_EQ(v->stacks[0].errors.rows, 2);
   EXPECT_NEAR(v->stacks[0].errors.median_abs_error, (std::abs(e1) + std::abs(e2)) / 2, 1e-12);
   EXPECT_NEAR(v->stacks[0].errors.max_abs_error, std::max(std::abs(e1), std::abs(e2)), 1e-12);
-  EXPECT_NEAR(v->stacks[0].min_error, std::min(e1, e2), 1e-12);
-  EXPECT_NEAR(v->stacks[0].max_error, std::max(e1, e2), 1e-12);
+  EXPECT_NEAR(v->stacks[0].errors.min_error, std::min(e1, e2), 1e-12);
+  EXPECT_NEAR(v->stacks[0].errors.max_error, std::max(e1, e2), 1e-12);
   EXPECT_EQ(v->stacks[0].errors.within_40,
             (std::abs(e1) <= 0.40 ? 1 : 0) + (std::abs(e2) <= 0.40 ? 1 : 0));
   EXPECT_EQ(v->stacks[0].bound_only, 0);
   // One row each: vllm before groq (no rows with expected times), then by name.
   EXPECT_EQ(v->stacks[1].stack, "vllm");
   EXPECT_EQ(v->stacks[1].errors.rows, 1);
-  EXPECT_NEAR(v->stacks[1].min_error, e3, 1e-12);
-  EXPECT_NEAR(v->stacks[1].max_error, e3, 1e-12);
+  EXPECT_NEAR(v->stacks[1].errors.min_error, e3, 1e-12);
+  EXPECT_NEAR(v->stacks[1].errors.max_error, e3, 1e-12);
   EXPECT_EQ(v->stacks[2].stack, "groq");
   EXPECT_EQ(v->stacks[2].errors.rows, 0);
   EXPECT_EQ(v->stacks[2].bound_only, 1);

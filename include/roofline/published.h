@@ -65,12 +65,14 @@ struct PublishedCheck {
   bool blind = false;
 };
 
-/// Median and largest |error| of a set of checks, and how many are within 40%.
+/// Median and largest |error| of a set of checks, how many are within 40%, and the signed
+/// (expected - measured) / measured range; the figures are 0 when `rows` is 0.
 struct ErrorSummary {
   int rows = 0;
   double median_abs_error = 0;
   double max_abs_error = 0;
   int within_40 = 0;
+  double min_error = 0, max_error = 0;
 };
 
 /// The errors of the runs of one stack. `errors` counts only rows with expected times;
@@ -78,8 +80,6 @@ struct ErrorSummary {
 struct StackSummary {
   std::string stack;
   ErrorSummary errors;
-  /// The signed (expected - measured) / measured range; 0 when `errors.rows` is 0.
-  double min_error = 0, max_error = 0;
   int bound_only = 0;
 };
 

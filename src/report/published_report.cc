@@ -22,11 +22,15 @@ std::string Summary(const char* what, const ErrorSummary& s) {
                      s.rows);
 }
 
+// rows: those with expected times; with none, there are no errors to give (null).
 json SummaryJson(const ErrorSummary& s) {
+  const auto figure = [&](double x) { return s.rows > 0 ? json(x) : json(nullptr); };
   return {{"rows", s.rows},
-          {"median_abs_error", s.median_abs_error},
-          {"max_abs_error", s.max_abs_error},
-          {"within_40_percent", s.within_40}};
+          {"median_abs_error", figure(s.median_abs_error)},
+          {"max_abs_error", figure(s.max_abs_error)},
+          {"within_40_percent", s.within_40},
+          {"min_error", figure(s.min_error)},
+          {"max_error", figure(s.max_error)}};
 }
 
 // The errors stack by stack: how far to trust the expected time of runs on each.
@@ -41,8 +45,8 @@ std::string StackTable(const PublishedValidation& v) {
               any ? fmt::format("{:.1f}%", 100 * e.median_abs_error) : "-",
               any ? fmt::format("{:.1f}%", 100 * e.max_abs_error) : "-",
               any ? fmt::format("{} of {}", e.within_40, e.rows) : "-",
-              any ? fmt::format("{:+.1f}%", 100 * s.min_error) : "-",
-              any ? fmt::format("{:+.1f}%", 100 * s.max_error) : "-",
+              any ? fmt::format("{:+.1f}%", 100 * e.min_error) : "-",
+              any ? fmt::format("{:+.1f}%", 100 * e.max_error) : "-",
               s.bound_only > 0 ? std::to_string(s.bound_only) : "-"});
   }
   return "by stack (the software that runs each step; error = (expected - measured) / "
@@ -154,13 +158,8 @@ std::string RenderPublishedJson(const PublishedValidation& v) {
                   {"blind", SummaryJson(v.blind)}};
   json stacks = json::array();
   for (const StackSummary& s : v.stacks) {
-    // rows: those with expected times; a stack with none has no errors to give.
     json e = SummaryJson(s.errors);
     e["stack"] = s.stack;
-    const bool any = s.errors.rows > 0;
-    if (!any) e["median_abs_error"] = e["max_abs_error"] = nullptr;
-    e["min_error"] = any ? json(s.min_error) : json(nullptr);
-    e["max_error"] = any ? json(s.max_error) : json(nullptr);
     e["bound_only_rows"] = s.bound_only;
     stacks.push_back(e);
   }

@@ -175,17 +175,21 @@ PublishedRun ParseRun(const json& r, const std::string& field) {
   return p;
 }
 
-// The |errors| of the checks with expected times that `keep` selects.
+// The errors of the checks with expected times that `keep` selects.
 template <typename Keep>
 ErrorSummary Summarize(const std::vector<PublishedCheck>& checks, Keep keep) {
   std::vector<double> errors;
   for (const PublishedCheck& c : checks) {
     if (!c.has_expected || !keep(c)) continue;  // bound-only rows: no expected time to judge
-    errors.push_back(std::abs(c.error));
+    errors.push_back(c.error);
   }
   ErrorSummary s;
   s.rows = static_cast<int>(errors.size());
   if (errors.empty()) return s;
+  const auto [lo, hi] = std::minmax_element(errors.begin(), errors.end());
+  s.min_error = *lo;
+  s.max_error = *hi;
+  for (double& e : errors) e = std::abs(e);
   std::sort(errors.begin(), errors.end());
   const size_t n = errors.size();
   s.median_abs_error = n % 2 ? errors[n / 2] : (errors[n / 2 - 1] + errors[n / 2]) / 2;
@@ -207,17 +211,10 @@ std::vector<StackSummary> SummarizeStacks(const std::vector<PublishedCheck>& che
     s.stack = c.run.stack;
     const auto mine = [&](const PublishedCheck& x) { return x.run.stack == s.stack; };
     s.errors = Summarize(checks, mine);
-    bool seen = false;
-    for (const PublishedCheck& x : checks) {
-      if (!mine(x)) continue;
-      if (!x.has_expected) {
-        ++s.bound_only;
-        continue;
-      }
-      s.min_error = seen ? std::min(s.min_error, x.error) : x.error;
-      s.max_error = seen ? std::max(s.max_error, x.error) : x.error;
-      seen = true;
-    }
+    s.bound_only =
+        static_cast<int>(std::count_if(checks.begin(), checks.end(), [&](const PublishedCheck& x) {
+          return mine(x) && !x.has_expected;
+        }));
     out.push_back(std::move(s));
   }
   std::sort(out.begin(), out.end(), [](const StackSummary& a, const StackSummary& b) {
