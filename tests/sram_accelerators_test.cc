@@ -308,14 +308,14 @@ TEST(SramDevices, PublishedSpeedsAreBelowTheBoundAndKeptOutOfTheErrors) {
   ASSERT_TRUE(v.ok()) << v.status().ToString();
   int sram_rows = 0;
   for (const PublishedCheck& c : v->checks) {
-    const Device& d = Dev(c.run.hw);
+    const Device& d = Dev(c.run.scenario.hw);
     if (!d.model_split && !d.device_memory().weights_only) continue;
     ++sram_rows;
     // The vendors' and benchmarkers' tokens/s (groq-*: Groq, TechPowerUp, Anyscale LLMPerf;
     // cerebras-*: Cerebras, Tom's Hardware) must not beat the ideal bound.
     EXPECT_LE(c.bound_s, c.run.measured_s) << c.run.id;
     EXPECT_FALSE(c.has_expected) << c.run.id;
-    EXPECT_GE(c.run.workload.pp, 1) << c.run.id;
+    EXPECT_GE(c.run.scenario.workload.pp, 1) << c.run.id;
   }
   EXPECT_EQ(sram_rows, 7);  // groq-01..04, cerebras-01..03
   EXPECT_EQ(v->bound_only, sram_rows);

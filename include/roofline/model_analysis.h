@@ -53,9 +53,6 @@ struct ModelAnalysis {
   std::vector<std::string> notes;
 };
 
-/// Which phases to analyze.
-enum class PhaseSelection { kPrefill, kDecode, kBoth };
-
 /// Analyzes the model for the workload on the device.
 Result<ModelAnalysis> AnalyzeModel(const TransformerConfig& config, const Workload& workload,
                                    const CostModel& model, PhaseSelection phases);

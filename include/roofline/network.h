@@ -240,6 +240,21 @@ Result<NetworkGraph> LoadOnnxModel(const std::string& path, const DimBindings& d
 /// True when the ONNX frontend was compiled in.
 bool OnnxFrontendAvailable();
 
+/// True when MODEL names an ONNX model (`.onnx`).
+bool IsOnnxFile(const std::string& model);
+/// True when MODEL is the id of a graph preset and no file (or folder with a config.json) of
+/// that name exists.
+bool IsGraphPresetId(const std::string& model);
+/// True when MODEL is an ONNX model, a graph file (JSON with "format": "roofline-graph") or the
+/// id of a graph preset; false for everything that resolves as an LLM config.
+bool IsNetworkInput(const std::string& model);
+
+/// Loads a graph file, graph preset or ONNX model with `dims` bound, then re-types it
+/// (RetypeNetwork; nothing when `retype` changes nothing). `analysis_dims` receives the bindings
+/// the analysis should apply (an ONNX model's dims are bound while loading).
+Result<NetworkGraph> LoadNetwork(const std::string& model, const DimBindings& dims,
+                                 const NetRetype& retype, DimBindings* analysis_dims);
+
 }  // namespace roofline
 
 #endif  // ROOFLINE_NETWORK_H_

@@ -7,6 +7,7 @@
 
 #include "roofline/device.h"
 #include "roofline/model_analysis.h"
+#include "roofline/network_analysis.h"
 #include "roofline/profile.h"
 #include "roofline/sweep.h"
 
@@ -50,6 +51,12 @@ Chart RooflineChart(const Device& device, const std::vector<std::string>& engine
 /// The kernels of a model analysis as roofline points, and the engines they use.
 std::vector<RooflinePoint> RooflinePoints(const ModelAnalysis& analysis, const CostModel& model,
                                           std::vector<std::string>* engines);
+
+/// The kernels of a network's pass as roofline points (series "network"), and the engines
+/// they use.
+std::vector<RooflinePoint> NetworkRooflinePoints(const NetworkAnalysis& analysis,
+                                                 const CostModel& model,
+                                                 std::vector<std::string>* engines);
 
 /// The measured points of profiles, each at its intensity against device memory and its
 /// achieved FLOP/s, with the engines whose ceilings they compare against (appended to

@@ -11,6 +11,7 @@
 #include "roofline/cost.h"
 #include "roofline/device_db.h"
 #include "roofline/model_registry.h"
+#include "roofline/scenario.h"
 #include "roofline/workload.h"
 
 namespace roofline {
@@ -19,14 +20,10 @@ namespace roofline {
 /// measured, with its source.
 struct PublishedRun {
   std::string id;
-  std::string model;  ///< preset id
-  std::string hw;     ///< device id
-  Phase phase = Phase::kDecode;
-  Workload workload;
-  Runtime runtime = Runtime::kCudaGraph;
-  std::string weight_kernel;     ///< a weight-only kernel of data/efficiency.json, or empty
-  bool fp16_accumulate = false;  ///< "accumulate": "fp16": the framework's GEMMs accumulate in FP16
-  std::string modules;           ///< module_launches of data/efficiency.json it runs, or empty
+  /// What ran: model preset, device, workload, runtime and the expected-time choices its
+  /// framework implies, read by the scenario's field table (the keys are the fields' names).
+  Scenario scenario;
+  Phase phase = Phase::kDecode;  ///< the scenario's one phase
   std::string metric;            ///< decode_tokens_per_s_per_user | tpot_s | ttft_s
   double value = 0;              ///< as published, in the metric's unit
   double measured_s = 0;         ///< the phase's step time it implies

@@ -13,6 +13,7 @@
 #include "roofline/graph_analysis.h"
 #include "roofline/kernel_class.h"
 #include "roofline/model_analysis.h"
+#include "roofline/setup.h"
 #include "roofline/verdict.h"
 
 namespace roofline {
@@ -38,6 +39,25 @@ struct SweepAxis {
 /// Parses "batch=1:512" (doubling), "batch=1:512:x4", "prompt=128:4096:+128", "batch=1,8,64",
 /// "dtype=bf16,fp8,int8". Errors name the spec and say what is expected.
 Result<SweepAxis> ParseSweepAxis(const std::string& spec);
+
+/// The scenario field a sweep variable sets (kBatch for SweepVariable::kBatch, ...).
+FieldId FieldOf(SweepVariable v);
+
+/// What `--vary` asks for: the devices of `hw=A,B,...` (in the order given), and the other
+/// specs as given.
+struct SweepRequest {
+  std::vector<std::string> devices;
+  std::vector<std::string> specs;
+};
+/// Splits `--vary` specs; errors name `--vary hw` (given twice, an empty or repeated id).
+Result<SweepRequest> ParseSweepRequest(const std::vector<std::string>& vary);
+/// The LLM axes of `specs` (ParseSweepAxis), at most two, checked against the scenario: no
+/// context shorter than a --prompt the user gave.
+Result<std::vector<SweepAxis>> ParseSweepAxes(const Scenario& s,
+                                              const std::vector<std::string>& specs);
+/// A sweep's title: "<prefix> batch context (tp 1, bf16)" (the workload less what is swept).
+std::string SweepTitle(const std::string& prefix, const std::vector<SweepAxis>& axes,
+                       const Setup& setup);
 
 /// One phase at one point of a sweep.
 struct PhasePoint {

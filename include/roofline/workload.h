@@ -20,6 +20,9 @@ enum class Phase {
 
 std::string_view NameOf(Phase p);
 
+/// Which phases to analyze.
+enum class PhaseSelection { kPrefill, kDecode, kBoth };
+
 /// How DeepSeek-style multi-head latent attention is evaluated.
 enum class MlaForm {
   kAuto,      ///< naive (up-projected K/V) in prefill, absorbed in decode (as serving engines do)

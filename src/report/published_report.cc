@@ -63,15 +63,16 @@ std::string RenderPublishedTable(const PublishedValidation& v) {
       {false, false, false, true, false, true, false, false, true, true, true, true, false});
   for (const PublishedCheck& c : v.checks) {
     const PublishedRun& r = c.run;
-    const Workload& w = r.workload;
+    const Scenario& sc = r.scenario;
+    const Workload& w = sc.workload;
     const std::string tokens = r.phase == Phase::kPrefill
                                    ? fmt::format("{}", w.prompt)
                                    : fmt::format("ctx {}", w.DecodeContext());
     const std::string chips =
         w.Stages() > 1 ? fmt::format("{}x{}pp", w.tp, w.Stages()) : std::to_string(w.tp);
-    t.AddRow({r.id, r.model, r.hw, chips, std::string(NameOf(r.phase)), tokens,
+    t.AddRow({r.id, sc.model, sc.hw, chips, std::string(NameOf(r.phase)), tokens,
               Dt(w.weight_dtype) + "/" + Dt(w.dtype),
-              c.has_expected ? std::string(NameOf(r.runtime)) : "-", Seconds(r.measured_s),
+              c.has_expected ? std::string(NameOf(sc.expected.runtime)) : "-", Seconds(r.measured_s),
               Seconds(c.bound_s), c.has_expected ? Seconds(c.expected_s) : "-",
               c.has_expected ? fmt::format("{:+.1f}%", 100 * c.error) : "-",
               !c.has_expected ? "bound"
@@ -123,12 +124,13 @@ std::string RenderPublishedJson(const PublishedValidation& v) {
     const PublishedRun& r = c.run;
     json row;
     row["id"] = r.id;
-    row["model"] = r.model;
-    row["hw"] = r.hw;
-    row["tp"] = r.workload.tp;
-    row["pp"] = r.workload.Stages();
+    const Scenario& sc = r.scenario;
+    row["model"] = sc.model;
+    row["hw"] = sc.hw;
+    row["tp"] = sc.workload.tp;
+    row["pp"] = sc.workload.Stages();
     row["phase"] = std::string(NameOf(r.phase));
-    row["runtime"] = std::string(NameOf(r.runtime));
+    row["runtime"] = std::string(NameOf(sc.expected.runtime));
     row["metric"] = r.metric;
     row["published_value"] = r.value;
     row["measured_s"] = r.measured_s;
@@ -145,9 +147,9 @@ std::string RenderPublishedJson(const PublishedValidation& v) {
     row["blind"] = c.blind;
     row["framework"] = r.framework;
     row["stack"] = r.stack;
-    row["accumulate"] = r.fp16_accumulate ? "fp16" : "fp32";
-    if (!r.weight_kernel.empty()) row["weight_kernel"] = r.weight_kernel;
-    if (!r.modules.empty()) row["modules"] = r.modules;
+    row["accumulate"] = sc.expected.fp16_accumulate ? "fp16" : "fp32";
+    if (!sc.expected.weight_kernel.empty()) row["weight_kernel"] = sc.expected.weight_kernel;
+    if (!sc.expected.modules.empty()) row["modules"] = sc.expected.modules;
     row["source"] = r.source;
     rows.push_back(row);
   }

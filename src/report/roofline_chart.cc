@@ -65,6 +65,29 @@ std::vector<RooflinePoint> RooflinePoints(const ModelAnalysis& a, const CostMode
   return pts;
 }
 
+std::vector<RooflinePoint> NetworkRooflinePoints(const NetworkAnalysis& a, const CostModel& model,
+                                                 std::vector<std::string>* engines) {
+  std::vector<RooflinePoint> points;
+  for (const KernelCost& c : a.costs) {
+    for (int e = 0; e < c.num_engines; ++e) {
+      const std::string name = model.CeilingName(c.engines[e]);
+      if (name != "none" && c.engines[e].flops > 0 && engines != nullptr &&
+          std::find(engines->begin(), engines->end(), name) == engines->end()) {
+        engines->push_back(name);
+      }
+    }
+    if (c.flops <= 0 || c.bytes[0] <= 0 || c.time_s <= 0) continue;
+    RooflinePoint pt{c.name, "network", c.Intensity(0), c.attainable_flops_per_s,
+                     a.totals.time_s > 0 ? c.time_s / a.totals.time_s : 0};
+    pt.tip = fmt::format("{}\n{} FLOP, {} through {}, {} FLOP/B\ntime {} ({}), {:.1f}% of the pass",
+                         c.name, Si(c.flops, ""), Si(c.bytes[0], "B"),
+                         model.device().memory[0].name, Num(c.Intensity(0)), Seconds(c.time_s),
+                         model.BoundName(c), 100 * pt.share);
+    points.push_back(std::move(pt));
+  }
+  return points;
+}
+
 Chart RooflineChart(const Device& d, const std::vector<std::string>& engines,
                     const std::vector<RooflinePoint>& points, const std::string& title) {
   const double W = 1000, H = 680;

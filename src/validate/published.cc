@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "roofline/model_analysis.h"
+#include "roofline/setup.h"
 #include "src/util/embedded_data.h"
 #include "src/util/json_util.h"
 
@@ -15,106 +16,64 @@ namespace {
 
 using nlohmann::json;
 
-DType RequireDType(const json& j, const std::string& key, const std::string& parent) {
-  const std::string text = RequireString(j, key, parent);
-  Result<DType> d = ParseDType(text, JoinField(parent, key));
-  if (!d.ok()) throw JsonFieldError(JoinField(parent, key), d.status().what());
-  return *d;
+/// The keys of a run that describe it, beside the scenario's fields.
+constexpr const char* kRunKeys[] = {"id",     "measured", "framework",        "stack",
+                                    "source", "quote",    "gpu_as_published", "notes",
+                                    "holdout", "blind",   "blind_expected_s"};
+/// The scenario fields every run must state (the others take the tool's defaults).
+constexpr FieldId kRequiredFields[] = {FieldId::kModel,       FieldId::kHw,
+                                       FieldId::kTp,          FieldId::kBatch,
+                                       FieldId::kPhase,       FieldId::kPrompt,
+                                       FieldId::kDtype,       FieldId::kWeightDtype,
+                                       FieldId::kKvDtype,     FieldId::kRuntime,
+                                       FieldId::kFusion};
+
+/// A scenario field from its JSON value: sizes and counts as positive integers, flags as
+/// booleans, the rest as strings; read by the field table (SetField) as the CLI reads it.
+void ReadField(Scenario& s, const Field& f, const json& r, const std::string& where) {
+  const std::string key(f.name);
+  std::string text;
+  if (f.type == FieldType::kSize || f.type == FieldType::kCount) {
+    text = std::to_string(RequirePositiveInteger(r, key, where));
+  } else if (f.type == FieldType::kFlag) {
+    if (!r.at(key).is_boolean()) throw JsonFieldError(where + "." + key, "expected true or false");
+    text = r.at(key).get<bool>() ? "true" : "false";
+  } else {
+    text = RequireString(r, key, where);
+  }
+  if (Status st = SetField(s, f.id, text); !st.ok()) {
+    const Status in_file = InFile(st, where);
+    throw JsonFieldError(in_file.where(), in_file.what());
+  }
 }
 
 PublishedRun ParseRun(const json& r, const std::string& field) {
   RequireObject(r, field);
-  CheckKeys(r, field,
-            {"id",
-             "model",
-             "hw",
-             "tp",
-             "batch",
-             "phase",
-             "prompt",
-             "context",
-             "dtype",
-             "weight_dtype",
-             "kv_dtype",
-             "group_size",
-             "runtime",
-             "fusion",
-             "measured",
-             "framework",
-             "stack",
-             "gpu_as_published",
-             "source",
-             "quote",
-             "notes",
-             "holdout",
-             "blind",
-             "blind_expected_s",
-             "pp",
-             "weight_kernel",
-             "accumulate",
-             "modules",
-             "quantize_lm_head",
-             "zero_dtype"});
+  std::vector<std::string> keys(std::begin(kRunKeys), std::end(kRunKeys));
+  for (const Field& f : ScenarioFields()) {
+    if (f.published) keys.emplace_back(f.name);
+  }
+  CheckKeys(r, field, keys);
   PublishedRun p;
   p.id = RequireString(r, "id", field);
   const std::string where = field + " (" + p.id + ")";
-  p.model = RequireString(r, "model", where);
-  p.hw = RequireString(r, "hw", where);
-  Workload& w = p.workload;
-  w.tp = RequirePositiveInteger(r, "tp", where);
-  w.batch = RequirePositiveInteger(r, "batch", where);
-  // Pipeline stages; absent: as the device says (SRAM-only devices: the fewest that hold it).
-  if (r.contains("pp")) w.pp = RequirePositiveInteger(r, "pp", where);
-  w.prompt = RequirePositiveInteger(r, "prompt", where);
-  if (r.contains("context")) w.context = RequirePositiveInteger(r, "context", where);
-  if (r.contains("group_size")) w.group_size = RequirePositiveInteger(r, "group_size", where);
-  w.dtype = RequireDType(r, "dtype", where);
-  w.weight_dtype = RequireDType(r, "weight_dtype", where);
-  w.kv_dtype = RequireDType(r, "kv_dtype", where);
-  // Asymmetric weights: the zero points' dtype in the checkpoint's or kernel's format.
-  if (r.contains("zero_dtype")) w.zero_dtype = RequireDType(r, "zero_dtype", where);
-  // The framework's quantizer replaces the output layer too (its source says so).
-  if (r.contains("quantize_lm_head")) {
-    if (!r.at("quantize_lm_head").is_boolean())
-      throw JsonFieldError(where + ".quantize_lm_head", "expected true or false");
-    w.quantize_lm_head = r.at("quantize_lm_head").get<bool>();
-  }
-  const std::string phase = RequireString(r, "phase", where);
-  if (phase != "prefill" && phase != "decode") {
-    throw JsonFieldError(where + ".phase", "expected prefill or decode, got '" + phase + "'");
-  }
-  p.phase = phase == "prefill" ? Phase::kPrefill : Phase::kDecode;
-  const std::string fusion = RequireString(r, "fusion", where);
-  if (fusion != "eager" && fusion != "fused") {
-    throw JsonFieldError(where + ".fusion", "expected eager or fused, got '" + fusion + "'");
-  }
-  w.fusion = fusion == "fused" ? FusionMode::kFused : FusionMode::kEager;
-  Result<Runtime> rt = ParseRuntime(RequireString(r, "runtime", where));
-  if (!rt.ok()) throw JsonFieldError(where + ".runtime", rt.status().what());
-  p.runtime = *rt;
-  // The weight-only kernel the run's framework calls (data/efficiency.json's
-  // weight_only_kernels); checked against that file when the runs are validated.
-  if (r.contains("weight_kernel")) p.weight_kernel = RequireString(r, "weight_kernel", where);
-  // What the framework's matmuls accumulate in, where its source says (--accumulate).
-  if (r.contains("accumulate")) {
-    const std::string acc = RequireString(r, "accumulate", where);
-    if (acc != "fp32" && acc != "fp16") {
-      throw JsonFieldError(where + ".accumulate", "expected fp32 or fp16, got '" + acc + "'");
-    }
-    p.fp16_accumulate = acc == "fp16";
-  }
-  // The framework whose modules it runs op by op (data/efficiency.json's module_launches);
-  // checked against that file when the runs are validated.
-  if (r.contains("modules")) {
-    p.modules = RequireString(r, "modules", where);
-    if (w.fusion != FusionMode::kEager || p.runtime == Runtime::kCompiled) {
-      throw JsonFieldError(where + ".modules",
-                           "'" + p.modules +
-                               "' runs its modules op by op: set fusion eager, runtime eager or "
-                               "cuda-graph");
+  for (FieldId id : kRequiredFields) {
+    if (!r.contains(std::string(FieldOf(id).name))) {
+      throw JsonFieldError(where + "." + std::string(FieldOf(id).name), "missing");
     }
   }
-  if (Status s = Validate(w); !s.ok()) throw JsonFieldError(where + "." + s.where(), s.what());
+  Scenario& s = p.scenario;
+  for (const Field& f : ScenarioFields()) {
+    if (f.published && r.contains(std::string(f.name))) ReadField(s, f, r, where);
+  }
+  if (s.phases == PhaseSelection::kBoth) {
+    throw JsonFieldError(where + ".phase", "expected prefill or decode, got 'both'");
+  }
+  p.phase = s.phases == PhaseSelection::kPrefill ? Phase::kPrefill : Phase::kDecode;
+  if (Status st = Validate(s, /*is_network=*/false); !st.ok()) {
+    const Status in_file = InFile(st, where);
+    throw JsonFieldError(in_file.where(), in_file.what());
+  }
   if (!r.contains("measured")) throw JsonFieldError(where + ".measured", "missing");
   const json& m = r.at("measured");
   RequireObject(m, where + ".measured");
@@ -285,37 +244,21 @@ Result<PublishedValidation> ValidatePublished(const std::vector<PublishedRun>& r
   v.efficiency_origin = efficiency->origin;
   if (!runs.empty()) v.origin = runs.front().where.substr(0, runs.front().where.find(": runs["));
   for (const PublishedRun& run : runs) {
-    Result<const Device*> device = db.Find(run.hw);
+    const Scenario& sc = run.scenario;
+    Result<const Device*> device = db.Find(sc.hw);
     if (!device.ok()) return Status::Invalid(run.where + ".hw", device.status().what());
-    Result<TransformerConfig> config = ResolveModel(run.model, registry);
+    Result<TransformerConfig> config = ResolveModel(sc.model, registry);
     if (!config.ok()) return Status::Invalid(run.where + ".model", config.status().what());
-    CostOptions o;
-    o.efficiency = efficiency;
-    o.expected.ceilings = CeilingSet::kAchievable;
-    o.expected.runtime = run.runtime;
-    o.expected.fp16_accumulate = run.fp16_accumulate;
-    if (!run.modules.empty()) {
-      Result<const EfficiencyData::ModuleLaunches*> m =
-          FindModuleLaunches(*efficiency, run.modules, run.where + ".modules");
-      if (!m.ok()) return m.status();
-      o.expected.modules = run.modules;
-    }
-    if (!run.weight_kernel.empty()) {
-      if (Status s = CheckWeightKernel(*efficiency, run.weight_kernel, **device, run.runtime,
-                                       run.where + ".weight_kernel");
-          !s.ok()) {
-        return s;
-      }
-      o.expected.weight_kernel = run.weight_kernel;
-    }
-    const CostModel model(**device, o);
-    Result<Workload> staged = ResolveStages(*config, run.workload, **device);
+    Result<CostOptions> o = MakeCostOptions(sc, **device, efficiency, /*refuse_unused=*/false);
+    if (!o.ok()) return InFile(o.status(), run.where);
+    const CostModel model(**device, *o);
+    Result<Workload> staged = ResolveStages(*config, sc.workload, **device);
     if (!staged.ok()) return Status::Invalid(run.where, staged.status().ToString());
     Result<PhaseResult> phase = AnalyzePhase(*config, *staged, model, run.phase);
     if (!phase.ok()) return Status::Invalid(run.where, phase.status().ToString());
     PublishedCheck c;
     c.run = run;
-    c.run.workload = *staged;
+    c.run.scenario.workload = *staged;
     c.bound_s = phase->totals.time_s;
     c.has_expected = phase->totals.has_expected;
     if (c.has_expected) {

@@ -7,6 +7,7 @@
 #include "roofline/cost.h"
 #include "roofline/op_analysis.h"
 #include "roofline/report.h"
+#include "roofline/setup.h"
 #include "roofline/suggest.h"
 #include "tools/roofline/cli_util.h"
 #include "tools/roofline/op_options.h"
@@ -55,7 +56,10 @@ struct EmbeddingOptions {
   int64_t tokens = 0, vocab = 0, dim = 0;
 };
 
-void AddCommon(CLI::App* app, CommonOptions& o) {
+/// The scenario options of each kind's subcommand, read back once the kind is known.
+using ExpectedOptions = std::vector<std::pair<CLI::App*, std::unique_ptr<ScenarioOptions>>>;
+
+void AddCommon(CLI::App* app, CommonOptions& o, ExpectedOptions& expected) {
   app->add_option("--hw", o.hw, "device id (`roofline hw list`) or path to a device JSON")
       ->capture_default_str();
   app->add_option("--dtype", o.dtype, "activation dtype: fp64|fp32|tf32|bf16|fp16|fp8|int8")
@@ -63,7 +67,7 @@ void AddCommon(CLI::App* app, CommonOptions& o) {
   AddFormatOption(*app, o.format, {"table", "json"});
   app->add_flag("--explain", o.explain,
                 "print the derivation of every number and where the verdict flips");
-  AddExpectedOptions(*app, o.expected);
+  expected.emplace_back(app, std::make_unique<ScenarioOptions>(*app, OpFields()));
 }
 
 Result<DType> Dt(const std::string& text, const std::string& flag) {
@@ -170,10 +174,9 @@ int Emit(Context& ctx, const CommonOptions& common, const OpRequest& request) {
   }
   Result<Device> device = ctx.ResolveHw(common.hw);
   if (!device.ok()) return Fail(ctx, device.status());
-  CostOptions options;
-  if (Status s = ApplyExpectedFlags(common.expected, *device, options); !s.ok()) {
-    return Fail(ctx, s);
-  }
+  Result<CostOptions> made = MakeCostOptions(common.expected, *device);
+  if (!made.ok()) return Fail(ctx, made.status());
+  const CostOptions& options = *made;
   if (!options.expected.modules.empty() && request.attention_impl == AttentionImpl::kEager &&
       std::holds_alternative<AttentionSpec>(request.spec)) {
     return Fail(ctx, Status::Invalid("--modules", "'" + options.expected.modules +
@@ -215,6 +218,15 @@ int Emit(Context& ctx, const CommonOptions& common, const OpRequest& request) {
 
 }  // namespace
 
+FieldSet OpFields() {
+  FieldSet f;
+  for (FieldId id : {FieldId::kCeilings, FieldId::kRuntime, FieldId::kEfficiency,
+                     FieldId::kWeightKernel, FieldId::kAccumulate, FieldId::kModules}) {
+    f.set(static_cast<size_t>(id));
+  }
+  return f;
+}
+
 std::optional<int> ParseOpCommand(Context& ctx, OpCommand* cmd,
                                   const std::function<void(CLI::App*)>& extra) {
   CommonOptions& common = cmd->common;
@@ -223,6 +235,7 @@ std::optional<int> ParseOpCommand(Context& ctx, OpCommand* cmd,
       "time bound and what binds it.",
       "roofline op"};
   app.require_subcommand(1, 1);
+  ExpectedOptions expected;
 
   MatmulOptions mm;
   CLI::App* matmul =
@@ -250,7 +263,7 @@ std::optional<int> ParseOpCommand(Context& ctx, OpCommand* cmd,
       "tinygemm's format; fp16: TinyChat's; int4: GPTQ's and AWQ's packed qzeros); default: none");
   matmul->add_flag("--activation-b", mm.activation_b, "B is an activation, not a weight");
   matmul->add_flag("--bias", mm.bias, "add a bias vector");
-  AddCommon(matmul, common);
+  AddCommon(matmul, common, expected);
 
   AttentionOptions at;
   CLI::App* attention = app.add_subcommand(
@@ -272,7 +285,7 @@ std::optional<int> ParseOpCommand(Context& ctx, OpCommand* cmd,
   attention->add_option("--window", at.window, "sliding window in keys (0 = none)")
       ->capture_default_str();
   attention->add_option("--kv-dtype", at.kv_dtype, "dtype of K and V (default: --dtype)");
-  AddCommon(attention, common);
+  AddCommon(attention, common, expected);
 
   ElementwiseOptions ew;
   CLI::App* elementwise =
@@ -283,7 +296,7 @@ std::optional<int> ParseOpCommand(Context& ctx, OpCommand* cmd,
   elementwise->add_option("--inputs", ew.inputs, "input tensors")->capture_default_str();
   elementwise->add_option("--flops-per-element", ew.flops_per_element, "FLOP per element")
       ->capture_default_str();
-  AddCommon(elementwise, common);
+  AddCommon(elementwise, common, expected);
 
   Conv2dOptions cv;
   CLI::App* conv = app.add_subcommand(
@@ -302,7 +315,7 @@ std::optional<int> ParseOpCommand(Context& ctx, OpCommand* cmd,
   conv->add_option("--dilation", cv.dilation, "dilation")->capture_default_str();
   conv->add_option("--groups", cv.groups, "groups (C for depthwise)")->capture_default_str();
   conv->add_flag("--bias", cv.bias, "add a bias per output channel");
-  AddCommon(conv, common);
+  AddCommon(conv, common, expected);
 
   RowsOptions nm;
   CLI::App* norm = app.add_subcommand(
@@ -312,14 +325,14 @@ std::optional<int> ParseOpCommand(Context& ctx, OpCommand* cmd,
   norm->add_option("--kind", nm.kind, "rms or layer")
       ->check(CLI::IsMember({"rms", "layer"}))
       ->capture_default_str();
-  AddCommon(norm, common);
+  AddCommon(norm, common, expected);
 
   RowsOptions sm;
   CLI::App* softmax = app.add_subcommand(
       "softmax", "softmax over rows. example: roofline op softmax --rows 65536 --cols 4096");
   softmax->add_option("--rows", sm.rows, "rows")->required();
   softmax->add_option("--cols", sm.cols, "softmax dimension")->required();
-  AddCommon(softmax, common);
+  AddCommon(softmax, common, expected);
 
   EmbeddingOptions em;
   CLI::App* embedding = app.add_subcommand(
@@ -329,12 +342,16 @@ std::optional<int> ParseOpCommand(Context& ctx, OpCommand* cmd,
   embedding->add_option("--tokens", em.tokens, "tokens looked up")->required();
   embedding->add_option("--vocab", em.vocab, "table rows")->required();
   embedding->add_option("--dim", em.dim, "row width")->required();
-  AddCommon(embedding, common);
+  AddCommon(embedding, common, expected);
 
   for (CLI::App* sub : app.get_subcommands({})) {
     if (extra) extra(sub);
   }
   if (auto done = ParseArgs(app, ctx)) return *done;
+  for (const auto& [sub, options] : expected) {
+    if (!sub->parsed()) continue;
+    if (Status st = options->Read(common.expected); !st.ok()) return Fail(ctx, st);
+  }
 
   Result<OpRequest>& request = cmd->request;
   request = Status::Invalid("op", "no operator given");

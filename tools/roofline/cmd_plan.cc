@@ -3,8 +3,9 @@
 
 #include "roofline/plan.h"
 #include "roofline/report.h"
+#include "roofline/setup.h"
 #include "tools/roofline/cli_util.h"
-#include "tools/roofline/workload_options.h"
+#include "tools/roofline/scenario_options.h"
 
 namespace roofline::cli {
 
@@ -15,27 +16,34 @@ int RunPlan(Context& ctx) {
       "example: roofline plan llama-3-70b --hw h100-sxm --gpus 8 --prompt 2048 "
       "--output 256 --price-per-hour 2.5",
       "roofline plan"};
-  ModelOptions o;
+  Scenario s;
   PlanRequest r;
-  app.add_option("MODEL", o.model, "preset id, config.json, or a directory holding one")
+  app.add_option("MODEL", s.model, "preset id, config.json, or a directory holding one")
       ->required();
-  app.add_option("--gpus", r.gpus, "devices in the fleet")->capture_default_str();
-  app.add_option("--output", r.output, "generated tokens per request")->capture_default_str();
-  app.add_option("--price-per-hour", r.price_per_hour, "price of one device-hour (0: no costs)")
-      ->capture_default_str();
-  AddWorkloadOptions(app, o);  // --prompt and --tp come from here
-  AddFormatOption(app, o.format, {"table", "json"});
+  app.add_option("--gpus", r.gpus, "devices in the fleet (default: 1)");
+  app.add_option("--output", r.output, "generated tokens per request (default: 256)");
+  app.add_option("--price-per-hour", r.price_per_hour,
+                 "price of one device-hour (default: 0, no costs)");
+  // The plan chooses the batch and the layout: --batch, --context and --phase are not its
+  // inputs; --tp fixes the layout (default: the smallest that fits).
+  const ScenarioOptions options(
+      app, Without(ScenarioFieldsOf(kScopeLlm),
+                   {FieldId::kBatch, FieldId::kContext, FieldId::kPhase}));
+  OutputFormat format = OutputFormat::kTable;
+  AddFormatOption(app, format, {"table", "json"});
   if (auto done = ParseArgs(app, ctx)) return *done;
-  r.prompt = o.prompt;
-  const bool tp_given = app.get_option("--tp")->count() > 0;
-  r.tp = tp_given ? o.tp : 0;
-  Result<Setup> setup = Prepare(ctx, o);
+  if (Status st = options.Read(s); !st.ok()) return Fail(ctx, st);
+  r.prompt = s.workload.prompt;
+  r.tp = s.Given(FieldId::kTp) ? s.workload.tp : 0;
+  Result<const DeviceDatabase*> db = ctx.Database();
+  if (!db.ok()) return Fail(ctx, db.status());
+  Result<Setup> setup = Resolve(s, **db);
   if (!setup.ok()) return Fail(ctx, setup.status());
   r.cost = setup->cost;
   Result<Plan> plan = MakePlan(setup->config, setup->workload, setup->device, r);
   if (!plan.ok()) return Fail(ctx, plan.status());
-  plan->model = o.model;
-  *ctx.out << (o.format == OutputFormat::kJson ? RenderPlanJson(*plan) : RenderPlanTable(*plan));
+  plan->model = s.model;
+  *ctx.out << (format == OutputFormat::kJson ? RenderPlanJson(*plan) : RenderPlanTable(*plan));
   return kExitOk;
 }
 

@@ -3,23 +3,26 @@
 
 #include "tools/roofline/cli_util.h"
 #include "tools/roofline/profile_common.h"
+#include "tools/roofline/scenario_options.h"
 
 namespace roofline::cli {
 namespace {
 
-void AddProfileOptions(CLI::App* sub, ProfileOptions& o, const char* file_help) {
+/// A profile's subcommand, with the scenario options of its --model.
+std::unique_ptr<ScenarioOptions> AddProfileOptions(CLI::App* sub, ProfileOptions& o,
+                                                   const char* file_help) {
   sub->add_option("FILE", o.file, file_help)->required();
   sub->add_option("--model", o.model.model,
                   "join with the prediction for this model (preset id or config.json), with the "
-                  "workload flags below");
-  sub->add_option("--phase", o.model.phase, "the predicted phase the profile ran (with --model)")
-      ->check(CLI::IsMember({"prefill", "decode"}))
-      ->capture_default_str();
-  AddWorkloadOptions(*sub, o.model);
+                  "workload options");
+  // --phase: the predicted phase the profile ran (decode unless told).
+  auto options = std::make_unique<ScenarioOptions>(
+      *sub, Without(ScenarioFieldsOf(kScopeLlm), {FieldId::kModel}), o.model);
   sub->add_option("--plot", o.plot, "write measured (and predicted) kernels on one roofline, SVG");
   sub->add_option("--top", o.top, "kernels listed in the per-kernel tables (0: all)")
       ->capture_default_str();
-  AddFormatOption(*sub, o.model.format, {"table", "json"});
+  AddFormatOption(*sub, o.format, {"table", "json"});
+  return options;
 }
 
 }  // namespace
@@ -36,25 +39,33 @@ int RunProfile(Context& ctx) {
   app.require_subcommand(1, 1);
   ProfileOptions ncu, nsys, torch;
   for (ProfileOptions* o : {&ncu, &nsys, &torch}) {
+    o->model.model.clear();
     o->model.hw.clear();
-    o->model.phase = "decode";
+    o->model.phases = PhaseSelection::kDecode;
   }
   CLI::App* s_ncu = app.add_subcommand(
       "ncu",
       "Nsight Compute CSV (`ncu --csv`, details/--metrics or raw page): per kernel "
       "FLOPs by precision, bytes per level, intensity, achieved vs roof, verdict");
-  AddProfileOptions(s_ncu, ncu, "ncu CSV file");
+  const auto ncu_options = AddProfileOptions(s_ncu, ncu, "ncu CSV file");
   CLI::App* s_nsys = app.add_subcommand(
       "nsys",
       "Nsight Systems `nsys stats` CSV (cuda_gpu_kern_sum / gpukernsum / cuda_gpu_trace): "
       "time per kernel and op class");
-  AddProfileOptions(s_nsys, nsys, "nsys stats CSV file");
+  const auto nsys_options = AddProfileOptions(s_nsys, nsys, "nsys stats CSV file");
   CLI::App* s_torch = app.add_subcommand(
       "torch",
       "PyTorch profiler Chrome trace (.json or .json.gz): kernels joined to aten ops, "
       "FLOPs and bytes from recorded shapes");
-  AddProfileOptions(s_torch, torch, "trace file (.json or .json.gz)");
+  const auto torch_options = AddProfileOptions(s_torch, torch, "trace file (.json or .json.gz)");
   if (auto done = ParseArgs(app, ctx)) return *done;
+  ProfileOptions& o = s_ncu->parsed() ? ncu : (s_nsys->parsed() ? nsys : torch);
+  const ScenarioOptions& options =
+      *(s_ncu->parsed() ? ncu_options : (s_nsys->parsed() ? nsys_options : torch_options));
+  if (Status st = options.Read(o.model); !st.ok()) return Fail(ctx, st);
+  if (o.model.phases == PhaseSelection::kBoth) {
+    return Fail(ctx, Status::Invalid("--phase", "a profile ran one phase: prefill or decode"));
+  }
   // The report is held back until the command has succeeded: a failure late on (the plot file)
   // leaves only the one-line error, not half a report.
   std::ostringstream report;

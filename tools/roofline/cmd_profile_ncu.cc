@@ -47,7 +47,7 @@ int RunProfileNcu(Context& ctx, const ProfileOptions& o) {
   const std::string note = dev ? how : device.status().what();
   const NcuSummary summary = SummarizeNcu(*report, dev);
 
-  const bool json = o.model.format == OutputFormat::kJson;
+  const bool json = o.format == OutputFormat::kJson;
   nlohmann::json out_json;
   std::string text;
   if (json) {

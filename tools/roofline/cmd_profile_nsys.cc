@@ -17,7 +17,7 @@ int RunProfileNsys(Context& ctx, const ProfileOptions& o) {
   Result<NsysReport> report = LoadNsysCsv(o.file);
   if (!report.ok()) return Fail(ctx, report.status());
   const NsysSummary summary = SummarizeNsys(*report);
-  const bool json = o.model.format == OutputFormat::kJson;
+  const bool json = o.format == OutputFormat::kJson;
   nlohmann::json out_json;
   std::string text;
   if (json) {

@@ -25,7 +25,7 @@ int RunProfileTorch(Context& ctx, const ProfileOptions& o) {
   if (!device.ok() && (need_device || !o.model.hw.empty())) return Fail(ctx, device.status());
   const Device* dev = device.ok() ? &*device : nullptr;
   const TorchSummary summary = SummarizeTorch(*trace, dev);
-  const bool json = o.model.format == OutputFormat::kJson;
+  const bool json = o.format == OutputFormat::kJson;
   nlohmann::json out_json;
   std::string text;
   if (json) {

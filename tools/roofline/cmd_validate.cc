@@ -11,10 +11,11 @@
 #include "roofline/model_registry.h"
 #include "roofline/published.h"
 #include "roofline/report.h"
+#include "roofline/setup.h"
 #include "roofline/validate.h"
 #include "tools/roofline/cli_util.h"
 #include "tools/roofline/op_options.h"
-#include "tools/roofline/workload_options.h"
+#include "tools/roofline/scenario_options.h"
 
 namespace roofline::cli {
 namespace {
@@ -160,31 +161,30 @@ int RunValidate(Context& ctx) {
       "machine and compare each with its predicted bound; fit one efficiency per kernel "
       "class.\nexample: roofline validate llama-3.2-1b --hw cpu.json --phase decode",
       "roofline validate"};
-  ModelOptions o;
-  app.add_option("MODEL", o.model, "preset id, config.json, or a directory holding one")
+  Scenario sc;
+  app.add_option("MODEL", sc.model, "preset id, config.json, or a directory holding one")
       ->required();
-  app.add_option("--phase", o.phase, "prefill, decode or both")
-      ->check(CLI::IsMember({"prefill", "decode", "both"}))
-      ->capture_default_str();
-  AddWorkloadOptions(app, o);
-  AddFormatOption(app, o.format, {"table", "json"});
+  const ScenarioOptions options(app, ScenarioFieldsOf(kScopeLlm));
+  OutputFormat format = OutputFormat::kTable;
+  AddFormatOption(app, format, {"table", "json"});
   AddValidateOptions(&app, v);
   if (auto done = ParseArgs(app, ctx)) return *done;
-  Status s = CheckDevice(v, o.hw);
+  if (Status st = options.Read(sc); !st.ok()) return Fail(ctx, st);
+  Status s = CheckDevice(v, sc.hw);
   if (!s.ok()) return Fail(ctx, s);
-  if (o.dtype.empty() && !v.request.IsCuda()) o.dtype = "fp32";  // the host computes in fp32
-  Result<Setup> setup = Prepare(ctx, o);
+  // The host computes in fp32.
+  if (!sc.Given(FieldId::kDtype) && !v.request.IsCuda()) sc.workload.dtype = DType::kFp32;
+  Result<const DeviceDatabase*> db = ctx.Database();
+  if (!db.ok()) return Fail(ctx, db.status());
+  Result<Setup> setup = Resolve(sc, **db);
   if (!setup.ok()) return Fail(ctx, setup.status());
   const CostModel model(setup->device);
-  const PhaseSelection phases = o.phase == "prefill"  ? PhaseSelection::kPrefill
-                                : o.phase == "decode" ? PhaseSelection::kDecode
-                                                      : PhaseSelection::kBoth;
   Result<ValidationReport> r = ValidateModel(
-      setup->config, setup->workload, model, phases, v.request,
-      fmt::format("{} (batch {}, prompt {}, context {})", o.model, setup->workload.batch,
+      setup->config, setup->workload, model, sc.phases, v.request,
+      fmt::format("{} (batch {}, prompt {}, context {})", sc.model, setup->workload.batch,
                   setup->workload.prompt, setup->workload.DecodeContext()));
   if (!r.ok()) return Fail(ctx, r.status());
-  return Report(ctx, *r, setup->device, o.hw, v, o.format);
+  return Report(ctx, *r, setup->device, sc.hw, v, format);
 }
 
 }  // namespace roofline::cli

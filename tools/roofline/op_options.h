@@ -7,8 +7,9 @@
 #include <optional>
 #include <string>
 
-#include "tools/roofline/workload_options.h"
+#include "roofline/scenario.h"
 #include "roofline/op_analysis.h"
+#include "tools/roofline/scenario_options.h"
 #include "roofline/output_format.h"
 #include "tools/roofline/commands.h"
 
@@ -20,8 +21,13 @@ struct CommonOptions {
   OutputFormat format = OutputFormat::kTable;
   bool explain = false;        ///< print the derivation and the flip point
   std::string dtype = "bf16";  ///< activation dtype
-  ExpectedFlags expected;      ///< --ceilings, --runtime, --efficiency
+  /// --ceilings, --runtime, --efficiency, --weight-kernel, --accumulate, --modules (the
+  /// scenario fields of expected times).
+  Scenario expected;
 };
+
+/// The scenario fields an op takes: the expected-time choices.
+FieldSet OpFields();
 
 /// A parsed `op <kind> ...` command line.
 struct OpCommand {

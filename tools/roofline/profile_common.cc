@@ -12,6 +12,7 @@
 #include "roofline/plot.h"
 #include "roofline/profile.h"
 #include "roofline/report.h"
+#include "roofline/setup.h"
 #include "src/report/profile_json.h"
 #include "tools/roofline/cli_util.h"
 
@@ -44,21 +45,24 @@ struct Prediction {
 };
 
 /// Built in place: the cost model points into `setup.device`.
-Result<std::unique_ptr<Prediction>> Predict(Context& ctx, ModelOptions o, const Device& device) {
+Result<std::unique_ptr<Prediction>> Predict(Context& ctx, Scenario o, const Device& device) {
   auto owned = std::make_unique<Prediction>();
   Prediction& p = *owned;
   o.hw = device.origin.empty() ? device.id : device.origin;
   if (device.origin.rfind("<embedded>", 0) == 0) o.hw = device.id;
-  Result<Setup> setup = Prepare(ctx, o);
+  Result<const DeviceDatabase*> db = ctx.Database();
+  if (!db.ok()) return db.status();
+  Result<Setup> setup = Resolve(o, **db);
   if (!setup.ok()) return setup.status();
   p.setup = std::move(setup).value();
   p.model = std::make_unique<CostModel>(p.setup.device, p.setup.cost);
   Result<ModelAnalysis> a =
-      AnalyzeModel(p.setup.config, p.setup.workload, *p.model, Phases(o.phase));
+      AnalyzeModel(p.setup.config, p.setup.workload, *p.model, o.phases);
   if (!a.ok()) return a.status();
   p.analysis = std::move(a).value();
   p.kernels = PredictedKernelsOf(p.analysis.phases.front(), *p.model);
-  p.title = fmt::format("{} {} on {} (batch {}, prompt {})", o.model, o.phase, device.id,
+  p.title = fmt::format("{} {} on {} (batch {}, prompt {})", o.model,
+                        NameOf(p.analysis.phases.front().phase), device.id,
                         p.setup.workload.batch, p.setup.workload.prompt);
   return owned;
 }

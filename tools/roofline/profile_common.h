@@ -16,7 +16,8 @@
 #include "roofline/plot.h"
 #include "roofline/profile.h"
 #include "tools/roofline/commands.h"
-#include "tools/roofline/workload_options.h"
+#include "roofline/output_format.h"
+#include "roofline/scenario.h"
 
 namespace roofline::cli {
 
@@ -25,7 +26,9 @@ struct ProfileOptions {
   std::string file;
   std::string plot;
   int top = 30;
-  ModelOptions model;  ///< --model and the workload flags; model.hw is --hw
+  OutputFormat format = OutputFormat::kTable;
+  /// --model (empty: none) and the workload flags; `hw` is --hw (empty: matched from the file).
+  Scenario model;
 };
 
 /// The device: --hw, else matched from what the profile says (name, compute capability, and

@@ -1,0 +1,104 @@
+// Resolving a Scenario against the data: model, device, cost options.
+#include "roofline/setup.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "roofline/model_registry.h"
+
+namespace roofline {
+
+Result<CostOptions> MakeCostOptions(const Scenario& s, const Device& d,
+                                    std::shared_ptr<const EfficiencyData> efficiency,
+                                    bool refuse_unused) {
+  CostOptions c;
+  c.launch_overhead_s = s.launch_overhead_s;
+  if (Status st = Validate(c); !st.ok()) return st;
+  if (refuse_unused && !CostModel::ExpectsTimesOn(d)) {
+    // The first expected-time field given, in table order.
+    for (FieldId id : {FieldId::kEfficiency, FieldId::kWeightKernel, FieldId::kAccumulate,
+                       FieldId::kModules, FieldId::kRuntime, FieldId::kCeilings}) {
+      if (s.Given(id) && FieldText(s, id) != FieldText(Scenario{}, id)) {
+        return Status::Invalid(
+            std::string(FieldOf(id).flag),
+            "device '" + d.id +
+                "' has no expected times (it splits models over SRAM chips or streams weights: "
+                "no published kernel efficiencies), only the bound; drop the flag");
+      }
+    }
+  }
+  c.expected = s.expected;
+  if (efficiency == nullptr) {
+    Result<EfficiencyData> data = LoadDefaultEfficiencyData();
+    if (!data.ok()) return data.status();
+    efficiency = std::make_shared<const EfficiencyData>(std::move(data).value());
+  }
+  const EfficiencyData& data = *efficiency;
+  if (!s.expected.weight_kernel.empty()) {
+    if (Status st = CheckWeightKernel(data, s.expected.weight_kernel, d, s.expected.runtime,
+                                      "--weight-kernel");
+        !st.ok()) {
+      return st;
+    }
+  }
+  if (!s.expected.modules.empty()) {
+    Result<const EfficiencyData::ModuleLaunches*> m =
+        FindModuleLaunches(data, s.expected.modules, "--modules");
+    if (!m.ok()) return m.status();
+  }
+  c.efficiency = std::move(efficiency);
+  return c;
+}
+
+Result<Setup> Resolve(const Scenario& s, const DeviceDatabase& db) {
+  Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
+  if (!registry.ok()) return registry.status();
+  Result<TransformerConfig> config = ResolveModel(s.model, *registry);
+  if (!config.ok()) return config.status();
+  if (Status st = Validate(s, /*is_network=*/false); !st.ok()) return st;
+  Result<Device> device = ResolveDevice(s.hw, db);
+  if (!device.ok()) return device.status();
+  Result<CostOptions> cost = MakeCostOptions(s, *device);
+  if (!cost.ok()) return cost.status();
+  return Setup{std::move(config).value(), s.workload, std::move(device).value(), *cost};
+}
+
+CostModel BoundOnly(const CostOptions& cost, const Device& device) {
+  CostOptions bound_only;
+  bound_only.launch_overhead_s = cost.launch_overhead_s;
+  return CostModel(device, bound_only);
+}
+
+std::string DescribeWorkload(const Workload& w, const TransformerConfig& c,
+                             const std::vector<FieldId>& varied) {
+  auto swept = [&](FieldId v) { return std::find(varied.begin(), varied.end(), v) != varied.end(); };
+  std::vector<std::string> parts;
+  if (!swept(FieldId::kBatch)) parts.push_back(fmt::format("batch {}", w.batch));
+  if (!swept(FieldId::kPrompt)) parts.push_back(fmt::format("prompt {}", w.prompt));
+  if (!swept(FieldId::kContext) && w.context > 0) {
+    parts.push_back(fmt::format("context {}", w.context));
+  }
+  if (!swept(FieldId::kTp)) parts.push_back(fmt::format("tp {}", w.tp));
+  const DType act = w.dtype.value_or(c.torch_dtype);
+  if (!swept(FieldId::kDtype)) parts.emplace_back(NameOf(act));
+  // How quantized weights are stored, said even when the weight dtype is swept.
+  std::string stored;
+  if (w.zero_dtype.has_value()) stored = fmt::format("zeros {}", NameOf(*w.zero_dtype));
+  if (w.quantize_lm_head) stored += stored.empty() ? "lm_head too" : ", lm_head too";
+  if (!swept(FieldId::kWeightDtype) && w.weight_dtype.value_or(act) != act) {
+    parts.push_back(fmt::format("weights {}{}", NameOf(*w.weight_dtype),
+                                stored.empty() ? "" : " (" + stored + ")"));
+  } else if (swept(FieldId::kWeightDtype) && !stored.empty()) {
+    parts.push_back("quantized weights: " + stored);
+  }
+  if (!swept(FieldId::kKvDtype) && w.kv_dtype.value_or(act) != act) {
+    parts.push_back(fmt::format("kv {}", NameOf(*w.kv_dtype)));
+  }
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+}  // namespace roofline
