@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!runs.ok() || runs->size() > 4 || !db.ok() || !registry.ok() || !efficiency) return 0;
   // A model that is not a preset is read as a file path: not from fuzzed input.
   for (const PublishedRun& r : *runs) {
-    if (!registry->Find(r.model).ok()) return 0;
+    if (!registry->Find(r.scenario.model).ok()) return 0;
   }
   Result<PublishedValidation> v = ValidatePublished(*runs, *db, *registry, efficiency);
   // The report of what parsed: the table and JSON, with the summary stack by stack.

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Checks that every include in src/, include/ and tools/ runs down the layers of
-scripts/layers.json, that every public header has a source of its name (or a stated reason),
-and that the README's layout section names every folder.
+"""Checks that every include in src/, include/ and tools/ follows the layers' DAG of
+scripts/layers.json (a layer includes its own headers and those of the layers it depends on,
+directly or through others), that the DAG has no cycle, that every public header has a source
+of its name (or a stated reason), and that the README's layout section names every folder.
 
 Prints one line per violation and exits 1 on any; 0 and a one-line summary otherwise."""
 import json
@@ -16,9 +17,22 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 def main() -> int:
     with open(os.path.join(ROOT, "scripts/layers.json"), encoding="utf-8") as f:
         spec = json.load(f)
-    rank, header_layer, dir_layer = {}, {}, []
-    for i, layer in enumerate(spec["layers"]):
-        rank[layer["name"]] = i
+    header_layer, dir_layer = {}, []
+    deps = {layer["name"]: layer["deps"] for layer in spec["layers"]}
+    problems = []
+    # Every layer may use what its deps may use: the closure, found in file order (a dep must be
+    # listed before its user, so the DAG has no cycle).
+    reach = {}
+    for layer in spec["layers"]:
+        closure = {layer["name"]}
+        for d in layer["deps"]:
+            if d not in reach:
+                problems.append(f"scripts/layers.json: layer {layer['name']} depends on {d}, "
+                                "which is not listed before it")
+                continue
+            closure |= reach[d]
+        reach[layer["name"]] = closure
+    for layer in spec["layers"]:
         for h in layer["headers"]:
             header_layer["roofline/" + h] = layer["name"]
         for d in layer["dirs"]:
@@ -32,7 +46,6 @@ def main() -> int:
                 return name
         return None
 
-    problems = []
     public = sorted(os.listdir(os.path.join(ROOT, "include/roofline")))
     for h in public:
         if "roofline/" + h not in header_layer:
@@ -58,9 +71,11 @@ def main() -> int:
                 else layer_of(target)
             if theirs is None:
                 problems.append(f"{path}:{line}: includes {target}, which is in no layer")
-            elif rank[theirs] > rank[mine]:
-                problems.append(f"{path}:{line}: {mine} layer includes {target} of the higher "
-                                f"{theirs} layer")
+            elif theirs not in reach[mine]:
+                problems.append(f"{path}:{line}: the {mine} layer includes {target} of the "
+                                f"{theirs} layer, which it does not depend on "
+                                f"(scripts/layers.json: {mine} depends on "
+                                f"{', '.join(deps[mine]) or 'nothing'})")
             checked += 1
 
     # Every public header has a source of the same name somewhere under src/, or a reason.
@@ -100,7 +115,7 @@ def main() -> int:
         print(p)
     if problems:
         return 1
-    print(f"check-layers: {checked} includes in {len(files)} files run down "
+    print(f"check-layers: {checked} includes in {len(files)} files follow the DAG of "
           f"{len(spec['layers'])} layers; {len(public)} public headers accounted for; "
           f"{folders} folders in the README's layout")
     return 0

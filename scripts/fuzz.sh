@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (fuzz/, clang with ASan + UBSan) into build-fuzz/ and runs each
-# for SECONDS (default 30), seeded from the project's own fixtures and data files.
+# Builds the libFuzzer targets (fuzz/, clang with ASan + UBSan) into build-fuzz/ (the build of
+# scripts/sanitize.sh) and runs each for SECONDS (default 30), seeded from the project's own
+# fixtures and data files, FUZZ_JOBS targets at a time (default: one per core).
 #   scripts/fuzz.sh [SECONDS] [TARGET ...]     targets: hf_config device profile_json efficiency
 #                                              published graph_json onnx ncu_long ncu_raw
 #                                              nsys_csv torch_trace torch_trace_gz (default: all)
@@ -17,8 +18,7 @@ all=(hf_config device profile_json efficiency published graph_json onnx ncu_long
 targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
 
-CXX=clang++ CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROOFLINE_FUZZ=ON \
-  -DROOFLINE_BUILD_TESTS=OFF -DROOFLINE_BUILD_BENCH=OFF -DROOFLINE_CUDA=OFF >/dev/null
+scripts/sanitize.sh --configure
 cmake --build build-fuzz -j "$(nproc)" --target "${targets[@]/#/fuzz_}" >/dev/null
 
 # Seeds: the inputs each format's tests use (good and bad), copied fresh into a scratch corpus.
@@ -41,15 +41,12 @@ seed() {  # TARGET -> files
 }
 
 mkdir -p build-fuzz/artifacts
-failed=0
-for t in "${targets[@]}"; do
-  corpus=build-fuzz/corpus/$t
+run() {  # TARGET: runs it, writes its one-line result to build-fuzz/TARGET.result
+  local t=$1 corpus=build-fuzz/corpus/$1 max_len=65536 log=build-fuzz/$1.log status took runs
   mkdir -p "$corpus"
   seed "$t" | xargs -I{} cp {} "$corpus/"
   # The big ONNX and trace seeds are inputs too; libFuzzer mutates at most -max_len bytes of each.
-  max_len=65536
   [[ $t == onnx ]] && max_len=1048576
-  log=build-fuzz/$t.log
   set +e
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -62,11 +59,29 @@ for t in "${targets[@]}"; do
   took=$(grep -o 'Done [0-9]* runs in [0-9]*' "$log" | grep -o '[0-9]*$' || true)
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
   if ((status != 0)); then
-    failed=1
-    echo "fuzz $t: FAILED after $runs executions (exit $status); see $log and build-fuzz/artifacts/"
-    grep -m3 -E 'ERROR|SUMMARY|timeout|runtime error' "$log" || true
-  else
-    echo "fuzz $t: $runs executions in ${took:-$seconds} s, 0 crashes, 0 hangs, 0 sanitizer reports"
+    { echo "fuzz $t: FAILED after $runs executions (exit $status); see $log and build-fuzz/artifacts/"
+      grep -m3 -E 'ERROR|SUMMARY|timeout|runtime error' "$log" || true; } >"build-fuzz/$t.result"
+    return 1
   fi
+  echo "fuzz $t: $runs executions in ${took:-$seconds} s, 0 crashes, 0 hangs, 0 sanitizer reports" \
+    >"build-fuzz/$t.result"
+}
+
+jobs_max=${FUZZ_JOBS:-$(nproc)}
+for t in "${targets[@]}"; do
+  rm -f "build-fuzz/$t.result"
+  while (($(jobs -rp | wc -l) >= jobs_max)); do wait -n || true; done
+  run "$t" &
+done
+wait || true
+failed=0
+for t in "${targets[@]}"; do
+  if [[ ! -f build-fuzz/$t.result ]]; then
+    echo "fuzz $t: FAILED (no result)"
+    failed=1
+    continue
+  fi
+  cat "build-fuzz/$t.result"
+  grep -q FAILED "build-fuzz/$t.result" && failed=1
 done
 exit $failed

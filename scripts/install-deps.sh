@@ -22,6 +22,7 @@ packages=(
   fonts-dejavu-core   # a font for chromium's screenshots
   clang               # scripts/fuzz.sh: the libFuzzer targets
   libclang-rt-14-dev  # libFuzzer and the sanitizer runtimes for clang 14 (Debian 12)
+  ccache              # .ci/run: the Python package's build reuses the objects of build/
 )
 
 missing=()

@@ -4,5 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
-# Serial: the measurement tests time the machine and must not compete with other tests.
-ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure
+# In parallel: the tests that time this machine are marked to run alone (tests/CMakeLists.txt).
+ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j "$(nproc)"

@@ -23,10 +23,11 @@ std::string Vendor(const std::string& model) {
 }
 
 std::string LevelMethod(const MeasuredLevel& l, int threads) {
-  return std::string(kTool) + ": " + l.kernel + " kernel, " + std::to_string(threads) +
-         " threads, working set " + measure_internal::BinaryBytes(l.from_bytes) + "\u2013" +
-         measure_internal::BinaryBytes(l.to_bytes) +
-         " (median over the plateau; bytes read + written, no write-allocate adjustment)";
+  return fmt::format(
+      "{}: {} kernel, {} threads, working set {}\u2013{} (median over the plateau; bytes read + "
+      "written, no write-allocate adjustment)",
+      kTool, l.kernel, threads, measure_internal::BinaryBytes(l.from_bytes),
+      measure_internal::BinaryBytes(l.to_bytes));
 }
 
 const MeasuredGemm* BestGemm(const CpuMeasurement& m, const std::string& dtype) {

@@ -13,6 +13,7 @@
 
 #include "roofline/cuda_measure.h"
 #include "src/measure/cpu/attention_kernel.h"
+#include "src/measure/cuda/cuda_plugin_api.h"
 #include "src/measure/cuda/cuda_util.h"
 #include "src/measure/cuda/kernels.h"
 
@@ -254,7 +255,7 @@ Status CheckAttention(k::Elem e, k::AttentionArgs a, double q_scale, size_t smem
 
 }  // namespace
 
-Result<std::vector<CudaKernelCheck>> CheckCudaKernels(int device) {
+Result<std::vector<CudaKernelCheck>> cuda_plugin::CheckCudaKernels(int device) {
   CudaDeviceInfo info;
   if (Status s = cuda_internal::SelectDevice(device, &info); !s.ok()) return s;
   const size_t smem = static_cast<size_t>(info.smem_per_block_optin_bytes);

@@ -56,7 +56,7 @@ Device ToDevice(const CudaMeasurement& m) {
   const CudaDeviceInfo& info = m.info;
   Device d;
   d.id = cuda_plan::MeasuredDeviceId(info.name);
-  d.name = info.name + " (measured)";
+  d.name = fmt::format("{} (measured)", info.name);
   d.vendor = "NVIDIA";
   d.kind = "gpu";
   std::string notes = fmt::format(
@@ -89,12 +89,12 @@ Device ToDevice(const CudaMeasurement& m) {
       q.note = fmt::format("{:.0f}% of theoretical {} = {}",
                            100 * CeilingOf(g.flops_per_s) / t.value, Si(t.value, unit), t.formula);
     }
-    d.compute.push_back({"tensor." + g.dtype, std::move(q)});
+    d.compute.push_back({fmt::format("tensor.{}", g.dtype), std::move(q)});
   }
   for (const MeasuredCeiling& c : m.ceilings) {
     if (!(CeilingOf(c.flops_per_s) > 0)) continue;
     Quantity q =
-        MeasuredQuantity(CeilingOf(c.flops_per_s), "FLOP/s", std::string(kTool) + ": " + c.method,
+        MeasuredQuantity(CeilingOf(c.flops_per_s), "FLOP/s", fmt::format("{}: {}", kTool, c.method),
                          m.date, c.flops_per_s.spread);
     if (c.theoretical > 0) {
       q.note = fmt::format("{}; {:.0f}% of theoretical {} = {}", HowRead(c.flops_per_s, "FLOP/s"),

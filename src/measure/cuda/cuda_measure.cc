@@ -14,14 +14,12 @@
 #include <vector>
 
 #include "src/measure/cpu/timing.h"
+#include "src/measure/cuda/cuda_plugin_api.h"
 #include "src/measure/cuda/cuda_util.h"
 #include "src/measure/cuda/kernels.h"
 
 namespace roofline {
-
-bool CudaBackendCompiled() { return true; }
-
-std::string CudaBackendMissingReason() { return ""; }
+namespace cuda_plugin {
 
 Result<int> CudaDeviceCount() {
   int count = 0;
@@ -39,10 +37,12 @@ Result<int> CudaDeviceCount() {
   return count;
 }
 
+}  // namespace cuda_plugin
+
 namespace cuda_internal {
 
 Status SelectDevice(int index, CudaDeviceInfo* info) {
-  Result<int> count = CudaDeviceCount();
+  Result<int> count = cuda_plugin::CudaDeviceCount();
   if (!count.ok()) return count.status();
   if (index < 0 || index >= *count) {
     return Status::Invalid("--device", fmt::format("cuda:{} does not exist: this machine has {} "
@@ -565,7 +565,7 @@ Status MeasureGemms(Run& r) {
 
 }  // namespace
 
-Result<CudaMeasurement> MeasureCuda(const CudaMeasureOptions& options) {
+Result<CudaMeasurement> cuda_plugin::MeasureCuda(const CudaMeasureOptions& options) {
   CudaMeasurement m;
   Status s = cuda_internal::SelectDevice(options.device, &m.info);
   if (!s.ok()) return s;

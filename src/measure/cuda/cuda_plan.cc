@@ -215,12 +215,12 @@ std::string TensorDtypeUnavailable(int sm, std::string_view dtype) {
   if (dtype == "fp16") return sm >= 70 ? "" : "fp16 tensor cores need compute capability 7.0";
   if (dtype == "int8") return sm >= 75 ? "" : "int8 tensor cores need compute capability 7.5";
   if (dtype == "tf32" || dtype == "bf16") {
-    return sm >= 80 ? "" : std::string(dtype) + " tensor cores need compute capability 8.0";
+    return sm >= 80 ? "" : fmt::format("{} tensor cores need compute capability 8.0", dtype);
   }
   if (dtype == "fp8") {
     return sm >= 89 ? "" : "fp8 tensor cores need compute capability 8.9 (Ada) or 9.0 (Hopper)";
   }
-  return "unknown tensor dtype '" + std::string(dtype) + "'";
+  return fmt::format("unknown tensor dtype '{}'", dtype);
 }
 
 std::vector<std::string> TensorDtypes(int sm) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "roofline/cuda_measure.h"
+#include "src/measure/cuda/cuda_plugin_api.h"
 #include "src/measure/cuda/cuda_util.h"
 #include "src/measure/cuda/kernels.h"
 
@@ -424,7 +425,8 @@ Status Prepare(const OpSpec& spec, Ctx& c, Prepared& p) {
 
 }  // namespace
 
-Result<std::vector<OpTiming>> RunGraphOnCuda(const Graph& graph, const CudaRunOptions& options) {
+Result<std::vector<OpTiming>> cuda_plugin::RunGraphOnCuda(const Graph& graph,
+                                                          const CudaRunOptions& options) {
   if (options.repetitions < 1) {
     return Status::Invalid("repetitions",
                            fmt::format("must be at least 1, got {}", options.repetitions));
