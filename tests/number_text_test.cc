@@ -1,5 +1,5 @@
 // The CSV number writer against fmt's "{:.17g}", whose bytes the golden outputs hold.
-#include "src/report/number_text.h"
+#include "src/util/number_text.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -7,12 +7,16 @@
 
 namespace roofline {
 
-/// What every command's `--format` chooses: a text table, JSON, or CSV (where a command has
-/// rows to give).
-enum class OutputFormat { kTable, kJson, kCsv };
+/// What every command's `--format` chooses: a text table, JSON, CSV (where a command has rows to
+/// give), or NumPy's .npy (sweeps: one structured array).
+enum class OutputFormat { kTable, kJson, kCsv, kNpy };
 std::string_view NameOf(OutputFormat format);
-/// "table", "json" or "csv"; nothing for any other word.
+/// "table", "json", "csv" or "npy"; nothing for any other word.
 std::optional<OutputFormat> OutputFormatNamed(std::string_view name);
+
+/// How a sweep's JSON holds its points: as columns (`"schema": 2`, the default: one array per
+/// column) or as today's rows (one object per point, `--json-layout rows`).
+enum class JsonLayout { kColumns, kRows };
 
 }  // namespace roofline
 

@@ -105,12 +105,20 @@ std::string RenderSweepJson(const SweepResult& sweep, const std::string& model,
 std::string RenderSweepCsv(const SweepResult& sweep);
 /// The same text written to `out` as it is made, in blocks (no copy of the whole).
 void WriteSweepCsv(const SweepResult& sweep, std::ostream& out);
+/// `roofline sweep --format json`: the document of RenderSweepJson with its points as columns
+/// ("schema": 2, "columns": what each is, "rows", "data": one array per column; SweepTable's
+/// every column), or with `JsonLayout::kRows` RenderSweepJson's own document.
+void WriteSweepJson(const SweepResult& sweep, const std::string& model, const std::string& device,
+                    JsonLayout layout, std::ostream& out);
+/// `roofline sweep --format npy`: SweepTable's every column as one NumPy structured array.
+void WriteSweepNpy(const SweepResult& sweep, std::ostream& out);
 /// `sweep --vary hw=A,B,...`: without another variable, one row per device (time, verdict,
 /// tokens/s, expected time and largest share per phase; footprint); with one, each device's
 /// sweep table, then every crossover compared across the devices.
 std::string RenderDeviceSweepTable(const DeviceSweep& sweep, const std::string& title);
 /// {"model", "devices": [{"device", "sweep": RenderSweepJson's document}]}.
-std::string RenderDeviceSweepJson(const DeviceSweep& sweep, const std::string& model);
+std::string RenderDeviceSweepJson(const DeviceSweep& sweep, const std::string& model,
+                                  JsonLayout layout = JsonLayout::kColumns);
 /// RenderSweepCsv's rows, a `device` column first.
 std::string RenderDeviceSweepCsv(const DeviceSweep& sweep);
 

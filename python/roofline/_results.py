@@ -223,35 +223,46 @@ class NetworkResult(_KernelsResult):
 
 
 class SweepResult(_Result):
-    """``roofline.sweep()``: ``points`` (one per value of the variables, with per-phase times
-    for an LLM), ``crossovers`` (where a verdict flips) and ``never_flips``; across devices
+    """``roofline.sweep()``: ``crossovers`` (where a verdict flips) and ``never_flips``, and the
+    points: for an LLM as columns (``columns`` says what each is, ``data`` holds one list per
+    column: one row per point and phase), for a graph as ``points``; across devices
     (``vary={"hw": [...]}``) ``devices``, each with its ``sweep``."""
 
     def to_pandas(self):
         """One row per point (and phase, for an LLM); across devices a ``device`` column."""
-        rows: List[Dict[str, Any]] = []
+        try:
+            import pandas
+        except ImportError as e:  # pandas is optional
+            raise ImportError("to_pandas() needs pandas: pip install pandas") from e
 
-        def add(sweep: Dict[str, Any], extra: Dict[str, Any]) -> None:
-            for point in sweep.get("points", []):
-                base = {k: v for k, v in point.items() if k != "phases"}
-                phases = point.get("phases")
-                if phases:
-                    for p in phases:
-                        rows.append({**extra, **_flatten(base), **_flatten(p)})
-                else:
-                    rows.append({**extra, **_flatten(base)})
+        def frame(sweep: Dict[str, Any], extra: Dict[str, Any]):
+            if "data" in sweep:  # "schema": 2, the columns themselves
+                df = pandas.DataFrame(sweep["data"])
+            else:
+                rows: List[Dict[str, Any]] = []
+                for point in sweep.get("points", []):
+                    base = {k: v for k, v in point.items() if k != "phases"}
+                    for p in point.get("phases") or [{}]:
+                        rows.append({**_flatten(base), **_flatten(p)})
+                df = pandas.DataFrame(rows)
+            for i, (k, v) in enumerate(extra.items()):
+                df.insert(i, k, v)
+            return df
 
         if "devices" in self._data:
-            for d in self._data["devices"]:
-                add(d.get("sweep", {}), {"device": d.get("device")})
-        else:
-            add(self._data, {})
-        return _frame(rows)
+            frames = [frame(d.get("sweep", {}), {"device": d.get("device")})
+                      for d in self._data["devices"]]
+            return pandas.concat(frames, ignore_index=True) if frames else pandas.DataFrame()
+        return frame(self._data, {})
+
+    def _count(self, sweep: Dict[str, Any]) -> int:
+        return sweep.get("rows", 0) if "data" in sweep else len(sweep.get("points", []))
 
     def __repr__(self) -> str:
-        n = len(self._data.get("points", [])) or sum(
-            len(d.get("sweep", {}).get("points", [])) for d in self._data.get("devices", []))
-        return (f"<SweepResult {n} points, {len(self._data.get('crossovers', []))} "
+        n = self._count(self._data) or sum(
+            self._count(d.get("sweep", {})) for d in self._data.get("devices", []))
+        what = "rows" if "data" in self._data or "devices" in self._data else "points"
+        return (f"<SweepResult {n} {what}, {len(self._data.get('crossovers', []))} "
                 f"crossovers>")
 
 

@@ -13,6 +13,7 @@
 #include "roofline/units.h"
 #include "src/report/expected_report.h"
 #include "src/report/svg_writer.h"
+#include "src/report/sweep_pivot.h"
 
 namespace roofline {
 namespace {
@@ -275,58 +276,47 @@ HtmlTable NetworkHtmlTable(const NetworkAnalysis& a, const CostModel& model) {
 HtmlTable SweepHtmlTable(const SweepResult& r) {
   HtmlTable t;
   t.caption = "sweep points";
-  // The kernel classes present at some point, per phase.
-  auto present = [&](size_t phase, int c) {
-    return std::any_of(r.points.begin(), r.points.end(), [&](const SweepPoint& p) {
-      return p.phases[phase].class_bound[static_cast<size_t>(c)].has_value();
-    });
-  };
-  for (const SweepAxis& a : r.axes) t.header.emplace_back(NameOf(a.variable));
-  if (!r.points.empty()) {
-    for (size_t i = 0; i < r.points.front().phases.size(); ++i) {
-      const PhasePoint& p = r.points.front().phases[i];
-      const std::string ph(NameOf(p.phase));
-      t.header.insert(t.header.end(), {ph + " time", ph + " bound", ph + " tokens/s"});
-      if (p.has_expected) t.header.push_back(ph + " expected");
-      for (int c = 0; c < kNumClasses; ++c) {
-        if (!present(i, c)) continue;
-        t.header.push_back(ph + " " + std::string(NameOf(static_cast<KernelClass>(c))));
-      }
+  const SweepPivot v(r);
+  for (const Column* a : v.axes) t.header.push_back(a->spec.id);
+  for (size_t k = 0; k < v.phases; ++k) {
+    const std::string ph = v.phase->Text(k);
+    t.header.insert(t.header.end(), {ph + " time", ph + " bound", ph + " tokens/s"});
+    if (v.expected != nullptr) t.header.push_back(ph + " expected");
+    for (int c = 0; c < kNumClasses; ++c) {
+      if (v.ClassPresent(k, c)) t.header.push_back(ph + " " + std::string(NameOf(static_cast<KernelClass>(c))));
     }
   }
   t.header.insert(t.header.end(), {"footprint", "fits"});
-  for (const SweepPoint& p : r.points) {
+  for (size_t p = 0; p < v.points; ++p) {
     std::vector<std::string> row;
     std::vector<double> keys;
-    for (size_t a = 0; a < r.axes.size(); ++a) {
-      const SweepAxis& ax = r.axes[a];
-      const bool integer = !ax.values.empty();
-      row.push_back(integer ? std::to_string(ax.values[p.index[a]])
-                            : std::string(NameOf(ax.dtypes[p.index[a]])));
-      keys.push_back(integer ? static_cast<double>(ax.values[p.index[a]]) : kText);
+    const size_t first = p * v.phases;
+    for (const Column* a : v.axes) {
+      row.push_back(a->Text(first));
+      keys.push_back(a->spec.kind == ColumnKind::kInt ? static_cast<double>(a->ints[first]) : kText);
     }
-    for (size_t i = 0; i < p.phases.size(); ++i) {
-      const PhasePoint& ph = p.phases[i];
-      row.push_back(Seconds(ph.time_s));
-      keys.push_back(ph.time_s);
-      row.push_back(r.names.Name(ph.bound));
+    for (size_t k = 0; k < v.phases; ++k) {
+      const size_t i = first + k;
+      row.push_back(Seconds(v.time->reals[i]));
+      keys.push_back(v.time->reals[i]);
+      row.push_back(v.bound->Text(i));
       keys.push_back(kText);
-      row.push_back(Num(std::round(ph.tokens_per_s)));
-      keys.push_back(ph.tokens_per_s);
-      if (ph.has_expected) {
-        row.push_back(Seconds(ph.expected_time_s));
-        keys.push_back(ph.expected_time_s);
+      row.push_back(Num(std::round(v.tokens->reals[i])));
+      keys.push_back(v.tokens->reals[i]);
+      if (v.expected != nullptr) {
+        row.push_back(Seconds(v.expected->reals[i]));
+        keys.push_back(v.expected->reals[i]);
       }
       for (int c = 0; c < kNumClasses; ++c) {
-        if (!present(i, c)) continue;
-        const double v = ph.class_time_s[static_cast<size_t>(c)];
-        row.push_back(Seconds(v));
-        keys.push_back(v);
+        if (!v.ClassPresent(k, c)) continue;
+        const double x = v.class_time[static_cast<size_t>(c)]->reals[i];
+        row.push_back(Seconds(x));
+        keys.push_back(x);
       }
     }
-    row.push_back(Si(p.footprint_bytes, "B"));
-    keys.push_back(p.footprint_bytes);
-    row.push_back(p.fits ? "yes" : "NO");
+    row.push_back(Si(v.footprint->reals[first], "B"));
+    keys.push_back(v.footprint->reals[first]);
+    row.push_back(v.fits->ints[first] != 0 ? "yes" : "NO");
     keys.push_back(kText);
     t.AddRow(std::move(row), std::move(keys));
   }

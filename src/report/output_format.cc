@@ -11,12 +11,15 @@ std::string_view NameOf(OutputFormat format) {
       return "json";
     case OutputFormat::kCsv:
       return "csv";
+    case OutputFormat::kNpy:
+      return "npy";
   }
   return "table";
 }
 
 std::optional<OutputFormat> OutputFormatNamed(std::string_view name) {
-  for (OutputFormat f : {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kCsv}) {
+  for (OutputFormat f :
+       {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kCsv, OutputFormat::kNpy}) {
     if (NameOf(f) == name) return f;
   }
   return std::nullopt;

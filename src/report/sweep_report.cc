@@ -13,7 +13,9 @@
 
 #include "roofline/report.h"
 #include "roofline/units.h"
-#include "src/report/number_text.h"
+#include "roofline/sweep_table.h"
+#include "src/report/sweep_pivot.h"
+#include "src/util/number_text.h"
 #include "src/report/phrases.h"
 #include "src/report/table.h"
 
@@ -26,10 +28,6 @@ const char* CommNoun(const SweepResult& r) {
 }
 
 using nlohmann::json;
-
-std::string AxisValue(const SweepAxis& a, size_t i) {
-  return IsInteger(a.variable) ? std::to_string(a.values[i]) : std::string(NameOf(a.dtypes[i]));
-}
 
 /// The class a kLargestShare value names ("attention", "launch overhead").
 std::string ShareName(int64_t share) {
@@ -504,49 +502,42 @@ std::vector<std::string> GroupedNeverFlips(const SweepResult& r) {
 
 std::string RenderSweepTable(const SweepResult& r, const std::string& title) {
   std::string out = title + "\n\n";
+  const SweepPivot v(r);
   std::vector<std::string> header;
   std::vector<bool> right;
-  for (const SweepAxis& a : r.axes) {
-    header.emplace_back(NameOf(a.variable));
-    right.push_back(true);
+  auto column = [&](std::string h, bool r_align) {
+    header.push_back(std::move(h));
+    right.push_back(r_align);
+  };
+  for (const Column* a : v.axes) column(a->spec.id, true);
+  for (size_t k = 0; k < v.phases; ++k) {
+    const std::string ph = v.phase->Text(k);
+    column(ph + " time", true);
+    column(ph + " bound", false);
+    column(ph + " tokens/s", true);
+    if (v.expected != nullptr) column(ph + " expected", true);
+    column(ph + " largest share", false);
   }
-  if (!r.points.empty()) {
-    for (const PhasePoint& p : r.points.front().phases) {
-      const std::string ph(NameOf(p.phase));
-      for (const char* col : {" time", " bound", " tokens/s"}) {
-        header.push_back(ph + col);
-        right.push_back(std::string(col) != " bound");
-      }
-      if (p.has_expected) {
-        header.push_back(ph + " expected");
-        right.push_back(true);
-      }
-      header.push_back(ph + " largest share");
-      right.push_back(false);
-    }
-  }
-  header.emplace_back("footprint");
-  right.push_back(true);
-  header.emplace_back("fits");
-  right.push_back(false);
-  if (r.chips_tracked) {
-    header.emplace_back("chips");
-    right.push_back(true);
-  }
+  column("footprint", true);
+  column("fits", false);
+  if (v.chips != nullptr) column("chips", true);
   TextTable t(header, right);
-  for (const SweepPoint& p : r.points) {
+  for (size_t p = 0; p < v.points; ++p) {
     std::vector<std::string> row;
-    for (size_t a = 0; a < r.axes.size(); ++a) row.push_back(AxisValue(r.axes[a], p.index[a]));
-    for (const PhasePoint& ph : p.phases) {
-      row.push_back(Seconds(ph.time_s));
-      row.push_back(r.names.Name(ph.bound));
-      row.push_back(Num(std::round(ph.tokens_per_s)));
-      if (ph.has_expected) row.push_back(Seconds(ph.expected_time_s));
-      row.push_back(LargestShareCell(ph));
+    const size_t first = p * v.phases;
+    for (const Column* a : v.axes) row.push_back(a->Text(first));
+    for (size_t k = 0; k < v.phases; ++k) {
+      const size_t i = first + k;
+      row.push_back(Seconds(v.time->reals[i]));
+      row.push_back(v.bound->Text(i));
+      row.push_back(Num(std::round(v.tokens->reals[i])));
+      if (v.expected != nullptr) row.push_back(Seconds(v.expected->reals[i]));
+      row.push_back(v.LargestShareCell(i));
     }
-    row.push_back(Si(p.footprint_bytes, "B"));
-    row.push_back(p.fits ? "yes" : "NO");
-    if (r.chips_tracked) row.push_back(p.fits ? std::to_string(p.chips) : "-");
+    const bool fits = v.fits->ints[first] != 0;
+    row.push_back(Si(v.footprint->reals[first], "B"));
+    row.push_back(fits ? "yes" : "NO");
+    if (v.chips != nullptr) row.push_back(fits ? v.chips->Text(first) : "-");
     t.AddRow(std::move(row));
   }
   out += t.Render();
@@ -597,8 +588,12 @@ std::string RenderSweepTable(const SweepResult& r, const std::string& title) {
   return out;
 }
 
-std::string RenderSweepJson(const SweepResult& r, const std::string& model,
-                            const std::string& device) {
+namespace {
+
+/// The sweep's JSON document without its points, open at the end (no closing brace): keys
+/// sorted as dump(2) writes them, "points" (rows) or the columns appended after it.
+std::string SweepJsonHead(const SweepResult& r, const std::string& model,
+                          const std::string& device) {
   json j;
   j["model"] = model;
   j["device"] = device;
@@ -652,10 +647,18 @@ std::string RenderSweepJson(const SweepResult& r, const std::string& model,
   j["never_flips"] = never;
   j["notes"] = r.notes;
   j["evaluations"] = r.evaluations;
-  // "points" sorts last among the keys: the document without it, then the points written
-  // directly (a sweep's points are most of its JSON; a tree of them costs ~10x the text).
   std::string out = j.dump(2);
   out.resize(out.size() - 2);  // the closing "\n}"
+  return out;
+}
+
+}  // namespace
+
+std::string RenderSweepJson(const SweepResult& r, const std::string& model,
+                            const std::string& device) {
+  // "points" sorts last among the keys: the document without it, then the points written
+  // directly (a sweep's points are most of its JSON; a tree of them costs ~10x the text).
+  std::string out = SweepJsonHead(r, model, device);
   out += ",\n  \"points\": ";
   AppendPointsJson(r, out);
   out += "\n}\n";
@@ -663,62 +666,28 @@ std::string RenderSweepJson(const SweepResult& r, const std::string& model,
 }
 
 void WriteSweepCsv(const SweepResult& r, std::ostream& os) {
-  std::string out;
-  for (const SweepAxis& a : r.axes) out += std::string(NameOf(a.variable)) + ",";
-  const bool expected = !r.points.empty() && !r.points.front().phases.empty() &&
-                        r.points.front().phases.front().has_expected;
-  out +=
-      "phase,time_s,bound,tokens_per_s,compute_bound_time_s,memory_bound_time_s,"
-      "comm_bound_time_s,footprint_bytes,fits";
-  out += expected ? ",expected_time_s" : "";
-  out += r.chips_tracked ? ",chips" : "";
-  // Where the time goes: the largest share, then every class and the launch overhead.
-  out += ",largest_share";
-  for (int c = 0; c < kNumClasses; ++c) {
-    std::string name(NameOf(static_cast<KernelClass>(c)));
-    std::replace(name.begin(), name.end(), '/', '_');
-    out += "," + name + "_time_s";
+  WriteCsv(SweepTable(r, SweepColumns::kCsv), os);
+}
+
+void WriteSweepJson(const SweepResult& r, const std::string& model, const std::string& device,
+                    JsonLayout layout, std::ostream& os) {
+  if (layout == JsonLayout::kRows) {
+    os << RenderSweepJson(r, model, device);
+    return;
   }
-  out += ",overhead_time_s\n";
-  // Numbers formatted in place (no temporaries: 100k-point sweeps), each as "{:.17g}" writes it,
-  // and the text handed on in blocks of about 1 MB (a 100k-point sweep is ~40 MB of CSV).
-  constexpr size_t kBlock = size_t{1} << 20;
-  out.reserve(kBlock + 4096);
-  VerdictNames name(r.names, /*quoted=*/false);
-  std::string prefix;
-  auto number = [&out](double v) {
-    out += ',';
-    AppendG17(out, v);
-  };
-  for (const SweepPoint& p : r.points) {
-    prefix.clear();
-    for (size_t a = 0; a < r.axes.size(); ++a) prefix += AxisValue(r.axes[a], p.index[a]) + ",";
-    for (const PhasePoint& ph : p.phases) {
-      out += prefix;
-      out += NameOf(ph.phase);
-      number(ph.time_s);
-      out += ',';
-      out += name(ph.bound);
-      number(ph.tokens_per_s);
-      number(ph.compute_bound_s);
-      number(ph.memory_bound_s);
-      number(ph.comm_bound_s);
-      number(p.footprint_bytes);
-      out += p.fits ? ",true" : ",false";
-      if (expected) number(ph.expected_time_s);
-      if (r.chips_tracked) fmt::format_to(std::back_inserter(out), ",{}", p.chips);
-      out += ",";
-      out += ShareName(ph.LargestShare());
-      for (int c = 0; c < kNumClasses; ++c) number(ph.class_time_s[static_cast<size_t>(c)]);
-      number(ph.overhead_s);
-      out += '\n';
-    }
-    if (out.size() >= kBlock) {
-      os.write(out.data(), static_cast<std::streamsize>(out.size()));
-      out.clear();
-    }
-  }
+  // The document of the rows layout without its points (keys sorted, as dump(2) writes them),
+  // then the columns: "columns" (what each is), "rows" and "data" (the values, column by column).
+  const Table t = SweepTable(r, SweepColumns::kAll);
+  std::string out = SweepJsonHead(r, model, device);
+  out += ",\n  \"schema\": 2,\n  \"columns\": " + ColumnsJsonDescription(t);
+  out += fmt::format(",\n  \"rows\": {},\n  \"data\": ", t.rows());
   os.write(out.data(), static_cast<std::streamsize>(out.size()));
+  WriteJsonColumns(t, os, 2);
+  os << "\n}\n";
+}
+
+void WriteSweepNpy(const SweepResult& r, std::ostream& os) {
+  WriteNpy(SweepTable(r, SweepColumns::kAll), os);
 }
 
 std::string RenderSweepCsv(const SweepResult& r) {
@@ -869,70 +838,39 @@ std::string RenderDeviceSweepTable(const DeviceSweep& d, const std::string& titl
   return out;
 }
 
-std::string RenderDeviceSweepJson(const DeviceSweep& d, const std::string& model) {
+std::string RenderDeviceSweepJson(const DeviceSweep& d, const std::string& model,
+                                  JsonLayout layout) {
   json j;
   j["model"] = model;
   j["devices"] = json::array();
   for (size_t i = 0; i < d.devices.size(); ++i) {
-    j["devices"].push_back(
-        {{"device", d.devices[i]},
-         {"sweep", json::parse(RenderSweepJson(d.sweeps[i], model, d.devices[i]))}});
+    std::ostringstream sweep;
+    WriteSweepJson(d.sweeps[i], model, d.devices[i], layout, sweep);
+    j["devices"].push_back({{"device", d.devices[i]}, {"sweep", json::parse(sweep.str())}});
   }
   return j.dump(2) + "\n";
 }
 
-namespace {
-
-std::vector<std::string> SplitCsvLine(const std::string& line) {
-  // The sweep CSV quotes no field (numbers, verdict and class names, yes/no).
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = line.find(',', start);
-    out.push_back(
-        line.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
-}  // namespace
-
 std::string RenderDeviceSweepCsv(const DeviceSweep& d) {
   // One header, the union of the devices' columns in first-seen order; a cell a device has no
   // column for is empty (bounds-only devices have no expected times; SRAM machines add chips).
-  std::vector<std::string> columns;
-  std::vector<std::vector<std::string>> headers;
-  std::vector<std::vector<std::vector<std::string>>> rows;
+  std::vector<Table> tables;
+  std::vector<std::string> ids;
   for (const SweepResult& r : d.sweeps) {
-    const std::string csv = RenderSweepCsv(r);
-    std::vector<std::vector<std::string>> lines;
-    size_t start = 0;
-    while (start < csv.size()) {
-      size_t end = csv.find('\n', start);
-      if (end == std::string::npos) end = csv.size();
-      if (end > start) lines.push_back(SplitCsvLine(csv.substr(start, end - start)));
-      start = end + 1;
+    tables.push_back(SweepTable(r, SweepColumns::kCsv));
+    for (const Column& c : tables.back().columns()) {
+      if (std::find(ids.begin(), ids.end(), c.spec.id) == ids.end()) ids.push_back(c.spec.id);
     }
-    if (lines.empty()) lines.emplace_back();
-    for (const std::string& c : lines.front()) {
-      if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
-    }
-    headers.push_back(lines.front());
-    rows.emplace_back(lines.begin() + 1, lines.end());
   }
   std::string out = "device";
-  for (const std::string& c : columns) out += "," + c;
+  for (const std::string& id : ids) out += "," + id;
   out += "\n";
   for (size_t i = 0; i < d.devices.size(); ++i) {
-    for (const auto& row : rows[i]) {
+    std::vector<const Column*> cols;
+    for (const std::string& id : ids) cols.push_back(tables[i].Find(id));
+    for (size_t row = 0; row < tables[i].rows(); ++row) {
       out += d.devices[i];
-      for (const std::string& c : columns) {
-        const auto at = std::find(headers[i].begin(), headers[i].end(), c);
-        const size_t k = static_cast<size_t>(at - headers[i].begin());
-        out += "," + (at != headers[i].end() && k < row.size() ? row[k] : std::string());
-      }
+      for (const Column* c : cols) out += "," + (c != nullptr ? c->Text(row) : std::string());
       out += "\n";
     }
   }

@@ -21,6 +21,7 @@ namespace roofline::cli {
 struct SweepOptions {
   std::vector<std::string> vary;  ///< one or two NAME=FROM:TO[:xF|+S] or NAME=A,B,C
   OutputFormat format = OutputFormat::kTable;
+  JsonLayout layout = JsonLayout::kColumns;
   std::string plot;     ///< SVG of time against the first variable
   std::string report;   ///< self-contained HTML page
   std::string explain;  ///< LLM sweeps: a kernel to derive around its crossovers
@@ -41,6 +42,10 @@ int RunDeviceSweepCommand(Context& ctx, const Scenario& s, const SweepOptions& s
                           const std::vector<SweepAxis>& axes) {
   if (s.Given(FieldId::kHw)) {
     return Fail(ctx, Status::Invalid("--hw", "the devices are the --vary hw=... list"));
+  }
+  if (so.format == OutputFormat::kNpy) {
+    return Fail(ctx, Status::Invalid("--format npy",
+                                     "writes one device's sweep; with --vary hw use csv or json"));
   }
   if (!so.plot.empty()) {
     return Fail(ctx, Status::Invalid("--plot",
@@ -82,7 +87,7 @@ int RunDeviceSweepCommand(Context& ctx, const Scenario& s, const SweepOptions& s
     if (!w.ok()) return Fail(ctx, w);
   }
   if (so.format == OutputFormat::kJson) {
-    *ctx.out << RenderDeviceSweepJson(*r, s.model);
+    *ctx.out << RenderDeviceSweepJson(*r, s.model, so.layout);
   } else if (so.format == OutputFormat::kCsv) {
     *ctx.out << RenderDeviceSweepCsv(*r);
   } else {
@@ -93,8 +98,9 @@ int RunDeviceSweepCommand(Context& ctx, const Scenario& s, const SweepOptions& s
 
 /// `roofline sweep GRAPH.json|model.onnx|PRESET --vary DIM=...`: one symbolic dimension.
 int RunNetworkSweepCommand(Context& ctx, const Scenario& s, const SweepOptions& so) {
-  if (so.format == OutputFormat::kCsv) {
-    return Fail(ctx, Status::Invalid("--format csv", "graph sweeps print table or json"));
+  if (so.format == OutputFormat::kCsv || so.format == OutputFormat::kNpy) {
+    return Fail(ctx, Status::Invalid("--format " + std::string(NameOf(so.format)),
+                                     "graph sweeps print table or json"));
   }
   if (so.vary.size() != 1) {
     return Fail(ctx, Status::Invalid("--vary", "graph sweeps vary one dimension"));
@@ -143,7 +149,12 @@ int RunSweepCommand(Context& ctx) {
                  "the devices (with at most one other variable)")
       ->required();
   const ScenarioOptions options(app, WorkloadFields());
-  AddFormatOption(app, so.format, {"table", "json", "csv"});
+  AddFormatOption(app, so.format, {"table", "json", "csv", "npy"});
+  std::string layout = "columns";
+  app.add_option("--json-layout", layout,
+                 "--format json: columns (\"schema\": 2, one array per column; default) or rows "
+                 "(one object per point)")
+      ->check(CLI::IsMember({"columns", "rows"}));
   app.add_option("--plot", so.plot, "write an SVG of time against the first variable");
   app.add_option("--report", so.report, "write a self-contained HTML report");
   app.add_option("--explain", so.explain,
@@ -151,6 +162,7 @@ int RunSweepCommand(Context& ctx) {
                  "each crossover of its class (else at the first and last grid points)");
   if (auto done = ParseArgs(app, ctx)) return *done;
   if (Status st = options.Read(s); !st.ok()) return Fail(ctx, st);
+  so.layout = layout == "rows" ? JsonLayout::kRows : JsonLayout::kColumns;
   if (!so.explain.empty() && so.format != OutputFormat::kTable) {
     return Fail(ctx, Status::Invalid("--explain", "prints with --format table"));
   }
@@ -194,9 +206,11 @@ int RunSweepCommand(Context& ctx) {
     if (!w.ok()) return Fail(ctx, w);
   }
   if (so.format == OutputFormat::kJson) {
-    *ctx.out << RenderSweepJson(*r, s.model, setup->device.id);
+    WriteSweepJson(*r, s.model, setup->device.id, so.layout, *ctx.out);
   } else if (so.format == OutputFormat::kCsv) {
     WriteSweepCsv(*r, *ctx.out);
+  } else if (so.format == OutputFormat::kNpy) {
+    WriteSweepNpy(*r, *ctx.out);
   } else {
     std::string explanation;
     if (!so.explain.empty()) {

@@ -1,6 +1,6 @@
 // Numbers as text for the machine-readable outputs, without temporaries.
-#ifndef ROOFLINE_SRC_REPORT_NUMBER_TEXT_H_
-#define ROOFLINE_SRC_REPORT_NUMBER_TEXT_H_
+#ifndef ROOFLINE_SRC_UTIL_NUMBER_TEXT_H_
+#define ROOFLINE_SRC_UTIL_NUMBER_TEXT_H_
 
 #include <charconv>
 #include <string>
@@ -19,4 +19,4 @@ inline void AppendG17(std::string& out, double v) {
 
 }  // namespace roofline
 
-#endif  // ROOFLINE_SRC_REPORT_NUMBER_TEXT_H_
+#endif  // ROOFLINE_SRC_UTIL_NUMBER_TEXT_H_

@@ -1,0 +1,226 @@
+// The registry of a sweep's columns, and the sweep as a table.
+#include "roofline/sweep_table.h"
+
+#include <algorithm>
+
+namespace roofline {
+namespace {
+
+/// What a column of the registry takes from a point and one of its phases.
+struct SweepColumn {
+  const char* id;
+  const char* unit;
+  Scope scope;
+  ColumnKind kind;
+  bool csv;  ///< in the CSV's set (SweepColumns::kCsv)
+  enum class When { kAlways, kExpected, kChips } when;
+  /// kReal: the value; kInt, kBool, kCode: the integer (a code indexes the column's labels).
+  double (*get)(const SweepPoint&, const PhasePoint&, const SweepResult&);
+};
+
+/// The labels of the largest-share column: the classes, then launch overhead.
+std::vector<std::string> ShareLabels() {
+  std::vector<std::string> l;
+  for (int c = 0; c < kNumClasses; ++c) l.emplace_back(NameOf(static_cast<KernelClass>(c)));
+  l.emplace_back("launch overhead");
+  return l;
+}
+
+/// The registry, in the order the tables list the columns. Per-class columns follow it.
+const SweepColumn kColumns[] = {
+    {"phase", "", Scope::kStep, ColumnKind::kCode, true, SweepColumn::When::kAlways,
+     [](const SweepPoint&, const PhasePoint& ph, const SweepResult&) {
+       return ph.phase == Phase::kPrefill ? 0.0 : 1.0;
+     }},
+    {"time_s", "s", Scope::kStep, ColumnKind::kReal, true, SweepColumn::When::kAlways,
+     [](const SweepPoint&, const PhasePoint& ph, const SweepResult&) { return ph.time_s; }},
+    {"bound", "", Scope::kStep, ColumnKind::kCode, true, SweepColumn::When::kAlways,
+     [](const SweepPoint&, const PhasePoint& ph, const SweepResult& r) {
+       return static_cast<double>(VerdictCode(r.names, ph.bound));
+     }},
+    {"tokens_per_s", "1/s", Scope::kStep, ColumnKind::kReal, true, SweepColumn::When::kAlways,
+     [](const SweepPoint&, const PhasePoint& ph, const SweepResult&) { return ph.tokens_per_s; }},
+    {"compute_bound_time_s", "s", Scope::kStep, ColumnKind::kReal, true,
+     SweepColumn::When::kAlways,
+     [](const SweepPoint&, const PhasePoint& ph, const SweepResult&) {
+       return ph.compute_bound_s;
+     }},
+    {"memory_bound_time_s", "s", Scope::kStep, ColumnKind::kReal, true,
+     SweepColumn::When::kAlways,
+     [](const SweepPoint&, const PhasePoint& ph, const SweepResult&) {
+       return ph.memory_bound_s;
+     }},
+    {"comm_bound_time_s", "s", Scope::kStep, ColumnKind::kReal, true, SweepColumn::When::kAlways,
+     [](const SweepPoint&, const PhasePoint& ph, const SweepResult&) { return ph.comm_bound_s; }},
+    {"footprint_bytes", "B", Scope::kPoint, ColumnKind::kReal, true, SweepColumn::When::kAlways,
+     [](const SweepPoint& p, const PhasePoint&, const SweepResult&) {
+       return p.footprint_bytes;
+     }},
+    {"fits", "", Scope::kPoint, ColumnKind::kBool, true, SweepColumn::When::kAlways,
+     [](const SweepPoint& p, const PhasePoint&, const SweepResult&) {
+       return p.fits ? 1.0 : 0.0;
+     }},
+    {"expected_time_s", "s", Scope::kStep, ColumnKind::kReal, true, SweepColumn::When::kExpected,
+     [](const SweepPoint&, const PhasePoint& ph, const SweepResult&) {
+       return ph.expected_time_s;
+     }},
+    {"chips", "", Scope::kPoint, ColumnKind::kInt, true, SweepColumn::When::kChips,
+     [](const SweepPoint& p, const PhasePoint&, const SweepResult&) {
+       return static_cast<double>(p.chips);
+     }},
+    {"largest_share", "", Scope::kStep, ColumnKind::kCode, true, SweepColumn::When::kAlways,
+     [](const SweepPoint&, const PhasePoint& ph, const SweepResult&) {
+       return static_cast<double>(ph.LargestShare());
+     }},
+};
+
+/// Columns of every point beyond the CSV's (SweepColumns::kAll), before the per-class ones.
+const SweepColumn kMoreColumns[] = {
+    {"capacity_bytes", "B", Scope::kPoint, ColumnKind::kReal, false, SweepColumn::When::kAlways,
+     [](const SweepPoint& p, const PhasePoint&, const SweepResult&) { return p.capacity_bytes; }},
+    {"expected_tokens_per_s", "1/s", Scope::kStep, ColumnKind::kReal, false,
+     SweepColumn::When::kExpected,
+     [](const SweepPoint&, const PhasePoint& ph, const SweepResult&) {
+       return ph.expected_tokens_per_s;
+     }},
+    {"flops", "FLOP", Scope::kStep, ColumnKind::kReal, false, SweepColumn::When::kAlways,
+     [](const SweepPoint&, const PhasePoint& ph, const SweepResult&) { return ph.flops; }},
+    {"bytes", "B", Scope::kStep, ColumnKind::kReal, false, SweepColumn::When::kAlways,
+     [](const SweepPoint&, const PhasePoint& ph, const SweepResult&) { return ph.bytes; }},
+    {"overhead_time_s", "s", Scope::kStep, ColumnKind::kReal, true, SweepColumn::When::kAlways,
+     [](const SweepPoint&, const PhasePoint& ph, const SweepResult&) { return ph.overhead_s; }},
+};
+
+/// "norms/elementwise" -> "norms_elementwise".
+std::string ClassId(int c) {
+  std::string name(NameOf(static_cast<KernelClass>(c)));
+  std::replace(name.begin(), name.end(), '/', '_');
+  return name;
+}
+
+bool Wanted(const SweepColumn& c, const SweepResult& r, bool expected) {
+  switch (c.when) {
+    case SweepColumn::When::kExpected:
+      return expected;
+    case SweepColumn::When::kChips:
+      return r.chips_tracked;
+    default:
+      return true;
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> VerdictLabels(const ResourceNames& names) {
+  std::vector<std::string> l;
+  for (size_t i = 0; i < names.compute.size(); ++i) {
+    l.push_back(names.Name(Verdict{BoundKind::kCompute, static_cast<int>(i)}));
+  }
+  l.push_back(names.Name(Verdict{BoundKind::kCompute, -1}));
+  for (size_t i = 0; i < names.memory.size(); ++i) {
+    l.push_back(names.Name(Verdict{BoundKind::kMemory, static_cast<int>(i)}));
+  }
+  for (size_t i = 0; i < names.links.size(); ++i) {
+    l.push_back(names.Name(Verdict{BoundKind::kComm, static_cast<int>(i)}));
+  }
+  l.push_back(names.Name(Verdict{BoundKind::kOverhead, -1}));
+  return l;
+}
+
+int64_t VerdictCode(const ResourceNames& names, const Verdict& v) {
+  const int64_t nc = static_cast<int64_t>(names.compute.size());
+  const int64_t nm = static_cast<int64_t>(names.memory.size());
+  const int64_t nl = static_cast<int64_t>(names.links.size());
+  switch (v.kind) {
+    case BoundKind::kCompute:
+      return v.index >= 0 && v.index < nc ? v.index : nc;
+    case BoundKind::kMemory:
+      return nc + 1 + std::clamp<int64_t>(v.index, 0, nm - 1);
+    case BoundKind::kComm:
+      return nc + 1 + nm + std::clamp<int64_t>(v.index, 0, nl - 1);
+    case BoundKind::kOverhead:
+      return nc + 1 + nm + nl;
+  }
+  return nc + 1 + nm + nl;
+}
+
+Table SweepTable(const SweepResult& r, SweepColumns which) {
+  Table t;
+  const bool expected = !r.points.empty() && !r.points.front().phases.empty() &&
+                        r.points.front().phases.front().has_expected;
+  size_t rows = 0;
+  for (const SweepPoint& p : r.points) rows += p.phases.size();
+  for (size_t a = 0; a < r.axes.size(); ++a) {
+    const SweepAxis& axis = r.axes[a];
+    const std::string id(NameOf(axis.variable));
+    if (IsInteger(axis.variable)) {
+      Column& c = t.Add({id, "", Scope::kPoint, ColumnKind::kInt});
+      c.ints.reserve(rows);
+      for (const SweepPoint& p : r.points) c.ints.insert(c.ints.end(), p.phases.size(), axis.values[p.index[a]]);
+    } else {
+      std::vector<std::string> labels;
+      for (DType d : axis.dtypes) labels.emplace_back(NameOf(d));
+      Column& c = t.Add({id, "", Scope::kPoint, ColumnKind::kCode}, std::move(labels));
+      c.ints.reserve(rows);
+      for (const SweepPoint& p : r.points) {
+        c.ints.insert(c.ints.end(), p.phases.size(), static_cast<int64_t>(p.index[a]));
+      }
+    }
+  }
+  auto add = [&](const SweepColumn& col) {
+    std::vector<std::string> labels;
+    if (col.kind == ColumnKind::kCode) {
+      const std::string id = col.id;
+      labels = id == "phase" ? std::vector<std::string>{"prefill", "decode"}
+               : id == "bound" ? VerdictLabels(r.names)
+                               : ShareLabels();
+    }
+    Column& c = t.Add({col.id, col.unit, col.scope, col.kind}, std::move(labels));
+    if (col.kind == ColumnKind::kReal) {
+      c.reals.reserve(rows);
+      for (const SweepPoint& p : r.points) {
+        for (const PhasePoint& ph : p.phases) c.reals.push_back(col.get(p, ph, r));
+      }
+    } else {
+      c.ints.reserve(rows);
+      for (const SweepPoint& p : r.points) {
+        for (const PhasePoint& ph : p.phases) {
+          c.ints.push_back(static_cast<int64_t>(col.get(p, ph, r)));
+        }
+      }
+    }
+  };
+  for (const SweepColumn& col : kColumns) {
+    if (Wanted(col, r, expected)) add(col);
+  }
+  // The time of each kernel class, then the launch overhead (the CSV's last columns); with
+  // every column, the other figures and each class's verdict ("none" where it is absent).
+  for (int cls = 0; cls < kNumClasses; ++cls) {
+    Column& c = t.Add({ClassId(cls) + "_time_s", "s", Scope::kStep, ColumnKind::kReal});
+    c.reals.reserve(rows);
+    for (const SweepPoint& p : r.points) {
+      for (const PhasePoint& ph : p.phases) c.reals.push_back(ph.class_time_s[static_cast<size_t>(cls)]);
+    }
+  }
+  for (const SweepColumn& col : kMoreColumns) {
+    if ((col.csv || which == SweepColumns::kAll) && Wanted(col, r, expected)) add(col);
+  }
+  if (which == SweepColumns::kAll) {
+    std::vector<std::string> labels = VerdictLabels(r.names);
+    const int64_t absent = static_cast<int64_t>(labels.size());
+    labels.emplace_back(kAbsentLabel);
+    for (int cls = 0; cls < kNumClasses; ++cls) {
+      Column& c = t.Add({ClassId(cls) + "_bound", "", Scope::kStep, ColumnKind::kCode}, labels);
+      c.ints.reserve(rows);
+      for (const SweepPoint& p : r.points) {
+        for (const PhasePoint& ph : p.phases) {
+          const std::optional<Verdict>& v = ph.class_bound[static_cast<size_t>(cls)];
+          c.ints.push_back(v.has_value() ? VerdictCode(r.names, *v) : absent);
+        }
+      }
+    }
+  }
+  return t;
+}
+
+}  // namespace roofline
