@@ -351,7 +351,9 @@ TEST(Cli, SweepWritesJsonPlotAndReport) {
       EXPECT_TRUE(x.contains(f)) << f;
     }
   }
-  EXPECT_EQ(j["points"].size(), 10u);
+  EXPECT_EQ(j["schema"], 2);
+  EXPECT_EQ(j["rows"], 20);  // 10 points x 2 phases, as columns
+  EXPECT_EQ(j["data"]["time_s"].size(), 20u);
   std::ifstream s(svg), h(html);
   ASSERT_TRUE(s.good());
   ASSERT_TRUE(h.good());
@@ -493,9 +495,9 @@ TEST(Cli, SweepOverDevices) {
         RunCli({"model", "llama-3-8b", "--hw", id, "--batch", "16", "--format", "json"});
     ASSERT_EQ(m.status, 0) << m.err;
     const nlohmann::json model = nlohmann::json::parse(m.out);
-    const auto& point = d.at("sweep").at("points").at(0);
+    const auto& data = d.at("sweep").at("data");  // rows: point 0's phases, in order
     for (size_t p = 0; p < 2; ++p) {
-      EXPECT_EQ(point.at("phases").at(p).at("time_s").get<double>(),
+      EXPECT_EQ(data.at("time_s").at(p).get<double>(),
                 model.at("phases").at(p).at("time_s").get<double>())
           << id;
     }
