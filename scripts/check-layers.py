@@ -2,7 +2,7 @@
 """Checks that every include in src/, include/ and tools/ follows the layers' DAG of
 scripts/layers.json (a layer includes its own headers and those of the layers it depends on,
 directly or through others), that the DAG has no cycle, that every public header has a source
-of its name (or a stated reason), and that the README's layout section names every folder.
+of its name (or a stated reason), and that docs/architecture.md's folders section names every folder.
 
 Prints one line per violation and exits 1 on any; 0 and a one-line summary otherwise."""
 import json
@@ -91,13 +91,13 @@ def main() -> int:
         if stem in sources and h in reasons:
             problems.append(f"include/roofline/{h}: has {stem}.cc; drop its reason")
 
-    # Every folder of the repository is named in the README's layout section.
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
-        readme = f.read()
-    start = readme.find("## Layout")
-    layout = readme[start:readme.find("\n## ", start + 1)] if start >= 0 else ""
+    # Every folder of the repository is named in docs/architecture.md's folders section.
+    with open(os.path.join(ROOT, "docs/architecture.md"), encoding="utf-8") as f:
+        page = f.read()
+    start = page.find("## Folders")
+    layout = page[start:page.find("\n## ", start + 1)] if start >= 0 else ""
     if not layout:
-        problems.append("README.md: no '## Layout' section")
+        problems.append("docs/architecture.md: no '## Folders' section")
     folders = 0
     for dirpath, dirnames, _ in os.walk(ROOT):
         rel = os.path.relpath(dirpath, ROOT)
@@ -109,7 +109,7 @@ def main() -> int:
         folders += 1
         base = os.path.basename(rel)
         if rel + "/" not in layout and f" {base}/" not in layout and f"({base}/" not in layout:
-            problems.append(f"{rel}/: not in the README's layout section")
+            problems.append(f"{rel}/: not in docs/architecture.md's folders section")
 
     for p in problems:
         print(p)
@@ -117,7 +117,7 @@ def main() -> int:
         return 1
     print(f"check-layers: {checked} includes in {len(files)} files follow the DAG of "
           f"{len(spec['layers'])} layers; {len(public)} public headers accounted for; "
-          f"{folders} folders in the README's layout")
+          f"{folders} folders in docs/architecture.md")
     return 0
 
 

@@ -18,3 +18,6 @@ while IFS= read -r line; do
   mv "tests/golden/$file.tmp" "tests/golden/$file"
   echo "tests/golden/$file"
 done <tests/golden/commands.txt
+# The command-line reference is every command's --help (tests/docs_test.cc compares them).
+"$bin" help --markdown >docs/cli.md
+echo docs/cli.md

@@ -222,10 +222,13 @@ TEST(GraphPresets, DiffusionFlagsRefusedWhereTheyMeanNothing) {
       // Commands that take LLM configs say what a network preset is.
       {{"plan", "sdxl-unet", "--gpus", "8", "--prompt", "10", "--output", "10"},
        "'sdxl-unet' is a network preset"},
-      // --cfg needs a symbolic batch to double.
-      {{"model", std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/onnx/unet_block.onnx",
-        "--steps", "4", "--cfg"},
-       "error: --cfg: the graph has no symbolic dimension 'batch'"},
+      // --steps runs a denoiser's pass per image: not a classifier's, an encoder's or a VAE's.
+      {{"model", "resnet-50", "--steps", "30"}, "error: --steps: 'ResNet-50' is not a denoiser"},
+      {{"model", "sd-vae-decoder", "--steps", "30"}, "is not a denoiser's pass"},
+      {{"model", "clip-vit-l-14", "--steps", "4", "--cfg"}, "is not a denoiser's pass"},
+      {{"model", std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/onnx/small_cnn.onnx",
+        "--dim", "batch=2", "--steps", "4"},
+       "is not a denoiser's pass"},
   };
   for (const auto& [args, expect] : cases) {
     const CliOutput o = RunCli(args);
@@ -236,10 +239,11 @@ TEST(GraphPresets, DiffusionFlagsRefusedWhereTheyMeanNothing) {
   }
 }
 
-// An ONNX model with a symbolic batch: --cfg loads it at twice the images; a graph without a
-// batch runs one image per pass, and says so.
-TEST(GraphPresets, GuidanceOnOnnxAndGraphsWithoutBatch) {
-  const std::string onnx = std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/onnx/small_cnn.onnx";
+// An ONNX denoiser with a symbolic batch: --cfg loads it at twice the images; every network
+// preset that is a denoiser takes --steps, and only those.
+TEST(GraphPresets, GuidanceOnOnnxAndTheDenoiserPresets) {
+  const std::string onnx =
+      std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/onnx/denoiser_block.onnx";
   const CliOutput o =
       RunCli({"model", onnx, "--dim", "batch=3", "--steps", "10", "--cfg", "--format", "json"});
   ASSERT_EQ(o.status, 0) << o.err;
@@ -250,16 +254,10 @@ TEST(GraphPresets, GuidanceOnOnnxAndGraphsWithoutBatch) {
   ASSERT_EQ(pass.status, 0) << pass.err;
   EXPECT_DOUBLE_EQ(j["diffusion"]["time_s"].get<double>(),
                    10 * nlohmann::json::parse(pass.out)["totals"]["time_s"].get<double>());
-
-  const std::string fixed =
-      std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/onnx/unet_block.onnx";
-  const CliOutput b = RunCli({"model", fixed, "--steps", "4", "--format", "json"});
-  ASSERT_EQ(b.status, 0) << b.err;
-  const nlohmann::json d = nlohmann::json::parse(b.out)["diffusion"];
-  EXPECT_EQ(d["batchless"], true);
-  EXPECT_EQ(d["images"], 1);
-  const CliOutput t = RunCli({"model", fixed, "--steps", "4"});
-  EXPECT_NE(t.out.find("each pass taken as one image"), std::string::npos);
+  for (const char* preset : {"sd15-unet", "sdxl-unet", "flux-dev", "dit-xl-2"}) {
+    const CliOutput d = RunCli({"model", preset, "--steps", "2", "--format", "json"});
+    EXPECT_EQ(d.status, 0) << preset << ": " << d.err;
+  }
 }
 
 // A file named like a preset is read as that file; a preset id otherwise.

@@ -110,7 +110,7 @@ TEST(NetworkCli, SweepOverBatchReportsTheCrossover) {
             std::string::npos)
       << o.out;
   const Output j = RunCli({"sweep", Fixture("transformer_block.json"), "--hw", "a100-sxm-80gb",
-                           "--vary", "batch=1:64:x2", "--format", "json"});
+                           "--vary", "batch=1:64:x2", "--format", "json", "--json-layout", "rows"});
   ASSERT_EQ(j.status, 0) << j.err;
   const nlohmann::json doc = nlohmann::json::parse(j.out);
   EXPECT_EQ(doc["variable"], "batch");
@@ -164,10 +164,11 @@ TEST(NetworkCli, DtypeAndTf32RetypeAGraph) {
   EXPECT_NE(tf32.out.find("tensor.tf32"), std::string::npos) << tf32.out;
   EXPECT_NE(tf32.out.find("note: --tf32: "), std::string::npos) << tf32.out;
   const Output sweep = RunCli({"sweep", Fixture("small_cnn.json"), "--hw", "h100-sxm", "--vary",
-                               "batch=1:64:x4", "--dtype", "fp16", "--format", "json"});
+                               "batch=1:64:x4", "--dtype", "fp16", "--format", "json",
+                               "--json-layout", "rows"});
   ASSERT_EQ(sweep.status, 0) << sweep.err;
   const Output sweep32 = RunCli({"sweep", Fixture("small_cnn.json"), "--hw", "h100-sxm", "--vary",
-                                 "batch=1:64:x4", "--format", "json"});
+                                 "batch=1:64:x4", "--format", "json", "--json-layout", "rows"});
   ASSERT_EQ(sweep32.status, 0) << sweep32.err;
   const nlohmann::json s16 = nlohmann::json::parse(sweep.out);
   const nlohmann::json s32 = nlohmann::json::parse(sweep32.out);
@@ -264,10 +265,11 @@ TEST(NetworkCli, ARetypedOnnxModelsWhyReloadsItRetyped) {
   EXPECT_EQ(text.find("vector.fp32"), std::string::npos) << text;
   // The same in a sweep: every reload re-typed.
   const Output s = RunCli({"sweep", onnx, "--hw", "a100-sxm-80gb", "--vary", "batch=1,64",
-                           "--dtype", "bf16", "--format", "json"});
+                           "--dtype", "bf16", "--format", "json", "--json-layout", "rows"});
   ASSERT_EQ(s.status, 0) << s.err;
   const Output s32 =
-      RunCli({"sweep", onnx, "--hw", "a100-sxm-80gb", "--vary", "batch=1,64", "--format", "json"});
+      RunCli({"sweep", onnx, "--hw", "a100-sxm-80gb", "--vary", "batch=1,64", "--format", "json",
+              "--json-layout", "rows"});
   ASSERT_EQ(s32.status, 0) << s32.err;
   const nlohmann::json a = nlohmann::json::parse(s.out), b = nlohmann::json::parse(s32.out);
   for (size_t i = 0; i < 2; ++i) {
@@ -283,7 +285,8 @@ TEST(NetworkCli, SweepAnOnnxModelReloadsItPerValue) {
   const std::string onnx =
       std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/onnx/dynamic_shapes.onnx";
   const Output o =
-      RunCli({"sweep", onnx, "--hw", "h100-sxm", "--vary", "batch=1,3,8", "--format", "json"});
+      RunCli({"sweep", onnx, "--hw", "h100-sxm", "--vary", "batch=1,3,8", "--format", "json",
+              "--json-layout", "rows"});
   ASSERT_EQ(o.status, 0) << o.err;
   const nlohmann::json doc = nlohmann::json::parse(o.out);
   ASSERT_EQ(doc["points"].size(), 3u);

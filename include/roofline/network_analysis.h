@@ -60,6 +60,9 @@ Result<DiffusionRun> DiffuseImages(const NetworkAnalysis& pass, int64_t steps, b
 struct NetSweepPoint {
   int64_t value = 0;
   double time_s = 0;
+  bool has_expected = false;   ///< the cost model has efficiency data
+  double expected_time_s = 0;  ///< the pass's expected time
+  int64_t pass_batch = 0;      ///< the network's batch in the pass (0: it has no batch)
   double flops = 0;
   double matrix_flops = 0;
   double bytes = 0;  ///< device memory
@@ -87,6 +90,9 @@ struct NetSweepAxis {
   /// The values (grid and bisection) are multiples of this: the lcm of the dims.<name>.multiple
   /// of the variable and its followers.
   int64_t multiple = 1;
+  /// Classifier-free guidance: every pass runs at twice the batch of images (the swept batch,
+  /// or the bound one) on a graph with a symbolic `batch`.
+  bool double_batch = false;
 };
 
 /// The axis for sweeping `variable` of `graph` over `values`: errors name --vary (a dimension the
@@ -108,6 +114,14 @@ struct NetSweepResult {
   std::vector<NeverFlips> never;  ///< signals that never change over the range
   int64_t evaluations = 0;
   ResourceNames names;  ///< the device's, for printing verdicts
+  /// A denoiser run for whole images (`--steps N [--cfg]`): each point's images per batch,
+  /// seconds per image and images/s follow from its pass (0: one pass per point).
+  int64_t steps = 0;
+  bool cfg = false;
+  /// Images in a batch at point `p` (a pass of batch 2B holds B under cfg; 1 without a batch).
+  int64_t Images(const NetSweepPoint& p) const {
+    return p.pass_batch <= 0 ? 1 : (cfg ? p.pass_batch / 2 : p.pass_batch);
+  }
 };
 
 /// Sweeps one symbolic dimension of `graph` along `axis` (MakeNetSweepAxis). Other dims come

@@ -27,8 +27,17 @@ SweepLine Describe(const NeverFlips& never, const NetSweepResult& sweep);
 
 /// `roofline sweep GRAPH.json --vary DIM=...`: one row per value, crossovers, never-flips.
 std::string RenderNetSweepTable(const NetSweepResult& sweep, const std::string& title);
-/// The same as JSON (fields in docs/graph-format.md).
+/// The same as JSON (fields in docs/graph-format.md), one object per point.
 std::string RenderNetSweepJson(const NetSweepResult& sweep, const std::string& device);
+/// `roofline sweep GRAPH --format json`: RenderNetSweepJson's document with its points as the
+/// columns of NetSweepTable ("schema": 2, the default), or as it is (JsonLayout::kRows).
+void WriteNetSweepJson(const NetSweepResult& sweep, const std::string& device, JsonLayout layout,
+                       std::ostream& out);
+/// `--format csv` and `--format npy`: NetSweepTable.
+void WriteNetSweepCsv(const NetSweepResult& sweep, std::ostream& out);
+void WriteNetSweepNpy(const NetSweepResult& sweep, std::ostream& out);
+/// The crossovers and never-flips of a network sweep, as the table's why section.
+std::string NetSweepWhy(const NetSweepResult& sweep);
 
 }  // namespace roofline
 

@@ -51,6 +51,11 @@ struct NetSweepRun {
 Result<NetSweepRun> SweepNetworkScenario(const Scenario& s, const std::string& spec,
                                          const DeviceDatabase& db);
 
+/// Whether `graph` is a diffusion denoiser's pass, which `--steps` runs per image: it takes a
+/// noisy sample and more (its timestep, its conditioning), and its first output has the
+/// sample's shape but for the channels (a DiT gives the noise and its variance).
+bool IsDenoiser(const NetworkGraph& graph);
+
 /// `--dim` bindings of a scenario as the network loaders take them.
 DimBindings DimsOf(const Scenario& s);
 /// --dtype and --tf32 of a scenario as a re-typing of a network.

@@ -98,6 +98,8 @@ SweepLine Describe(const NeverFlips& never, const SweepResult& sweep);
 
 /// `roofline sweep`: one row per point, then the crossovers and what never flips.
 std::string RenderSweepTable(const SweepResult& sweep, const std::string& title);
+/// The sweep's why: its crossovers, what never flips, its notes (the end of RenderSweepTable).
+std::string RenderSweepWhy(const SweepResult& sweep);
 /// `roofline sweep --format json`: axes, points[], crossovers[], never_flips[].
 std::string RenderSweepJson(const SweepResult& sweep, const std::string& model,
                             const std::string& device);
@@ -150,9 +152,11 @@ std::string RenderCudaMeasurement(const CudaMeasurement& measurement);
 /// `roofline profile ncu`: the file and device, per-kernel figures per launch, their place on
 /// the device's roofline (with a device), warnings, notes and the metrics to collect.
 /// `device_note` says how the device was matched, or why there is none.
+/// `top` > 0 lists only the `top` kernels with the most time (in the file's order, numbered
+/// as in it).
 std::string RenderNcuProfileTable(const NcuSummary& summary, const std::string& file,
                                   const std::string& layout, const Device* device,
-                                  const std::string& device_note);
+                                  const std::string& device_note, int top = 0);
 
 /// The `== why ==` section of `roofline model` and the main job: each step's intensity against
 /// the device's ridge, its largest kernel per class with where its verdict flips, and whether

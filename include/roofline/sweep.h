@@ -79,6 +79,9 @@ struct PhasePoint {
   bool has_expected = false;
   double expected_time_s = 0;
   double expected_tokens_per_s = 0;
+  /// The host takes longer to launch the step's kernels than the GPU to run them: the expected
+  /// time is the host's, whatever the device.
+  bool host_bound = false;
   /// Where the step's time bound goes: per kernel class (0 where absent) and launch overhead
   /// (--launch-overhead-us per kernel); together they are `time_s`.
   std::array<double, kNumClasses> class_time_s{};

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "roofline/network_analysis.h"
 #include "roofline/sweep.h"
 #include "roofline/table.h"
 
@@ -23,6 +24,12 @@ enum class SweepColumns {
 /// expected-time columns only when the sweep has expected times, `chips` only when the device
 /// chooses it per point.
 Table SweepTable(const SweepResult& sweep, SweepColumns which);
+
+/// A network sweep as a table: one row per value of its dimension (the dimension, the pass's
+/// batch, time and expected time, verdicts of the pass and of its matrix and other kernels,
+/// FLOPs, bytes, memory); with `--steps`, the images per batch, seconds per image and images/s,
+/// bound and expected.
+Table NetSweepTable(const NetSweepResult& sweep);
 
 /// The label a code column gives an absent kernel class ("none").
 inline constexpr const char* kAbsentLabel = "none";

@@ -27,12 +27,35 @@ from ._results import (Kernel, ModelResult, NetworkResult, OpResult, Phase, Prof
 __version__ = "0.1.0"
 
 __all__ = [
-    "model", "sweep", "op", "profile", "capture", "hw", "models", "run", "RooflineError",
+    "model", "sweep", "op", "profile", "capture", "hw", "models", "run", "fields",
+    "RooflineError",
     "ModelResult", "NetworkResult", "SweepResult", "OpResult", "ProfileResult", "Phase",
     "Kernel", "Record", "__version__",
 ]
 
 _ModelSource = Union[str, "os.PathLike[str]", Any]
+
+
+def fields():
+    """The scenario's options as the C++ core's field table describes them: one dict per option
+    with ``name`` (the keyword), ``flag`` (the CLI option), ``type``, ``default``, ``help``,
+    ``choices`` and ``scope`` (``llm``, ``network`` or ``both``). The keywords of ``model()``
+    and ``sweep()`` are these names."""
+    keys = ("name", "flag", "type", "default", "help", "choices", "scope")
+    return [dict(zip(keys, row)) for row in _cli.fields()]
+
+
+def _check_keywords(function: str, given: Mapping[str, Any]) -> None:
+    names = {f[0] for f in _cli.fields()}
+    for key in given:
+        if key not in names:
+            import difflib
+
+            close = difflib.get_close_matches(key, sorted(names), n=1)
+            hint = f"; did you mean {close[0]!r}" if close else ""
+            raise TypeError(f"{function}() got an unexpected keyword {key!r}{hint} (the "
+                            f"options: {', '.join(sorted(names))}; roofline.fields() describes "
+                            "them)")
 
 
 def _analysis(data: Dict[str, Any], argv, keep) -> Union[ModelResult, NetworkResult]:
@@ -71,6 +94,7 @@ def model(model: _ModelSource, hw: Optional[str] = None, *, phase: Optional[str]
 
     Returns a ModelResult (LLMs: ``.phases``) or a NetworkResult (graphs: ``.kernels``).
     """
+    _check_keywords("model", options)
     keep: list = []
     argv = ["model", _cli.model_source(model, keep)]
     argv += _cli.options(hw=hw, phase=phase, batch=batch, prompt=prompt, context=context,
@@ -94,6 +118,7 @@ def sweep(model: _ModelSource, vary: Mapping[str, Any], hw: Optional[str] = None
     the dimension's step), with the exact values where verdicts flip, where fused attention
     overtakes the convolutions and matmuls, and where weights + activations stop fitting.
     """
+    _check_keywords("sweep", options)
     keep: list = []
     argv = ["sweep", _cli.model_source(model, keep), *_cli.vary_options(vary)]
     argv += _cli.options(hw=hw, phase=phase, **options)

@@ -25,6 +25,17 @@ class RooflineError(ValueError):
         super().__init__(line[len("error: "):] if line.startswith("error: ") else line)
 
 
+def fields():
+    """The C++ field table, cached: (name, flag, type, default, help, choices, scope) rows."""
+    global _FIELDS
+    if _FIELDS is None:
+        _FIELDS = [tuple(r) for r in _roofline.fields()]
+    return _FIELDS
+
+
+_FIELDS = None
+
+
 def run(*args: str) -> str:
     """Runs ``roofline ARGS...`` in-process and returns what it prints; raises RooflineError
     with the CLI's error line on bad input. ``run("hw", "list")`` prints what ``roofline hw

@@ -93,6 +93,19 @@ class Record:
         return copy.deepcopy(self._data)
 
 
+def _kernel_row(phase: Optional[str], k: Dict[str, Any]) -> Dict[str, Any]:
+    """A kernel as a DataFrame row: its fields flattened, and ``step_time_s`` (and
+    ``expected_step_time_s``): ``time_s`` is one instance's, the step runs ``repeat`` of them,
+    so ``df.groupby("phase").step_time_s.sum()`` is each phase's time."""
+    row = _flatten(k) if phase is None else dict(phase=phase, **_flatten(k))
+    repeat = k.get("repeat", 1)
+    if "time_s" in k:
+        row["step_time_s"] = k["time_s"] * repeat
+    if k.get("expected_time_s") is not None:
+        row["expected_step_time_s"] = k["expected_time_s"] * repeat
+    return row
+
+
 class Kernel(Record):
     """One kernel: ``name``, ``flops``, ``bytes`` (per memory level), ``intensity``,
     ``time_s`` (the ideal bound), ``expected_time_s``, ``bound`` and ``expected.bound``."""
@@ -108,8 +121,9 @@ class Phase(Record):
         return _wrap(value)
 
     def to_pandas(self):
-        """One row per kernel; nested fields flattened (``bytes_hbm``, ``expected_bound``)."""
-        return _frame([dict(phase=self._data.get("phase"), **_flatten(k))
+        """One row per kernel; nested fields flattened (``bytes_hbm``, ``expected_bound``);
+        ``time_s`` per instance and ``step_time_s`` (x ``repeat``) per step."""
+        return _frame([_kernel_row(self._data.get("phase"), k)
                        for k in self._data.get("kernels", [])])
 
 
@@ -181,8 +195,10 @@ class ModelResult(_Result):
                        f"{', '.join(p.get('phase', '?') for p in self._data.get('phases', []))})")
 
     def to_pandas(self):
-        """One row per kernel and phase (a ``phase`` column), nested fields flattened."""
-        return _frame([dict(phase=p.get("phase"), **_flatten(k))
+        """One row per kernel and phase (a ``phase`` column), nested fields flattened; ``time_s``
+        is one instance's and ``step_time_s`` (x ``repeat``) what the step spends on it, so
+        ``df.groupby("phase").step_time_s.sum()`` is each phase's time."""
+        return _frame([_kernel_row(p.get("phase"), k)
                        for p in self._data.get("phases", []) for k in p.get("kernels", [])])
 
     def explain(self, kernel: str) -> str:
@@ -207,8 +223,9 @@ class _KernelsResult(_Result):
         return _wrap(value)
 
     def to_pandas(self):
-        """One row per kernel, nested fields flattened (``bytes_hbm``, ``expected_bound``)."""
-        return _frame([_flatten(k) for k in self._data.get("kernels", [])])
+        """One row per kernel, nested fields flattened (``bytes_hbm``, ``expected_bound``), with
+        ``step_time_s`` (``time_s`` x ``repeat``)."""
+        return _frame([_kernel_row(None, k) for k in self._data.get("kernels", [])])
 
 
 class NetworkResult(_KernelsResult):
@@ -254,6 +271,14 @@ class SweepResult(_Result):
                       for d in self._data["devices"]]
             return pandas.concat(frames, ignore_index=True) if frames else pandas.DataFrame()
         return frame(self._data, {})
+
+    def rows(self) -> List[Record]:
+        """The table's rows as Records (one per point, and phase for an LLM): ``[r.batch for r
+        in s.rows()]``."""
+        data = self._data.get("data")
+        if data is None:
+            return [Record(p) for p in self._data.get("points", [])]
+        return [Record({k: v[i] for k, v in data.items()}) for i in range(self._data["rows"])]
 
     def _count(self, sweep: Dict[str, Any]) -> int:
         return sweep.get("rows", 0) if "data" in sweep else len(sweep.get("points", []))

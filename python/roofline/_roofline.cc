@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "roofline/scenario.h"
 #include "tools/roofline/commands.h"
 
 namespace nb = nanobind;
@@ -28,6 +29,25 @@ std::tuple<int, std::string, std::string> RunCli(const std::vector<std::string>&
   return {status, out.str(), err.str()};
 }
 
+/// The Scenario's field table: (name, flag, type, default, help, choices, scope) per field.
+using FieldRow = std::tuple<std::string, std::string, std::string, std::string, std::string,
+                            std::vector<std::string>, std::string>;
+std::vector<FieldRow> Fields() {
+  static constexpr const char* kTypes[] = {"text", "size", "count", "real",
+                                           "dtype", "choice", "flag", "pairs"};
+  std::vector<FieldRow> out;
+  for (const roofline::Field& f : roofline::ScenarioFields()) {
+    const std::string scope = f.scope == roofline::kScopeBoth  ? "both"
+                              : f.scope == roofline::kScopeLlm ? "llm"
+                                                               : "network";
+    out.emplace_back(std::string(f.name), std::string(f.flag),
+                     kTypes[static_cast<int>(f.type)], std::string(f.fallback),
+                     std::string(f.help),
+                     std::vector<std::string>(f.choices.begin(), f.choices.end()), scope);
+  }
+  return out;
+}
+
 }  // namespace
 
 NB_MODULE(_roofline, m) {
@@ -36,6 +56,9 @@ NB_MODULE(_roofline, m) {
         "Runs one roofline subcommand in-process, e.g. run(['model', 'llama-3-8b', '--format', "
         "'json']). Returns (exit status, stdout, stderr): 0 on success, 2 with one 'error: ...' "
         "line on bad input, 1 when a check found a violation.");
+  m.def("fields", &Fields,
+        "The scenario's field table, one (name, flag, type, default, help, choices, scope) per "
+        "option: the keywords model() and sweep() take.");
   m.attr("exit_ok") = roofline::cli::kExitOk;
   m.attr("exit_usage") = roofline::cli::kExitUsage;
   m.attr("exit_check_failed") = roofline::cli::kExitCheckFailed;

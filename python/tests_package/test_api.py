@@ -216,8 +216,6 @@ class SameNumbersAsTheCli(unittest.TestCase):
              ["model", "llama-3-8b", "--efficiency", "matmul=1.5"]),
             (lambda: roofline.model("llama-3-8b", hw="h100"), ["model", "llama-3-8b", "--hw",
                                                                "h100"]),
-            (lambda: roofline.model("llama-3-8b", kv_dtpye="fp8"), ["model", "llama-3-8b",
-                                                                   "--kv-dtpye", "fp8"]),
             (lambda: roofline.op.matmul(0, 1, 1), ["op", "matmul", "--m", "0", "--n", "1",
                                                    "--k", "1"]),
             (lambda: roofline.model(fixture("tests/fixtures/onnx/truncated.onnx")),
@@ -331,6 +329,21 @@ class Results(unittest.TestCase):
             self.assertTrue(os.path.exists(path))
             self.assertIn("<svg", html)
 
+    def test_fields_are_the_clis_options(self):
+        fields = {f["name"]: f for f in roofline.fields()}
+        self.assertEqual(fields["kv_dtype"]["flag"], "--kv-dtype")
+        self.assertEqual(fields["fusion"]["choices"], ["eager", "fused"])
+        self.assertEqual(fields["batch"]["type"], "size")
+        self.assertEqual(fields["dims"]["scope"], "network")
+        # Every field's flag is in the CLI's help of `model`.
+        help_text = roofline.run("model", "--help")
+        for f in fields.values():
+            if f["name"] != "model":
+                self.assertIn(f["flag"], help_text)
+        # A size takes k: the same result as the digits.
+        self.assertEqual(roofline.model("llama-3-8b", phase="decode", context="32k").to_dict(),
+                         roofline.model("llama-3-8b", phase="decode", context=32768).to_dict())
+
     def test_explain(self):
         text = self.llm.explain("attention")
         self.assertIn("attention", text)
@@ -338,6 +351,13 @@ class Results(unittest.TestCase):
             self.llm.explain("no_such_kernel")
 
     def test_argument_errors_in_python(self):
+        # Keywords are the field table's names: a misspelt one is a TypeError naming the close
+        # one, before anything runs.
+        with self.assertRaises(TypeError) as ctx:
+            roofline.model("llama-3-8b", kv_dtpye="fp8")
+        self.assertIn("did you mean 'kv_dtype'", str(ctx.exception))
+        with self.assertRaises(TypeError):
+            roofline.sweep("llama-3-8b", vary={"batch": (1, 4)}, batchsize=2)
         with self.assertRaises(TypeError):
             roofline.model(42)
         with self.assertRaises(TypeError):
@@ -360,6 +380,10 @@ class Results(unittest.TestCase):
         decode = df[df.phase == "decode"]
         self.assertAlmostEqual((decode.time_s * decode.repeat).sum()
                                / self.llm.phase("decode").time_s, 1, places=9)
+        # The obvious sum is the step's: step_time_s is time_s x repeat.
+        by_phase = df.groupby("phase").step_time_s.sum()
+        for p in self.llm.phases:
+            self.assertAlmostEqual(by_phase[p.phase] / p.time_s, 1, places=9)
         sweep = roofline.sweep("llama-3-8b", vary={"batch": (1, 64, "x2")})
         sdf = sweep.to_pandas()
         self.assertEqual(len(sdf), 7 * 2)  # 7 batches x (prefill, decode)
@@ -411,7 +435,7 @@ class FromPyTorch(unittest.TestCase):
         self.assertEqual(r.totals.matrix_flops, counter.get_total_flops())
         self.assertEqual(r.network.parameters, sum(p.numel() for p in m.parameters()))
         s = roofline.sweep(g, vary={"batch": (1, 1024, "x4")})
-        self.assertEqual([p.batch for p in s.points], [1, 4, 16, 64, 256, 1024])
+        self.assertEqual([p.batch for p in s.rows()], [1, 4, 16, 64, 256, 1024])
 
     def test_capture_with_image_sides_then_sweep(self):
         # A network captured with symbolic height and width (a function of the sizes), costed at
@@ -431,7 +455,7 @@ class FromPyTorch(unittest.TestCase):
         self.assertEqual(r.totals.matrix_flops, counter.get_total_flops())
         s = roofline.sweep(g, vary={"height": (64, 1024, "x2")}, hw="h100-sxm")
         self.assertEqual(s.to_dict()["follow"], ["width"])
-        self.assertEqual([p.height for p in s.points], [64, 128, 256, 512, 1024])
+        self.assertEqual([p.height for p in s.rows()], [64, 128, 256, 512, 1024])
         with self.assertRaises(roofline.RooflineError) as ctx:
             roofline.sweep(g, vary={"height": (30, 60)}, hw="h100-sxm")
         self.assertIn("not a multiple of 4", str(ctx.exception))

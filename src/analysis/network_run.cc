@@ -1,6 +1,7 @@
 // A network scenario loaded, re-typed, bound and costed.
 #include "roofline/network_run.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "roofline/setup.h"
@@ -18,6 +19,18 @@ NetRetype RetypeOf(const Scenario& s) {
   r.tf32 = s.tf32;
   r.dtype = s.workload.dtype;
   return r;
+}
+
+bool IsDenoiser(const NetworkGraph& g) {
+  if (g.inputs.size() < 2 || g.outputs.empty()) return false;
+  const NetTensor* in = g.FindTensor(g.inputs.front());
+  const NetTensor* out = g.FindTensor(g.outputs.front());
+  if (in == nullptr || out == nullptr || in->shape.size() != out->shape.size()) return false;
+  for (size_t i = 0; i < in->shape.size(); ++i) {
+    if (i == 1) continue;  // channels: a DiT predicts the noise and its variance (8 of 4)
+    if (in->shape[i].ToString() != out->shape[i].ToString()) return false;
+  }
+  return true;
 }
 
 Result<std::unique_ptr<NetworkRun>> RunNetworkScenario(const Scenario& s,
@@ -59,6 +72,15 @@ Result<std::unique_ptr<NetworkRun>> RunNetworkScenario(const Scenario& s,
   Result<NetworkAnalysis> a = AnalyzeNetwork(r.graph, r.bound, *r.model);
   if (!a.ok()) return a.status();
   r.analysis = std::move(a).value();
+  if (s.steps > 0 && !IsDenoiser(r.graph)) {
+    return Status::Invalid(
+        "--steps", "'" + r.graph.name +
+                       "' is not a denoiser's pass (one that takes a noisy sample, its timestep "
+                       "and its conditioning, and gives back a tensor of the sample's size): a "
+                       "classifier, an encoder or a VAE decoder runs once per image; --steps "
+                       "applies to diffusion denoisers such as sd15-unet, sdxl-unet, flux-dev and "
+                       "dit-xl-2");
+  }
   if (s.steps > 0) {
     Result<DiffusionRun> d = DiffuseImages(r.analysis, s.steps, s.cfg);
     if (!d.ok()) return d.status();
@@ -90,6 +112,11 @@ Why ExplainNetworkRun(const NetworkRun& r, const std::string& model) {
 Result<NetSweepRun> SweepNetworkScenario(const Scenario& s, const std::string& spec,
                                          const DeviceDatabase& db) {
   if (Status st = Validate(s, /*is_network=*/true); !st.ok()) return st;
+  if (s.cfg && IsOnnxFile(s.model)) {
+    return Status::Invalid("--cfg", "sweeps of an ONNX model load it at each value: with "
+                                    "guidance, bind its batch with --dim and sweep a graph file or "
+                                    "preset, or run `roofline model` per value");
+  }
   Result<std::pair<std::string, std::vector<int64_t>>> axis = ParseDimAxis(spec);
   if (!axis.ok()) return axis.status();
   // An ONNX model's dimensions are bound before shape inference: it is loaded once per value
@@ -109,7 +136,12 @@ Result<NetSweepRun> SweepNetworkScenario(const Scenario& s, const std::string& s
   Result<CostOptions> cost = MakeCostOptions(s, run.device);
   if (!cost.ok()) return cost.status();
   run.cost = *cost;
-  run.cost.efficiency = nullptr;  // network sweeps report time bounds only
+  if (s.steps > 0 && !IsDenoiser(*graph)) {
+    return Status::Invalid("--steps", "'" + graph->name +
+                                          "' is not a denoiser's pass: --steps applies to "
+                                          "diffusion denoisers such as sd15-unet, sdxl-unet, "
+                                          "flux-dev and dit-xl-2");
+  }
   const CostModel model(run.device, run.cost);
   // An ONNX model's graph is bound at its first value: its dimensions are checked while loading,
   // and none follows another.
@@ -119,6 +151,16 @@ Result<NetSweepRun> SweepNetworkScenario(const Scenario& s, const std::string& s
   Result<NetSweepAxis> sweep_axis =
       MakeNetSweepAxis(onnx ? onnx_dims : *graph, axis->first, axis->second, given);
   if (!sweep_axis.ok()) return sweep_axis.status();
+  if (s.cfg) {
+    const bool has_batch = std::any_of(graph->dims.begin(), graph->dims.end(),
+                                       [](const auto& d) { return d.first == "batch"; });
+    if (!has_batch) {
+      return Status::Invalid("--cfg",
+                             "the graph has no symbolic dimension 'batch' to run the conditional "
+                             "and unconditional inputs together");
+    }
+    sweep_axis->double_batch = true;
+  }
   Result<NetSweepResult> r =
       onnx ? SweepNetwork(
                  [&](int64_t v) -> Result<NetworkGraph> {
@@ -132,6 +174,8 @@ Result<NetSweepRun> SweepNetworkScenario(const Scenario& s, const std::string& s
            : SweepNetwork(*graph, bound, model, *sweep_axis);
   if (!r.ok()) return r.status();
   run.sweep = std::move(r).value();
+  run.sweep.steps = s.steps;
+  run.sweep.cfg = s.cfg;
   std::string follows;
   for (const std::string& f : run.sweep.follow) follows += (follows.empty() ? "" : ", ") + f;
   const std::string retyped = DescribeRetype(retype);

@@ -51,12 +51,28 @@ Result<NetSweepPoint> Evaluate(const NetworkAtValue& graph_at, DimBindings bindi
   for (const std::string& f : axis.follow) bindings[f] = value;
   Result<NetworkGraph> g = graph_at(value);
   if (!g.ok()) return g.status();
+  // The pass's batch: bound, else the graph's default; doubled under guidance.
+  int64_t batch = 0;
+  if (const auto it = bindings.find("batch"); it != bindings.end()) {
+    batch = it->second;
+  } else {
+    for (const auto& [name, def] : g->dims) {
+      if (name == "batch" && def.has_value()) batch = *def;
+    }
+  }
+  if (axis.double_batch && batch > 0) {
+    batch *= 2;
+    bindings["batch"] = batch;
+  }
   if (name != nullptr) *name = g->name.empty() ? g->origin : g->name;
   Result<NetworkAnalysis> a = AnalyzeNetwork(*g, bindings, model);
   if (!a.ok()) return a.status();
   NetSweepPoint p;
   p.value = value;
+  p.pass_batch = batch;
   p.time_s = a->totals.time_s;
+  p.has_expected = a->totals.has_expected;
+  p.expected_time_s = a->totals.expected_s;
   p.flops = a->totals.flops;
   p.matrix_flops = a->matrix_flops;
   p.bytes = a->totals.bytes[0];

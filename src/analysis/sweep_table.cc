@@ -223,4 +223,71 @@ Table SweepTable(const SweepResult& r, SweepColumns which) {
   return t;
 }
 
+Table NetSweepTable(const NetSweepResult& r) {
+  Table t;
+  const size_t rows = r.points.size();
+  const bool expected = !r.points.empty() && r.points.front().has_expected;
+  std::vector<std::string> labels = VerdictLabels(r.names);
+  const int64_t absent = static_cast<int64_t>(labels.size());
+  std::vector<std::string> with_none = labels;
+  with_none.emplace_back(kAbsentLabel);
+  auto ints = [&](const std::string& id, ColumnKind kind, auto get,
+                  std::vector<std::string> l = {}) {
+    Column& c = t.Add({id, "", Scope::kPoint, kind}, std::move(l));
+    c.ints.reserve(rows);
+    for (const NetSweepPoint& p : r.points) c.ints.push_back(get(p));
+  };
+  auto reals = [&](const std::string& id, const char* unit, auto get) {
+    Column& c = t.Add({id, unit, Scope::kPoint, ColumnKind::kReal});
+    c.reals.reserve(rows);
+    for (const NetSweepPoint& p : r.points) c.reals.push_back(get(p));
+  };
+  auto code = [&](const std::optional<Verdict>& v) {
+    return v.has_value() ? VerdictCode(r.names, *v) : absent;
+  };
+  ints(r.variable, ColumnKind::kInt, [](const NetSweepPoint& p) { return p.value; });
+  ints("pass_batch", ColumnKind::kInt, [](const NetSweepPoint& p) { return p.pass_batch; });
+  reals("time_s", "s", [](const NetSweepPoint& p) { return p.time_s; });
+  if (expected) {
+    reals("expected_time_s", "s", [](const NetSweepPoint& p) { return p.expected_time_s; });
+  }
+  ints("bound", ColumnKind::kCode, [&](const NetSweepPoint& p) { return VerdictCode(r.names, p.bound); },
+       labels);
+  ints("matrix_bound", ColumnKind::kCode,
+       [&](const NetSweepPoint& p) { return code(p.matrix_bound); }, with_none);
+  ints("other_bound", ColumnKind::kCode,
+       [&](const NetSweepPoint& p) { return code(p.other_bound); }, with_none);
+  reals("flops", "FLOP", [](const NetSweepPoint& p) { return p.flops; });
+  reals("matrix_flops", "FLOP", [](const NetSweepPoint& p) { return p.matrix_flops; });
+  reals("bytes", "B", [](const NetSweepPoint& p) { return p.bytes; });
+  reals("compute_bound_time_s", "s", [](const NetSweepPoint& p) { return p.compute_bound_s; });
+  reals("memory_bound_time_s", "s", [](const NetSweepPoint& p) { return p.memory_bound_s; });
+  reals("attention_time_s", "s", [](const NetSweepPoint& p) { return p.attention_s; });
+  reals("conv_matmul_time_s", "s", [](const NetSweepPoint& p) { return p.conv_matmul_s; });
+  reals("weight_bytes", "B", [](const NetSweepPoint& p) { return p.weight_bytes; });
+  reals("activation_bytes", "B", [](const NetSweepPoint& p) { return p.activation_bytes; });
+  reals("memory_bytes", "B", [](const NetSweepPoint& p) { return p.memory_bytes(); });
+  reals("capacity_bytes", "B", [](const NetSweepPoint& p) { return p.capacity_bytes; });
+  ints("fits", ColumnKind::kBool, [](const NetSweepPoint& p) { return int64_t{p.fits()}; });
+  if (r.steps > 0) {
+    const double steps = static_cast<double>(r.steps);
+    ints("images", ColumnKind::kInt, [&](const NetSweepPoint& p) { return r.Images(p); });
+    auto per_image = [&](const NetSweepPoint& p, double pass_s) {
+      return steps * pass_s / static_cast<double>(r.Images(p));
+    };
+    auto per_s = [&](const NetSweepPoint& p, double pass_s) {
+      return pass_s > 0 ? static_cast<double>(r.Images(p)) / (steps * pass_s) : 0.0;
+    };
+    reals("seconds_per_image", "s", [&](const NetSweepPoint& p) { return per_image(p, p.time_s); });
+    reals("images_per_s", "1/s", [&](const NetSweepPoint& p) { return per_s(p, p.time_s); });
+    if (expected) {
+      reals("expected_seconds_per_image", "s",
+            [&](const NetSweepPoint& p) { return per_image(p, p.expected_time_s); });
+      reals("expected_images_per_s", "1/s",
+            [&](const NetSweepPoint& p) { return per_s(p, p.expected_time_s); });
+    }
+  }
+  return t;
+}
+
 }  // namespace roofline

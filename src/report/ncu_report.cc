@@ -14,11 +14,24 @@ std::string OptSi(const std::optional<double>& v, const char* unit) {
   return v ? Si(*v, unit) : "-";
 }
 
+/// The kernels to list: all, or the `top` with the most time (all launches together; no time
+/// counts as none), in the file's order.
+std::vector<size_t> Listed(const NcuSummary& s, int top) {
+  std::vector<size_t> all(s.kernels.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  if (top <= 0 || static_cast<size_t>(top) >= all.size()) return all;
+  auto time = [&](size_t i) { return s.kernels[i].time_s.value_or(0) * s.kernels[i].launches; };
+  std::stable_sort(all.begin(), all.end(), [&](size_t a, size_t b) { return time(a) > time(b); });
+  all.resize(static_cast<size_t>(top));
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
 }  // namespace
 
 std::string RenderNcuProfileTable(const NcuSummary& s, const std::string& file,
                                   const std::string& layout, const Device* dev,
-                                  const std::string& device_note) {
+                                  const std::string& device_note, int top) {
   std::string out = fmt::format("profile: {}: Nsight Compute CSV, {}; {} launches of {} kernels\n",
                                 file, layout, s.launches, s.kernels.size());
   if (dev) {
@@ -51,7 +64,12 @@ std::string RenderNcuProfileTable(const NcuSummary& s, const std::string& file,
   TextTable r({"#", "kernel", "FLOP/B DRAM", "L2", "L1", "achieved", "of peak", "DRAM B/s", "of bw",
                "L2 B/s", "of roof", "verdict"},
               {true, false, true, true, true, true, true, true, true, true, true, false});
-  for (size_t i = 0; i < s.kernels.size(); ++i) {
+  const std::vector<size_t> listed = Listed(s, top);
+  if (listed.size() < s.kernels.size()) {
+    out += fmt::format("the {} kernels with the most time of {} (--top 0 lists every one)\n",
+                       listed.size(), s.kernels.size());
+  }
+  for (size_t i : listed) {
     const NcuKernelSummary& g = s.kernels[i];
     const Placement& p = g.placement;
     const double n = g.launches;
@@ -144,7 +162,7 @@ std::string RenderNcuProfileTable(const NcuSummary& s, const std::string& file,
 
 nlohmann::json NcuProfileJson(const NcuSummary& s, const std::string& file,
                               const std::string& layout, const Device* dev,
-                              const std::string& device_note) {
+                              const std::string& device_note, int top) {
   nlohmann::json j;
   j["file"] = file;
   j["format"] = "ncu " + layout;
@@ -159,9 +177,13 @@ nlohmann::json NcuProfileJson(const NcuSummary& s, const std::string& file,
     if (s.boost_clock_hz > 0) j["boost_clock_hz"] = s.boost_clock_hz;
     j["low_clock"] = s.low_clock();
   }
-  for (const NcuKernelSummary& g : s.kernels) {
+  j["kernels_total"] = s.kernels.size();
+  j["kernels"] = nlohmann::json::array();
+  for (size_t i : Listed(s, top)) {
+    const NcuKernelSummary& g = s.kernels[i];
     const Placement& p = g.placement;
-    nlohmann::json k{{"name", g.name},
+    nlohmann::json k{{"index", i + 1},
+                     {"name", g.name},
                      {"grid", g.grid},
                      {"block", g.block},
                      {"class", NameOf(ClassifyKernel(g.name))},

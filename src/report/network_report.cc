@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "roofline/sweep_table.h"
 #include "roofline/units.h"
 #include "src/report/expected_report.h"
 #include "src/report/kernel_json.h"
@@ -274,28 +275,111 @@ SweepLine Describe(const NeverFlips& n, const NetSweepResult& r) {
 
 std::string RenderNetSweepTable(const NetSweepResult& r, const std::string& title) {
   std::string out = title + "\n\n";
-  TextTable table({r.variable, "time", "FLOP", "matrix FLOP", "bytes", "FLOP/B", "bound",
-                   "matrix kernels", "other kernels", "attention", "memory"},
-                  {true, true, true, true, true, true, false, false, false, true, true});
-  for (const NetSweepPoint& p : r.points) {
-    table.AddRow({std::to_string(p.value), Seconds(p.time_s), Si(p.flops, ""),
-                  Si(p.matrix_flops, ""), Si(p.bytes, "B"),
-                  Num(p.bytes > 0 ? p.flops / p.bytes : 0), r.names.Name(p.bound),
-                  Name(r, p.matrix_bound), Name(r, p.other_bound),
-                  p.attention_s > 0 && p.time_s > 0 ? Percent(p.attention_s / p.time_s) : "-",
-                  Si(p.memory_bytes(), "B")});
+  // A view of the sweep's table (NetSweepTable): the same columns as CSV, JSON and npy.
+  const Table t = NetSweepTable(r);
+  const Column* expected = t.Find("expected_time_s");
+  const Column* images = t.Find("images");
+  std::vector<std::string> header = {r.variable, "time"};
+  std::vector<bool> right = {true, true};
+  if (expected != nullptr) {
+    header.emplace_back("expected");
+    right.push_back(true);
+  }
+  for (const char* h : {"FLOP", "matrix FLOP", "bytes", "FLOP/B", "bound", "matrix kernels",
+                        "other kernels", "attention", "memory"}) {
+    header.emplace_back(h);
+    right.push_back(std::string(h).find("kernels") == std::string::npos &&
+                    std::string(h) != "bound");
+  }
+  if (images != nullptr) {
+    for (const char* h : {"images", "per image", "images/s"}) {
+      header.emplace_back(h);
+      right.push_back(true);
+    }
+    if (expected != nullptr) {
+      header.emplace_back("expected images/s");
+      right.push_back(true);
+    }
+  }
+  TextTable table(header, right);
+  auto real = [&](const char* id, size_t i) { return t.Find(id)->reals[i]; };
+  for (size_t i = 0; i < t.rows(); ++i) {
+    const double time = real("time_s", i), flops = real("flops", i), bytes = real("bytes", i);
+    const double attention = real("attention_time_s", i);
+    std::vector<std::string> row = {t.Find(r.variable)->Text(i), Seconds(time)};
+    if (expected != nullptr) row.push_back(Seconds(expected->reals[i]));
+    row.insert(row.end(), {Si(flops, ""), Si(real("matrix_flops", i), ""), Si(bytes, "B"),
+                           Num(bytes > 0 ? flops / bytes : 0), t.Find("bound")->Text(i)});
+    for (const char* id : {"matrix_bound", "other_bound"}) {
+      const std::string v = t.Find(id)->Text(i);
+      row.push_back(v == kAbsentLabel ? "-" : v);
+    }
+    row.push_back(attention > 0 && time > 0 ? Percent(attention / time) : "-");
+    row.push_back(Si(real("memory_bytes", i), "B"));
+    if (images != nullptr) {
+      row.push_back(images->Text(i));
+      row.push_back(Seconds(real("seconds_per_image", i)));
+      row.push_back(Num(real("images_per_s", i)));
+      if (expected != nullptr) row.push_back(Num(real("expected_images_per_s", i)));
+    }
+    table.AddRow(std::move(row));
   }
   out += table.Render();
   out +=
       "\nattention: fused attention kernels' share of the time; memory: weights + the peak of "
       "activations alive at once (eager, no allocator caching)\n";
-  out += "\ncrossovers (exact, bisected";
+  if (r.steps > 0) {
+    out += fmt::format(
+        "per image: {} passes per batch of images{}; images/s at the bound{}\n", r.steps,
+        r.cfg ? " with classifier-free guidance (each pass at twice the images)" : "",
+        expected != nullptr ? " and expected" : "");
+  }
+  if (expected != nullptr) {
+    out += "expected: achievable ceilings and launch costs (docs/expected-time.md); verdicts "
+           "and crossovers are of the bound\n";
+  }
+  out += NetSweepWhy(r);
+  return out;
+}
+
+std::string NetSweepWhy(const NetSweepResult& r) {
+  std::string out = "\ncrossovers (exact, bisected";
   out += r.multiple > 1 ? fmt::format(" on multiples of {}", r.multiple) : std::string();
   out += "):\n";
   if (r.crossovers.empty()) out += "  none in this range\n";
   for (const Crossover& x : r.crossovers) out += "  - " + Describe(x, r).sentence + "\n";
   for (const NeverFlips& n : r.never) out += "  - " + Describe(n, r).sentence + "\n";
   return out;
+}
+
+void WriteNetSweepCsv(const NetSweepResult& r, std::ostream& out) {
+  WriteCsv(NetSweepTable(r), out);
+}
+
+void WriteNetSweepNpy(const NetSweepResult& r, std::ostream& out) {
+  WriteNpy(NetSweepTable(r), out);
+}
+
+void WriteNetSweepJson(const NetSweepResult& r, const std::string& device, JsonLayout layout,
+                       std::ostream& os) {
+  if (layout == JsonLayout::kRows) {
+    os << RenderNetSweepJson(r, device);
+    return;
+  }
+  // The rows document without its points, then the columns.
+  nlohmann::ordered_json doc = nlohmann::ordered_json::parse(RenderNetSweepJson(r, device));
+  doc.erase("points");
+  doc["steps"] = r.steps;
+  doc["cfg"] = r.cfg;
+  doc["schema"] = 2;
+  std::string head = doc.dump(2);
+  head.resize(head.size() - 2);  // the closing "\n}"
+  const Table t = NetSweepTable(r);
+  head += ",\n  \"columns\": " + ColumnsJsonDescription(t);
+  head += fmt::format(",\n  \"rows\": {},\n  \"data\": ", t.rows());
+  os << head;
+  WriteJsonColumns(t, os, 2);
+  os << "\n}\n";
 }
 
 std::string RenderNetSweepJson(const NetSweepResult& r, const std::string& device) {
@@ -311,6 +395,7 @@ std::string RenderNetSweepJson(const NetSweepResult& r, const std::string& devic
     ojson j;
     j[r.variable] = p.value;
     j["time_s"] = p.time_s;
+    if (p.has_expected) j["expected_time_s"] = p.expected_time_s;
     j["flops"] = p.flops;
     j["matrix_flops"] = p.matrix_flops;
     j["bytes"] = p.bytes;

@@ -10,12 +10,13 @@
 
 namespace roofline {
 
-/// `roofline profile ncu --format json`: file, format, device, device_match, kernels[] (figures
-/// per launch, placement per level), missing_metrics, warnings. `device_note` says how the
-/// device was matched, or why there is none.
+/// `roofline profile ncu --format json`: file, format, device, device_match, kernels_total,
+/// kernels[] (figures per launch, placement per level; each with its 1-based `index` in the
+/// file's order; with `top` > 0 only the `top` with the most time), missing_metrics, warnings.
+/// `device_note` says how the device was matched, or why there is none.
 nlohmann::json NcuProfileJson(const NcuSummary& summary, const std::string& file,
                               const std::string& layout, const Device* device,
-                              const std::string& device_note);
+                              const std::string& device_note, int top = 0);
 
 /// `roofline profile nsys --format json`: file, format, gpu_time_s, classes[], kernels[].
 nlohmann::json NsysProfileJson(const NsysReport& report, const NsysSummary& summary,

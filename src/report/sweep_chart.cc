@@ -17,6 +17,47 @@ namespace {
 
 /// The tooltip of one sweep point and phase: the swept values, time, verdict, expected time, the
 /// time per kernel class and whether the footprint fits.
+/// The values an axis from `lo` to `hi` is labelled at: powers of two on a log axis (of ten
+/// beyond 2^20), 1-2-5 steps on a linear one; about `most` of them, none closer than the
+/// labels' width.
+std::vector<double> TickValues(double lo, double hi, bool logx, size_t most) {
+  std::vector<double> out;
+  if (!(hi > lo)) return {lo};
+  if (logx) {
+    const double base = hi / lo > double(1 << 20) ? 10 : 2;
+    double step = base;
+    // Every power, or every other one, ... so that at most `most` remain.
+    while (std::log(hi / lo) / std::log(step) > static_cast<double>(most)) step *= base;
+    for (double v = std::pow(base, std::ceil(std::log(lo) / std::log(base) - 1e-9)); v <= hi * (1 + 1e-9);
+         v *= step) {
+      out.push_back(v);
+    }
+    if (out.empty()) out.push_back(lo);
+    return out;
+  }
+  const double raw = (hi - lo) / static_cast<double>(most);
+  const double mag = std::pow(10, std::floor(std::log10(raw)));
+  double step = mag;
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    step = m * mag;
+    if (step >= raw) break;
+  }
+  step = std::max(step, 1.0);  // integer variables
+  for (double v = std::ceil(lo / step) * step; v <= hi * (1 + 1e-12); v += step) out.push_back(v);
+  return out;
+}
+
+/// At most about `most` indices of `n` grid points, evenly spread, the last included: a chart of
+/// a long sweep draws its bands and hover columns through them (a 10,000-point sweep would
+/// otherwise write megabytes of coordinates and tooltips).
+std::vector<size_t> Thinned(size_t n, size_t most) {
+  std::vector<size_t> out;
+  const size_t every = n <= most ? 1 : (n + most - 1) / most;
+  for (size_t i = 0; i < n; i += every) out.push_back(i);
+  if (!out.empty() && out.back() != n - 1) out.push_back(n - 1);
+  return out;
+}
+
 std::string PointTip(const SweepResult& r, size_t index, size_t phase) {
   const SweepPoint& p = r.points[index];
   std::string where;
@@ -87,12 +128,23 @@ Chart SweepChart(const SweepResult& r, const std::string& title) {
                  (per_phase == 2 ? (by_class ? ", by kernel class" : ", by verdict") : ""),
              13, "start", "#111", 0, "bold");
     svg.Text(24, (T + B) / 2, "time per step", 12, "middle", "#222", -90);
-    // X ticks: at most ~10 labels.
-    const size_t every = std::max<size_t>(1, n0 / 10);
-    for (size_t i = 0; i < n0; i += every) {
-      const std::string label = numeric ? Num(xval(i)) : std::string(NameOf(ax.dtypes[i]));
-      svg.Line(X(xval(i)), B, X(xval(i)), B + 4, "#999", 1);
-      svg.Text(X(xval(i)), B + 17, label, 11, "middle");
+    // X ticks: at most ~10 labels, at round values of a numeric axis, none overprinting the
+    // one before.
+    std::vector<std::pair<double, std::string>> ticks;
+    if (numeric) {
+      for (double v : TickValues(xa, xval(n0 - 1), logx, 10)) ticks.emplace_back(v, Num(v));
+    } else {
+      const size_t every = std::max<size_t>(1, n0 / 10);
+      for (size_t i = 0; i < n0; i += every) ticks.emplace_back(xval(i), NameOf(ax.dtypes[i]));
+    }
+    double last_right = -1e9;
+    for (const auto& [v, label] : ticks) {
+      const double x = X(v);
+      const double half = 3.5 * static_cast<double>(label.size()) + 4;
+      if (x - half < last_right) continue;
+      svg.Line(x, B, x, B + 4, "#999", 1);
+      svg.Text(x, B + 17, label, 11, "middle");
+      last_right = x + half;
     }
     svg.Text((L + R) / 2, B + 36, std::string(NameOf(ax.variable)) + (logx ? " (log scale)" : ""),
              12, "middle");
@@ -140,16 +192,24 @@ Chart SweepChart(const SweepResult& r, const std::string& title) {
             svg.Rect(X(xval(i)) - bw / 2, Y(next[i]), bw, Y(base[i]) - Y(next[i]), band.color);
           }
         } else {
-          for (size_t i = 0; i < n0; ++i) poly.emplace_back(X(xval(i)), Y(next[i]));
-          for (size_t i = n0; i-- > 0;) poly.emplace_back(X(xval(i)), Y(base[i]));
+          const std::vector<size_t> drawn = Thinned(n0, 1000);
+          for (size_t i : drawn) poly.emplace_back(X(xval(i)), Y(next[i]));
+          for (size_t k = drawn.size(); k-- > 0;) {
+            poly.emplace_back(X(xval(drawn[k])), Y(base[drawn[k]]));
+          }
           svg.Polygon(poly, band.color, "none", 0.75);
         }
         base = next;
       }
-      // Hover areas: one column per grid point, its figures as the tooltip.
-      for (size_t i = 0; i < n0; ++i) {
-        const double left = i == 0 ? X(xval(0)) : (X(xval(i - 1)) + X(xval(i))) / 2;
-        const double right = i + 1 == n0 ? X(xval(i)) : (X(xval(i)) + X(xval(i + 1))) / 2;
+      // Hover areas: one column per grid point (at most ~400: a long sweep's columns each
+      // show the point at their middle), its figures as the tooltip.
+      const std::vector<size_t> hovered = Thinned(n0, 400);
+      for (size_t k = 0; k < hovered.size(); ++k) {
+        const size_t i = hovered[k];
+        const double left = k == 0 ? X(xval(0)) : (X(xval(hovered[k - 1])) + X(xval(i))) / 2;
+        const double right = k + 1 == hovered.size()
+                                 ? X(xval(i))
+                                 : (X(xval(i)) + X(xval(hovered[k + 1]))) / 2;
         const double pad = n0 == 1 ? 8 : 0;
         svg.HoverRect(std::min(left, right) - pad, T, std::abs(right - left) + 2 * pad, B - T,
                       PointTip(r, i, ph));
@@ -193,13 +253,15 @@ Chart SweepChart(const SweepResult& r, const std::string& title) {
       // One line of total time per value of the second axis.
       for (size_t j = 0; j < n1; ++j) {
         const char* color = kLineColors[j % 10];
-        for (size_t i = 0; i + 1 < n0; ++i) {
-          svg.Line(X(xval(i)), Y(r.points[i * n1 + j].phases[ph].time_s), X(xval(i + 1)),
-                   Y(r.points[(i + 1) * n1 + j].phases[ph].time_s), color, 2);
+        const std::vector<size_t> drawn = Thinned(n0, 1000);
+        for (size_t k = 0; k + 1 < drawn.size(); ++k) {
+          const size_t i = drawn[k], next = drawn[k + 1];
+          svg.Line(X(xval(i)), Y(r.points[i * n1 + j].phases[ph].time_s), X(xval(next)),
+                   Y(r.points[next * n1 + j].phases[ph].time_s), color, 2);
         }
-        for (size_t i = 0; i < n0; ++i) {
+        // Markers (hollow where the footprint does not fit) at up to ~60 points of the line.
+        for (size_t i : Thinned(n0, 60)) {
           const SweepPoint& p = r.points[i * n1 + j];
-          // Hollow markers where the footprint does not fit.
           svg.Circle(X(xval(i)), Y(p.phases[ph].time_s), 3, p.fits ? color : "white", color,
                      PointTip(r, i * n1 + j, ph));
         }

@@ -541,6 +541,12 @@ std::string RenderSweepTable(const SweepResult& r, const std::string& title) {
     t.AddRow(std::move(row));
   }
   out += t.Render();
+  out += RenderSweepWhy(r);
+  return out;
+}
+
+std::string RenderSweepWhy(const SweepResult& r) {
+  std::string out;
   out += "\nCrossovers (exact values, found by bisection between grid points):\n";
   if (r.crossovers.empty()) out += "  none in the swept range\n";
   for (size_t i = 0; i < r.crossovers.size(); ++i) {
@@ -771,8 +777,36 @@ std::string RenderDeviceSweepTable(const DeviceSweep& d, const std::string& titl
         out += fmt::format("{}: fastest at the bound on {} ({})", NameOf(best->phase),
                            d.devices[bi], Seconds(best->time_s));
         if (best_expected != nullptr) {
-          out += fmt::format(", expected on {} ({})", d.devices[ei],
-                             Seconds(best_expected->expected_time_s));
+          // Devices within 0.5% of the fastest expected time tie: no winner is named.
+          std::vector<std::string> tied;
+          bool host_bound = true;
+          for (size_t i = 0; i < d.devices.size(); ++i) {
+            if (d.sweeps[i].points.empty() || d.sweeps[i].points.front().phases.size() <= ph) {
+              continue;
+            }
+            const PhasePoint& a = d.sweeps[i].points.front().phases[ph];
+            if (a.has_expected &&
+                a.expected_time_s <= best_expected->expected_time_s * 1.005) {
+              tied.push_back(d.devices[i]);
+              host_bound = host_bound && a.host_bound;
+            }
+          }
+          if (tied.size() > 1) {
+            std::string names;
+            for (size_t i = 0; i < tied.size(); ++i) {
+              names += (i == 0 ? "" : i + 1 == tied.size() ? " and " : ", ") + tied[i];
+            }
+            out += fmt::format("; expected, a tie between {} ({}){}", names,
+                               Seconds(best_expected->expected_time_s),
+                               host_bound ? ": the step is host-bound (the host takes longer to "
+                                            "launch its kernels than the GPU to run them), so a "
+                                            "faster device does not shorten it; --runtime "
+                                            "cuda-graph launches the step at once"
+                                          : "");
+          } else {
+            out += fmt::format(", expected on {} ({})", d.devices[ei],
+                               Seconds(best_expected->expected_time_s));
+          }
         }
         out += "\n";
       }

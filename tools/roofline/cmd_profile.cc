@@ -63,6 +63,8 @@ int RunProfile(Context& ctx) {
   const ScenarioOptions& options =
       *(s_ncu->parsed() ? ncu_options : (s_nsys->parsed() ? nsys_options : torch_options));
   if (Status st = options.Read(o.model); !st.ok()) return Fail(ctx, st);
+  const CLI::App* sub = s_ncu->parsed() ? s_ncu : (s_nsys->parsed() ? s_nsys : s_torch);
+  o.top_given = sub->count("--top") > 0;
   if (o.model.phases == PhaseSelection::kBoth) {
     return Fail(ctx, Status::Invalid("--phase", "a profile ran one phase: prefill or decode"));
   }

@@ -24,8 +24,14 @@ int RunProfileNcu(Context& ctx, const ProfileOptions& o) {
   const bool named =
       !first.device.empty() && first.device.find_first_not_of("0123456789") != std::string::npos;
   std::string how;
+  // The file's own device attributes tell variants of one name apart (an H100 80GB HBM3 is the
+  // SXM5 part with 132 SMs, the PCIe card has 114).
+  DeviceHints hints;
+  if (const double* sms = first.Find("device__attribute_multiprocessor_count")) {
+    hints.sms = static_cast<int64_t>(*sms);
+  }
   Result<Device> device =
-      ResolveProfileDevice(ctx, o.model.hw, named ? first.device : "", first.cc, &how);
+      ResolveProfileDevice(ctx, o.model.hw, named ? first.device : "", first.cc, &how, hints);
   if (!device.ok() && o.model.hw.empty() && device.status().code() == StatusCode::kNotFound) {
     // No database device: the peaks the file measured itself (roofline ncu-command collects
     // them) make one.
@@ -51,9 +57,9 @@ int RunProfileNcu(Context& ctx, const ProfileOptions& o) {
   nlohmann::json out_json;
   std::string text;
   if (json) {
-    out_json = NcuProfileJson(summary, o.file, report->layout, dev, note);
+    out_json = NcuProfileJson(summary, o.file, report->layout, dev, note, o.top_given ? o.top : 0);
   } else {
-    text = RenderNcuProfileTable(summary, o.file, report->layout, dev, note);
+    text = RenderNcuProfileTable(summary, o.file, report->layout, dev, note, o.top);
   }
   if (!dev) {
     *ctx.out << (json ? out_json.dump(2) + "\n" : text);

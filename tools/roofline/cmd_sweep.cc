@@ -29,13 +29,6 @@ struct SweepOptions {
 
 namespace {
 
-Status WriteReport(const std::string& path, HtmlDocument doc, const std::string& why_mark) {
-  // The crossovers and never-flips are the sweep's why.
-  const size_t why = doc.text.find(why_mark);
-  if (why != std::string::npos) doc.why = doc.text.substr(why + 1);
-  return WriteFileAtomically(path, RenderHtml(doc));
-}
-
 /// `roofline sweep MODEL --vary hw=A,B,... [--vary NAME=...]`: the same sweep on each device.
 int RunDeviceSweepCommand(Context& ctx, const Scenario& s, const SweepOptions& so,
                           const std::vector<std::string>& hw_ids,
@@ -98,10 +91,6 @@ int RunDeviceSweepCommand(Context& ctx, const Scenario& s, const SweepOptions& s
 
 /// `roofline sweep GRAPH.json|model.onnx|PRESET --vary DIM=...`: one symbolic dimension.
 int RunNetworkSweepCommand(Context& ctx, const Scenario& s, const SweepOptions& so) {
-  if (so.format == OutputFormat::kCsv || so.format == OutputFormat::kNpy) {
-    return Fail(ctx, Status::Invalid("--format " + std::string(NameOf(so.format)),
-                                     "graph sweeps print table or json"));
-  }
   if (so.vary.size() != 1) {
     return Fail(ctx, Status::Invalid("--vary", "graph sweeps vary one dimension"));
   }
@@ -121,10 +110,19 @@ int RunNetworkSweepCommand(Context& ctx, const Scenario& s, const SweepOptions& 
     doc.charts = {svg};
     doc.text = table;
     doc.assumptions = CostModelAssumptions(CostModel(r->device, r->cost));
-    Status w = WriteReport(so.report, std::move(doc), "\ncrossovers");
+    doc.why = NetSweepWhy(r->sweep).substr(1);
+    Status w = WriteFileAtomically(so.report, RenderHtml(doc));
     if (!w.ok()) return Fail(ctx, w);
   }
-  *ctx.out << (so.format == OutputFormat::kJson ? RenderNetSweepJson(r->sweep, r->device.id) : table);
+  if (so.format == OutputFormat::kJson) {
+    WriteNetSweepJson(r->sweep, r->device.id, so.layout, *ctx.out);
+  } else if (so.format == OutputFormat::kCsv) {
+    WriteNetSweepCsv(r->sweep, *ctx.out);
+  } else if (so.format == OutputFormat::kNpy) {
+    WriteNetSweepNpy(r->sweep, *ctx.out);
+  } else {
+    *ctx.out << table;
+  }
   return kExitOk;
 }
 
@@ -202,7 +200,8 @@ int RunSweepCommand(Context& ctx) {
     doc.tables = {SweepHtmlTable(*r)};
     doc.text = RenderSweepTable(*r, title);
     doc.assumptions = CostModelAssumptions(model);
-    Status w = WriteReport(so.report, std::move(doc), "\nCrossovers");
+    doc.why = RenderSweepWhy(*r).substr(1);
+    Status w = WriteFileAtomically(so.report, RenderHtml(doc));
     if (!w.ok()) return Fail(ctx, w);
   }
   if (so.format == OutputFormat::kJson) {

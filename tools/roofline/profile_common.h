@@ -26,6 +26,7 @@ struct ProfileOptions {
   std::string file;
   std::string plot;
   int top = 30;
+  bool top_given = false;  ///< JSON lists every kernel unless --top is given
   OutputFormat format = OutputFormat::kTable;
   /// --model (empty: none) and the workload flags; `hw` is --hw (empty: matched from the file).
   Scenario model;

@@ -1,0 +1,56 @@
+// The docs say what the tool does: the command-line reference is the tool's own --help, and the
+// README stays short enough to read in five minutes, with the two quick-start commands.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "tests/cli_runner.h"
+
+namespace roofline {
+namespace {
+
+std::string ReadDoc(const std::string& relative) {
+  std::ifstream in(std::filesystem::path(ROOFLINE_SOURCE_DIR) / relative, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(Docs, CliReferenceIsEveryCommandsHelp) {
+  const testing::CliOutput o = testing::RunCli({"help", "--markdown"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(o.out, ReadDoc("docs/cli.md"))
+      << "docs/cli.md differs from `roofline help --markdown`: run scripts/update-golden.sh";
+  // Every command of the table has its page.
+  for (const char* heading : {"## roofline model\n", "## roofline sweep\n", "## roofline plan\n",
+                              "## roofline op matmul\n", "## roofline profile torch\n",
+                              "## roofline validate published\n", "## roofline hw show\n"}) {
+    EXPECT_NE(o.out.find(heading), std::string::npos) << heading;
+  }
+  // A page is help, not an error.
+  EXPECT_EQ(o.out.find("error:"), std::string::npos);
+}
+
+TEST(Docs, ReadmeIsShortAndStartsWithTheTwoCommands) {
+  const std::string readme = ReadDoc("README.md");
+  EXPECT_LE(std::count(readme.begin(), readme.end(), '\n'), 200);
+  EXPECT_NE(readme.find("scripts/run.sh "), std::string::npos);
+  EXPECT_NE(readme.find("scripts/test.sh "), std::string::npos);
+  EXPECT_NE(readme.find("## Concepts"), std::string::npos);
+  // Every docs/ page it links to exists.
+  size_t at = 0;
+  while ((at = readme.find("](docs/", at)) != std::string::npos) {
+    const size_t end = readme.find(')', at);
+    std::string target = readme.substr(at + 2, end - at - 2);
+    target = target.substr(0, target.find('#'));
+    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(ROOFLINE_SOURCE_DIR) / target))
+        << target;
+    at = end;
+  }
+}
+
+}  // namespace
+}  // namespace roofline
