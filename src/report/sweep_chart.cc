@@ -47,14 +47,16 @@ std::vector<double> TickValues(double lo, double hi, bool logx, size_t most) {
   return out;
 }
 
-/// At most about `most` indices of `n` grid points, evenly spread, the last included: a chart of
-/// a long sweep draws its bands and hover columns through them (a 10,000-point sweep would
-/// otherwise write megabytes of coordinates and tooltips).
-std::vector<size_t> Thinned(size_t n, size_t most) {
+/// The indices of `n` grid points at least `gap` pixels apart along x (`x(i)`, increasing), the
+/// first and last included: a chart of a long sweep draws its bands, lines and hover columns
+/// through them (a 10,000-point sweep would otherwise write megabytes of coordinates and
+/// tooltips); on a log axis every point of the sparse start is kept.
+template <typename X>
+std::vector<size_t> Thinned(size_t n, double gap, X x) {
   std::vector<size_t> out;
-  const size_t every = n <= most ? 1 : (n + most - 1) / most;
-  for (size_t i = 0; i < n; i += every) out.push_back(i);
-  if (!out.empty() && out.back() != n - 1) out.push_back(n - 1);
+  for (size_t i = 0; i < n; ++i) {
+    if (out.empty() || i + 1 == n || x(i) - x(out.back()) >= gap) out.push_back(i);
+  }
   return out;
 }
 
@@ -192,7 +194,7 @@ Chart SweepChart(const SweepResult& r, const std::string& title) {
             svg.Rect(X(xval(i)) - bw / 2, Y(next[i]), bw, Y(base[i]) - Y(next[i]), band.color);
           }
         } else {
-          const std::vector<size_t> drawn = Thinned(n0, 1000);
+          const std::vector<size_t> drawn = Thinned(n0, 0.5, [&](size_t i) { return X(xval(i)); });
           for (size_t i : drawn) poly.emplace_back(X(xval(i)), Y(next[i]));
           for (size_t k = drawn.size(); k-- > 0;) {
             poly.emplace_back(X(xval(drawn[k])), Y(base[drawn[k]]));
@@ -201,9 +203,9 @@ Chart SweepChart(const SweepResult& r, const std::string& title) {
         }
         base = next;
       }
-      // Hover areas: one column per grid point (at most ~400: a long sweep's columns each
-      // show the point at their middle), its figures as the tooltip.
-      const std::vector<size_t> hovered = Thinned(n0, 400);
+      // Hover areas: one column per grid point (at least 2 px wide: a long sweep's columns each
+      // show one point of theirs), its figures as the tooltip.
+      const std::vector<size_t> hovered = Thinned(n0, 2, [&](size_t i) { return X(xval(i)); });
       for (size_t k = 0; k < hovered.size(); ++k) {
         const size_t i = hovered[k];
         const double left = k == 0 ? X(xval(0)) : (X(xval(hovered[k - 1])) + X(xval(i))) / 2;
@@ -253,14 +255,14 @@ Chart SweepChart(const SweepResult& r, const std::string& title) {
       // One line of total time per value of the second axis.
       for (size_t j = 0; j < n1; ++j) {
         const char* color = kLineColors[j % 10];
-        const std::vector<size_t> drawn = Thinned(n0, 1000);
+        const std::vector<size_t> drawn = Thinned(n0, 0.5, [&](size_t i) { return X(xval(i)); });
         for (size_t k = 0; k + 1 < drawn.size(); ++k) {
           const size_t i = drawn[k], next = drawn[k + 1];
           svg.Line(X(xval(i)), Y(r.points[i * n1 + j].phases[ph].time_s), X(xval(next)),
                    Y(r.points[next * n1 + j].phases[ph].time_s), color, 2);
         }
-        // Markers (hollow where the footprint does not fit) at up to ~60 points of the line.
-        for (size_t i : Thinned(n0, 60)) {
+        // Markers (hollow where the footprint does not fit), at least 10 px apart.
+        for (size_t i : Thinned(n0, 10, [&](size_t i) { return X(xval(i)); })) {
           const SweepPoint& p = r.points[i * n1 + j];
           svg.Circle(X(xval(i)), Y(p.phases[ph].time_s), 3, p.fits ? color : "white", color,
                      PointTip(r, i * n1 + j, ph));
