@@ -3,7 +3,7 @@
 # scripts/sanitize.sh) and runs each for SECONDS (default 30), seeded from the project's own
 # fixtures and data files, FUZZ_JOBS targets at a time (default: one per core).
 #   scripts/fuzz.sh [SECONDS] [TARGET ...]     targets: hf_config device profile_json efficiency
-#                                              published graph_json onnx ncu_long ncu_raw
+#                                              published scenario graph_json onnx ncu_long ncu_raw
 #                                              nsys_csv torch_trace torch_trace_gz (default: all)
 # A run fails on any crash, sanitizer report, leak or input slower than 2 s (a hang); the input
 # is kept in build-fuzz/artifacts/ (make it a fixture and a regression test). Prints one line
@@ -13,8 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
 shift || true
-all=(hf_config device profile_json efficiency published graph_json onnx ncu_long ncu_raw nsys_csv torch_trace
-     torch_trace_gz)
+all=(hf_config device profile_json efficiency published scenario graph_json onnx ncu_long ncu_raw nsys_csv
+     torch_trace torch_trace_gz)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
 
@@ -29,6 +29,7 @@ seed() {  # TARGET -> files
     profile_json) ls fuzz/seeds/profile_json/* ;;
     efficiency) ls data/efficiency.json ;;
     published) ls fuzz/seeds/published/* data/validation/published_runs.json ;;
+    scenario) ls fuzz/seeds/scenario/* ;;
     graph_json) ls tests/fixtures/graphs/*.json tests/fixtures/captured/*.json ;;
     onnx) ls tests/fixtures/onnx/*.onnx ;;
     ncu_long) ls tests/fixtures/profiles/ncu_*.csv | grep -v raw ;;

@@ -16,6 +16,7 @@
 #include "roofline/efficiency.h"
 #include "roofline/graph.h"
 #include "roofline/kernel_class.h"
+#include "roofline/step_term.h"
 
 namespace roofline {
 
@@ -153,6 +154,8 @@ struct CostOptions {
   /// made for them.
   std::shared_ptr<const EfficiencyData> efficiency;
   ExpectedOptions expected;
+  /// The terms of a whole step, applied in order to its kernels' expected times (Totals).
+  std::vector<std::shared_ptr<const StepTerm>> step_terms = DefaultStepTerms();
 };
 
 /// A ceiling as expected times use it: its value and where it came from.

@@ -30,9 +30,11 @@ struct Totals {
   double expected_gpu_s = 0;       ///< sum of kernel expected times: the GPU's busy time
   double expected_roofline_s = 0;  ///< sum of their largest roofline terms
   double expected_host_s = 0;      ///< sum of host launch times
-  /// The step: the GPU's busy time, or the host's launching when that is longer (the GPU
-  /// then waits for kernels).
+  /// The step: the GPU's busy time with the cost model's step terms applied (today: the host's
+  /// launching when that is longer, the GPU then waiting for kernels).
   double expected_s = 0;
+  /// The host sets the step's pace (StepTime::host_bound).
+  bool host_bound = false;
   /// Expected time of the kernels by verdict (index: BoundKind).
   std::array<double, 4> expected_by_bound{};
   /// The share of the step that is launch overhead (GPU gaps and host time not hidden).

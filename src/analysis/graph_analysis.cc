@@ -151,7 +151,16 @@ void CostKernels(const Graph& graph, const CostModel& model, GraphCosts& g, bool
   totals.memory_time_s = all.memory_s;
   totals.comm_time_s = all.comm_s;
   totals.verdict = all.Classify();
-  totals.expected_s = std::max(totals.expected_gpu_s, totals.expected_host_s);
+  if (totals.has_expected) {
+    StepTime step;
+    step.gpu_s = totals.expected_gpu_s;
+    step.host_s = totals.expected_host_s;
+    step = ApplyStepTerms(step, model.options().step_terms);
+    totals.expected_s = step.time_s;
+    totals.host_bound = step.host_bound;
+  } else {
+    totals.expected_s = std::max(totals.expected_gpu_s, totals.expected_host_s);
+  }
   g.totals = totals;
   g.compute_bound_s = compute_bound;
   g.memory_bound_s = memory_bound;

@@ -545,7 +545,7 @@ Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const
     if (a.totals.has_expected) {
       pp.has_expected = true;
       pp.expected_time_s = a.totals.expected_s;
-      pp.host_bound = a.totals.expected_host_s > a.totals.expected_gpu_s;
+      pp.host_bound = a.totals.host_bound;
       pp.expected_tokens_per_s = pp.expected_time_s > 0 ? tokens / pp.expected_time_s : 0;
     }
     for (size_t cls = 0; cls < kNumClasses; ++cls) {

@@ -302,7 +302,7 @@ std::string ExpectedTotalsLine(const Totals& t) {
   for (size_t k = 1; k < t.expected_by_bound.size(); ++k) {
     if (t.expected_by_bound[k] > t.expected_by_bound[top]) top = k;
   }
-  const bool host_bound = t.expected_host_s > t.expected_gpu_s;
+  const bool host_bound = t.host_bound;
   const std::string verdict =
       host_bound
           ? fmt::format("launch-bound: the host needs {} to launch the kernels, the GPU waits",

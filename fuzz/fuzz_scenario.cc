@@ -1,0 +1,46 @@
+// The Scenario's field table (the command line's options, a published run's keys, Python's
+// keywords): each line of the input is a field (its first byte picks one) and the text SetField
+// reads; then the rules between fields, the derived defaults, every field written back as text
+// and read again, and `--vary` specs parsed against the scenario. Nothing may crash, hang or leak,
+// and what FieldText writes must read back.
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "fuzz/fuzz_util.h"
+#include "roofline/scenario.h"
+#include "roofline/sweep.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace roofline;
+  const std::string_view text = fuzz::AsText(data, size);
+  Scenario s;
+  std::vector<std::string> vary;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    if (line.empty()) continue;
+    if (line[0] == 'V') {  // a --vary spec
+      vary.emplace_back(line.substr(1));
+      continue;
+    }
+    const auto id = static_cast<FieldId>(static_cast<unsigned char>(line[0]) % kNumFields);
+    (void)SetField(s, id, line.substr(1));
+  }
+  ApplyDerivedDefaults(s);
+  (void)Validate(s, false);
+  (void)Validate(s, true);
+  (void)InFile(Validate(s, false), "fuzz.json: runs[0]");
+  for (const Field& f : ScenarioFields()) {
+    const std::string t = FieldText(s, f.id);
+    if (t.empty() || f.type == FieldType::kPairs) continue;
+    Scenario again;
+    // Everything FieldText writes, SetField reads (the round trip of the field table).
+    if (!SetField(again, f.id, t).ok()) std::abort();
+  }
+  if (!vary.empty()) (void)ParseSweepAxes(s, vary);
+  return 0;
+}
