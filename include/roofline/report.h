@@ -110,8 +110,9 @@ void WriteSweepCsv(const SweepResult& sweep, std::ostream& out);
 /// `roofline sweep --format json`: the document of RenderSweepJson with its points as columns
 /// ("schema": 2, "columns": what each is, "rows", "data": one array per column; SweepTable's
 /// every column), or with `JsonLayout::kRows` RenderSweepJson's own document.
+/// `with_data` false leaves the columns' values out (the Python package takes them as arrays).
 void WriteSweepJson(const SweepResult& sweep, const std::string& model, const std::string& device,
-                    JsonLayout layout, std::ostream& out);
+                    JsonLayout layout, std::ostream& out, bool with_data = true);
 /// `roofline sweep --format npy`: SweepTable's every column as one NumPy structured array.
 void WriteSweepNpy(const SweepResult& sweep, std::ostream& out);
 /// `sweep --vary hw=A,B,...`: without another variable, one row per device (time, verdict,

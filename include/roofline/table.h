@@ -28,6 +28,7 @@ enum class ColumnKind : uint8_t {
   kInt,   ///< an integer
   kBool,  ///< true or false
   kCode,  ///< an index into the column's labels (a verdict, a phase, a dtype): typed, not text
+  kText,  ///< free text (a kernel's name): quoted in CSV
 };
 
 /// A column's description: the one place its name and unit are written.
@@ -36,6 +37,9 @@ struct ColumnSpec {
   std::string unit;  ///< "s", "B", "FLOP", "1/s", "" for labels and counts
   Scope scope = Scope::kStep;
   ColumnKind kind = ColumnKind::kReal;
+  /// kReal: significant digits CSV writes (17: the same double reads back; fewer for a ratio
+  /// shown to a reader, e.g. a share).
+  int digits = 17;
 };
 
 /// One column: its description and its values (one vector used, by kind).
@@ -44,8 +48,13 @@ struct Column {
   std::vector<double> reals;
   std::vector<int64_t> ints;    ///< kInt, kBool (0 or 1), kCode (index into labels)
   std::vector<std::string> labels;  ///< kCode: the name of each code
+  std::vector<std::string> texts;   ///< kText
 
-  size_t size() const { return spec.kind == ColumnKind::kReal ? reals.size() : ints.size(); }
+  size_t size() const {
+    return spec.kind == ColumnKind::kReal   ? reals.size()
+           : spec.kind == ColumnKind::kText ? texts.size()
+                                            : ints.size();
+  }
   /// The text of row `r` as CSV and JSON write it (labels unquoted).
   std::string Text(size_t r) const;
 };
@@ -71,8 +80,8 @@ class Table {
   std::deque<Column> columns_;
 };
 
-/// CSV: a header of ids, one line per row; no field is quoted (ids, numbers and labels hold no
-/// comma). Rows are formatted in blocks on up to `threads` threads (0: every core this process
+/// CSV: a header of ids, one line per row; text columns are quoted ("" for a quote inside),
+/// nothing else is (ids, numbers and labels hold no comma). Rows are formatted in blocks on up to `threads` threads (0: every core this process
 /// may use) and written in order as they are done.
 void WriteCsv(const Table& t, std::ostream& out, int threads = 0);
 
@@ -83,7 +92,7 @@ void WriteJsonColumns(const Table& t, std::ostream& out, int indent);
 std::string ColumnsJsonDescription(const Table& t);
 
 /// NumPy's .npy format (version 1.0): one structured array with a field per column (doubles,
-/// int64, booleans, and labels as fixed-width byte strings), `numpy.load` reads it and
+/// int64, booleans, and labels and texts as fixed-width byte strings), `numpy.load` reads it and
 /// `pandas.DataFrame(numpy.load(f))` makes a frame of it.
 void WriteNpy(const Table& t, std::ostream& out);
 

@@ -120,8 +120,19 @@ def sweep(model: _ModelSource, vary: Mapping[str, Any], hw: Optional[str] = None
     """
     _check_keywords("sweep", options)
     keep: list = []
-    argv = ["sweep", _cli.model_source(model, keep), *_cli.vary_options(vary)]
+    source = _cli.model_source(model, keep)
+    vary_argv = _cli.vary_options(vary)
+    argv = ["sweep", source, *vary_argv]
     argv += _cli.options(hw=hw, phase=phase, **options)
+    # An LLM on one device: evaluated from the scenario into columns (NumPy arrays, no JSON);
+    # the rest through the CLI's JSON.
+    direct = _cli.sweep_columns(_cli.field_pairs(model=source, hw=hw, phase=phase, **options),
+                                vary_argv[1::2])
+    if direct is not None:
+        import json
+
+        head, columns = direct
+        return SweepResult(json.loads(head), argv, keep, columns=columns)
     return SweepResult(_cli.run_json(argv), argv, keep)
 
 

@@ -36,6 +36,36 @@ def fields():
 _FIELDS = None
 
 
+def field_pairs(**kw: Any) -> List[Tuple[str, str]]:
+    """Keyword arguments as the scenario's (field name, text) pairs, as options() makes flags:
+    None and False left out, True "true", a mapping one "KEY=VALUE" per item, a list one pair
+    per element; paths of files made absolute."""
+    pairs: List[Tuple[str, str]] = []
+    for name, v in kw.items():
+        if v is None or v is False:
+            continue
+        if name in ("hw", "model") and isinstance(v, (str, os.PathLike)):
+            v = absolute(os.fspath(v))
+        if v is True:
+            pairs.append((name, "true"))
+        elif isinstance(v, Mapping):
+            pairs += [(name, f"{key}={_value(val)}") for key, val in v.items()]
+        elif isinstance(v, (list, tuple)):
+            pairs += [(name, _value(val)) for val in v]
+        else:
+            pairs.append((name, _value(v)))
+    return pairs
+
+
+def sweep_columns(pairs: List[Tuple[str, str]], vary: List[str]):
+    """The C++ core's sweep into columns (see _roofline.sweep_columns); RooflineError on bad
+    input; None when the CLI path serves the request."""
+    try:
+        return _roofline.sweep_columns(pairs, vary)
+    except ValueError as e:
+        raise RooflineError(str(e), 2) from None
+
+
 def run(*args: str) -> str:
     """Runs ``roofline ARGS...`` in-process and returns what it prints; raises RooflineError
     with the CLI's error line on bad input. ``run("hw", "list")`` prints what ``roofline hw

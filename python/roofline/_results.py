@@ -241,9 +241,48 @@ class NetworkResult(_KernelsResult):
 
 class SweepResult(_Result):
     """``roofline.sweep()``: ``crossovers`` (where a verdict flips) and ``never_flips``, and the
-    points: for an LLM as columns (``columns`` says what each is, ``data`` holds one list per
-    column: one row per point and phase), for a graph as ``points``; across devices
-    (``vary={"hw": [...]}``) ``devices``, each with its ``sweep``."""
+    points: as columns (``columns`` says what each is; ``arrays()`` gives them as NumPy arrays,
+    one row per point and phase for an LLM), and for a sweep across devices (``vary={"hw":
+    [...]}``) ``devices``, each with its ``sweep``."""
+
+    __slots__ = ("_columns",)
+
+    def __init__(self, data: Dict[str, Any], argv: Sequence[str], keep: Sequence[Any] = (),
+                 columns: Optional[Dict[str, Any]] = None):
+        super().__init__(data, argv, keep)
+        object.__setattr__(self, "_columns", columns)
+
+    def arrays(self) -> Dict[str, Any]:
+        """The columns as NumPy arrays (labels such as ``bound`` as arrays of strings), one row
+        per point (and phase). The C++ core's own memory for numbers: no copy, no JSON."""
+        import numpy
+
+        if self._columns is None:
+            return {k: numpy.asarray(v) for k, v in self._data.get("data", {}).items()}
+        out = {}
+        for k, v in self._columns.items():
+            if isinstance(v, tuple) and v and isinstance(v[0], str):  # ("bool", bytes)
+                out[k] = v[1].astype(bool)
+            elif isinstance(v, tuple):  # (codes, labels)
+                out[k] = numpy.asarray(v[1], dtype=object)[v[0]]
+            else:
+                out[k] = numpy.asarray(v)
+        return out
+
+    def to_dict(self) -> Dict[str, Any]:
+        """A deep copy of the document ``--format json`` prints."""
+        d = copy.deepcopy(self._data)
+        if self._columns is not None:
+            data = {}
+            for k, v in self._columns.items():
+                if isinstance(v, tuple) and v and isinstance(v[0], str):
+                    data[k] = [bool(x) for x in v[1]]
+                elif isinstance(v, tuple):
+                    data[k] = [v[1][c] for c in v[0].tolist()]
+                else:
+                    data[k] = v.tolist() if hasattr(v, "tolist") else list(v)
+            d["data"] = data
+        return d
 
     def to_pandas(self):
         """One row per point (and phase, for an LLM); across devices a ``device`` column."""
@@ -253,7 +292,17 @@ class SweepResult(_Result):
             raise ImportError("to_pandas() needs pandas: pip install pandas") from e
 
         def frame(sweep: Dict[str, Any], extra: Dict[str, Any]):
-            if "data" in sweep:  # "schema": 2, the columns themselves
+            if self._columns is not None and sweep is self._data:  # the core's own arrays
+                cols = {}
+                for k, v in self._columns.items():
+                    if isinstance(v, tuple) and v and isinstance(v[0], str):
+                        cols[k] = v[1].astype(bool)
+                    elif isinstance(v, tuple):
+                        cols[k] = pandas.Categorical.from_codes(v[0], categories=v[1])
+                    else:
+                        cols[k] = v
+                df = pandas.DataFrame(cols)
+            elif "data" in sweep:  # "schema": 2, the columns themselves
                 df = pandas.DataFrame(sweep["data"])
             else:
                 rows: List[Dict[str, Any]] = []
@@ -275,18 +324,18 @@ class SweepResult(_Result):
     def rows(self) -> List[Record]:
         """The table's rows as Records (one per point, and phase for an LLM): ``[r.batch for r
         in s.rows()]``."""
-        data = self._data.get("data")
+        data = self.to_dict().get("data") if self._columns is not None else self._data.get("data")
         if data is None:
             return [Record(p) for p in self._data.get("points", [])]
         return [Record({k: v[i] for k, v in data.items()}) for i in range(self._data["rows"])]
 
     def _count(self, sweep: Dict[str, Any]) -> int:
-        return sweep.get("rows", 0) if "data" in sweep else len(sweep.get("points", []))
+        return sweep.get("rows", 0) if "rows" in sweep else len(sweep.get("points", []))
 
     def __repr__(self) -> str:
         n = self._count(self._data) or sum(
             self._count(d.get("sweep", {})) for d in self._data.get("devices", []))
-        what = "rows" if "data" in self._data or "devices" in self._data else "points"
+        what = "rows" if "rows" in self._data or "devices" in self._data else "points"
         return (f"<SweepResult {n} {what}, {len(self._data.get('crossovers', []))} "
                 f"crossovers>")
 

@@ -329,6 +329,19 @@ class Results(unittest.TestCase):
             self.assertTrue(os.path.exists(path))
             self.assertIn("<svg", html)
 
+    def test_sweep_columns_are_numpy_arrays(self):
+        s = roofline.sweep("llama-3-8b", vary={"batch": (1, 64, "x4")}, phase="decode")
+        a = s.arrays()
+        self.assertEqual(str(a["time_s"].dtype), "float64")
+        self.assertEqual(list(a["batch"]), [1, 4, 16, 64])
+        self.assertEqual(set(a["bound"]), {"memory:hbm"})
+        # The arrays hold the numbers the CLI prints.
+        status, out, err = cli("sweep", "llama-3-8b", "--vary", "batch=1:64:x4", "--phase",
+                               "decode", "--format", "json")
+        self.assertEqual(status, 0, err)
+        self.assertEqual(list(a["expected_time_s"]), json.loads(out)["data"]["expected_time_s"])
+        self.assertEqual(len(s.rows()), 4)
+
     def test_fields_are_the_clis_options(self):
         fields = {f["name"]: f for f in roofline.fields()}
         self.assertEqual(fields["kv_dtype"]["flag"], "--kv-dtype")

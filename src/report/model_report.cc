@@ -3,9 +3,11 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "roofline/kernel_table.h"
 #include "roofline/report.h"
 #include "roofline/units.h"
 #include "src/report/expected_report.h"
@@ -419,27 +421,9 @@ std::string RenderModelJson(const ModelAnalysis& a, const CostModel& model) {
 }
 
 std::string RenderModelCsv(const ModelAnalysis& a, const CostModel& model) {
-  const Device& d = model.device();
-  std::string out = "phase,group,kernel,repeat,flops";
-  for (const auto& m : d.memory) out += ",bytes_" + m.name;
-  out += ",intensity_" + d.memory[0].name + ",comm_bytes,time_s,bound,share";
-  out += model.has_expected() ? ",expected_time_s,expected_bound\n" : "\n";
-  for (const PhaseResult& p : a.phases) {
-    for (size_t i = 0; i < p.costs.size(); ++i) {
-      const KernelCost& c = p.costs[i];
-      out += fmt::format("{},\"{}\",\"{}\",{},{:.17g}", NameOf(p.phase), p.kernels[i].group, c.name,
-                         c.repeat, c.flops);
-      for (int l = 0; l < c.num_levels; ++l) out += fmt::format(",{:.17g}", c.bytes[l]);
-      const double share =
-          p.totals.time_s > 0 ? c.time_s * static_cast<double>(c.repeat) / p.totals.time_s : 0;
-      out += fmt::format(",{:.17g},{:.17g},{:.17g},{},{:.6g}", c.Intensity(0), c.comm_bytes,
-                         c.time_s, model.BoundName(c), share);
-      out += c.has_expected ? fmt::format(",{:.17g},{}\n", c.expected.time_s,
-                                          model.BoundName(c, c.expected.bound))
-                            : "\n";
-    }
-  }
-  return out;
+  std::ostringstream out;
+  WriteCsv(KernelTable(a, model, KernelColumns::kCsv), out, 1);
+  return std::move(out).str();
 }
 
 }  // namespace roofline

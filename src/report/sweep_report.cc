@@ -676,7 +676,7 @@ void WriteSweepCsv(const SweepResult& r, std::ostream& os) {
 }
 
 void WriteSweepJson(const SweepResult& r, const std::string& model, const std::string& device,
-                    JsonLayout layout, std::ostream& os) {
+                    JsonLayout layout, std::ostream& os, bool with_data) {
   if (layout == JsonLayout::kRows) {
     os << RenderSweepJson(r, model, device);
     return;
@@ -686,8 +686,10 @@ void WriteSweepJson(const SweepResult& r, const std::string& model, const std::s
   const Table t = SweepTable(r, SweepColumns::kAll);
   std::string out = SweepJsonHead(r, model, device);
   out += ",\n  \"schema\": 2,\n  \"columns\": " + ColumnsJsonDescription(t);
-  out += fmt::format(",\n  \"rows\": {},\n  \"data\": ", t.rows());
+  out += fmt::format(",\n  \"rows\": {}", t.rows());
+  out += with_data ? ",\n  \"data\": " : "\n}\n";
   os.write(out.data(), static_cast<std::streamsize>(out.size()));
+  if (!with_data) return;
   WriteJsonColumns(t, os, 2);
   os << "\n}\n";
 }

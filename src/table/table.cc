@@ -60,7 +60,22 @@ void AppendJsonString(std::string& out, std::string_view s) {
 void AppendCell(std::string& out, const Column& c, size_t r) {
   switch (c.spec.kind) {
     case ColumnKind::kReal:
-      AppendG17(out, c.reals[r]);
+      if (c.spec.digits == 17) {
+        AppendG17(out, c.reals[r]);
+      } else {
+        char buf[32];
+        const std::to_chars_result res = std::to_chars(
+            buf, buf + sizeof buf, c.reals[r], std::chars_format::general, c.spec.digits);
+        out.append(buf, res.ptr);
+      }
+      break;
+    case ColumnKind::kText:
+      out += '"';
+      for (char ch : c.texts[r]) {
+        if (ch == '"') out += '"';
+        out += ch;
+      }
+      out += '"';
       break;
     case ColumnKind::kInt: {
       char buf[24];
@@ -105,6 +120,11 @@ NpyField FieldOf(const Column& c) {
     case ColumnKind::kCode: {
       size_t width = 1;
       for (const std::string& l : c.labels) width = std::max(width, l.size());
+      return {fmt::format("|S{}", width), width};
+    }
+    case ColumnKind::kText: {
+      size_t width = 1;
+      for (const std::string& l : c.texts) width = std::max(width, l.size());
       return {fmt::format("|S{}", width), width};
     }
   }
@@ -228,6 +248,9 @@ void WriteJsonColumns(const Table& t, std::ostream& os, int indent) {
         case ColumnKind::kCode:
           AppendJsonString(out, c.labels[static_cast<size_t>(c.ints[r])]);
           break;
+        case ColumnKind::kText:
+          AppendJsonString(out, c.texts[r]);
+          break;
         default:
           AppendCell(out, c, r);
           break;
@@ -246,7 +269,7 @@ std::string ColumnsJsonDescription(const Table& t) {
   for (const Column& c : t.columns()) {
     out += first ? "" : ", ";
     first = false;
-    static constexpr const char* kKinds[] = {"real", "int", "bool", "label"};
+    static constexpr const char* kKinds[] = {"real", "int", "bool", "label", "text"};
     out += fmt::format(R"({{"id": "{}", "unit": "{}", "scope": "{}", "kind": "{}"}})", c.spec.id,
                        c.spec.unit, NameOf(c.spec.scope),
                        kKinds[static_cast<int>(c.spec.kind)]);
@@ -303,8 +326,11 @@ void WriteNpy(const Table& t, std::ostream& out) {
           case ColumnKind::kBool:
             *dst = c.ints[begin + r] != 0 ? 1 : 0;
             break;
-          case ColumnKind::kCode: {
-            const std::string& l = c.labels[static_cast<size_t>(c.ints[begin + r])];
+          case ColumnKind::kCode:
+          case ColumnKind::kText: {
+            const std::string& l = c.spec.kind == ColumnKind::kText
+                                        ? c.texts[begin + r]
+                                        : c.labels[static_cast<size_t>(c.ints[begin + r])];
             std::memset(dst, 0, w);
             std::memcpy(dst, l.data(), std::min(w, l.size()));
             break;
