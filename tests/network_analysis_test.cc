@@ -394,7 +394,7 @@ TEST(NetworkSweep, FindsTheExactBatchWhereMatricesTurnComputeBound) {
   EXPECT_EQ(name(r->points.back().matrix_bound), "compute:tensor.bf16");
   const Crossover* x = nullptr;
   for (const Crossover& c : r->crossovers) {
-    if (Describe(c, *r).what == "matrix kernels") x = &c;
+    if (c.signal.kind == SignalKind::kMatrixKernels) x = &c;
   }
   ASSERT_NE(x, nullptr);
   // Exact: the verdict at value - 1 differs from the one at value.

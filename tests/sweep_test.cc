@@ -53,12 +53,15 @@ SweepResult Sweep(const TransformerConfig& c, const Device& d, Workload w, const
   return *r;
 }
 
-const Crossover* Find(const SweepResult& r, const std::string& what) {
+/// The first crossover of a signal: found by its typed id, not by its words.
+const Crossover* Find(const SweepResult& r, const SignalId& signal) {
   for (const Crossover& x : r.crossovers) {
-    if (Describe(x, r).what == what) return &x;
+    if (x.signal == signal) return &x;
   }
   return nullptr;
 }
+
+SignalId DecodeClass(KernelClass c) { return {SignalKind::kClass, Phase::kDecode, c}; }
 
 /// Closed form for the decode matmul class at batch B (compulsory traffic, tiles resident):
 /// compute 2*B*sum(K*N) / peak >= (weight bytes + B * activation bytes per token) / bandwidth.
@@ -101,7 +104,7 @@ TEST(Sweep, DecodeMatmulsFlipAtTheRidgeToTheInteger) {
     w.prompt = 128;
     w.weight_dtype = k.weights;
     const SweepResult r = Sweep(c, d, w, "batch=1:1024");
-    const Crossover* x = Find(r, "decode matmuls");
+    const Crossover* x = Find(r, DecodeClass(KernelClass::kMatmul));
     ASSERT_NE(x, nullptr) << k.device;
     const double peak = d.FindCompute("tensor.bf16")->peak.value;
     EXPECT_EQ(x->int_value, static_cast<int64_t>(std::ceil(ClosedFormBatch(c, w, d, peak))))
@@ -124,33 +127,34 @@ TEST(Sweep, CrossoversAreExact) {
     ASSERT_FALSE(r.crossovers.empty()) << spec;
     const SweepAxis axis = *ParseSweepAxis(spec);
     for (const Crossover& x : r.crossovers) {
-      auto signal = [&](int64_t v) {
+      // The crossover's typed signal, evaluated afresh at one value (no words read back).
+      auto signal = [&](int64_t v) -> std::optional<SignalValue> {
         SweepAxis one = axis;
         one.values = {v};
         Result<SweepResult> p = RunSweep(c, w, model, PhaseSelection::kBoth, {one});
-        for (const Crossover& ignored : p->crossovers) (void)ignored;
         const SweepPoint& pt = p->points.front();
-        const SweepLine l = Describe(x, r);
-        if (l.what == "capacity") return std::string(pt.fits ? "fits" : "exceeds");
+        if (x.signal.kind == SignalKind::kCapacity) return SignalValue{{}, pt.fits};
         for (const PhasePoint& ph : pt.phases) {
-          const std::string phase(NameOf(ph.phase));
-          if (l.what == phase + " step") return p->names.Name(ph.bound);
-          if (l.what == phase + " largest share") {
-            const int share = ph.LargestShare();
-            return share == kOverheadShare ? std::string("launch overhead")
-                                           : std::string(NameOf(static_cast<KernelClass>(share)));
-          }
-          for (int k = 0; k < kNumClasses; ++k) {
-            if (l.what == phase + " " + std::string(NameOf(static_cast<KernelClass>(k)))) {
-              return ph.class_bound[k].has_value() ? p->names.Name(*ph.class_bound[k]) : "";
+          if (ph.phase != x.signal.phase) continue;
+          switch (x.signal.kind) {
+            case SignalKind::kStep:
+              return SignalValue{ph.bound, false};
+            case SignalKind::kLargestShare:
+              return SignalValue{{}, false, ph.LargestShare()};
+            case SignalKind::kClass: {
+              const auto& b = ph.class_bound[static_cast<size_t>(x.signal.cls)];
+              if (!b.has_value()) return std::nullopt;
+              return SignalValue{*b, false};
             }
+            default:
+              return std::nullopt;
           }
         }
-        return std::string("?");
+        return std::nullopt;
       };
       const SweepLine l = Describe(x, r);
-      EXPECT_EQ(signal(x.int_value), l.to) << l.sentence;
-      EXPECT_EQ(signal(x.int_value - 1), l.from) << l.sentence;
+      EXPECT_EQ(signal(x.int_value), std::optional<SignalValue>(x.to)) << l.sentence;
+      EXPECT_EQ(signal(x.int_value - 1), std::optional<SignalValue>(x.from)) << l.sentence;
       EXPECT_NE(l.sentence, "");
     }
   }
@@ -166,7 +170,7 @@ TEST(Sweep, CapacityWallMatchesTheHandComputation) {
   w.prompt = 8192;
   w.context = 8192;
   const SweepResult r = Sweep(c, Dev("h100-sxm"), w, "batch=1:256");
-  const Crossover* x = Find(r, "capacity");
+  const Crossover* x = Find(r, SignalId{SignalKind::kCapacity});
   ASSERT_NE(x, nullptr);
   const double weights = CountParameters(c).total * 2;
   const double per_sequence = 8192.0 * 2 * 32 * 8 * 128 * 2;
@@ -181,7 +185,7 @@ TEST(Sweep, DecodeAttentionNeverFlipsAndSaysWhy) {
   const SweepResult r = Sweep(Preset("llama-3-8b"), Dev("h100-sxm"), w, "context=1024:131072");
   const NeverFlips* attention = nullptr;
   for (const NeverFlips& n : r.never) {
-    if (Describe(n, r).what == "decode attention") attention = &n;
+    if (n.signal == DecodeClass(KernelClass::kAttention)) attention = &n;
   }
   ASSERT_NE(attention, nullptr);
   // Llama-3-8B: 32 query heads share 8 K/V heads, bf16 KV: ~2*4*(d+d) FLOP per 2*(d+d) B = 4.
@@ -201,12 +205,14 @@ TEST(Sweep, CommunicationWallUnderTensorParallelism) {
   // x16 (32 GB/s per direction, data/hardware/l4.json), tp 4 is still compute-heavier.
   const Crossover* wall = nullptr;
   for (const Crossover& x : r.crossovers) {
-    if (Describe(x, r).what == "decode comm wall") wall = &x;
+    if (x.signal == SignalId{SignalKind::kCommWall, Phase::kDecode}) wall = &x;
   }
   ASSERT_NE(wall, nullptr);
   EXPECT_EQ(wall->variable, "tp");
   EXPECT_EQ(wall->int_value, 8);
-  for (const NeverFlips& n : r.never) EXPECT_NE(Describe(n, r).what, "decode comm wall");
+  for (const NeverFlips& n : r.never) {
+    EXPECT_NE(n.signal, (SignalId{SignalKind::kCommWall, Phase::kDecode}));
+  }
 }
 
 TEST(Sweep, DtypeListsCompareEachElement) {
@@ -787,8 +793,7 @@ TEST(SweepText, RepeatedNeverFlipLinesAreGrouped) {
   double lo = 1e300, hi = 0;
   int members = 0;
   for (const NeverFlips& n : r->never) {
-    const SweepLine l = Describe(n, *r);
-    if (l.what != "decode attention" || l.variable != "batch") continue;
+    if (n.signal != DecodeClass(KernelClass::kAttention) || n.variable != "batch") continue;
     ++members;
     lo = std::min(lo, n.limit_intensity);
     hi = std::max(hi, n.limit_intensity);
