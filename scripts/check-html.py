@@ -25,7 +25,7 @@ REPORTS = [
     ("sweep_llama3_8b_batch", ["sweep", "llama-3-8b", "--hw", "h100-sxm", "--vary", "batch=1:256:x2"]),
     ("sweep_llama3_8b_two_axes",
      ["sweep", "llama-3-8b", "--hw", "h100-sxm", "--phase", "decode", "--vary", "batch=1:64:x4",
-      "--vary", "context=1024:8192:x2"]),
+      "--prompt", "1024", "--vary", "context=1024:8192:x2"]),
     ("model_small_cnn", ["model", "tests/fixtures/graphs/small_cnn.json", "--hw", "a100-sxm-80gb"]),
     ("sweep_small_cnn",
      ["sweep", "tests/fixtures/graphs/small_cnn.json", "--hw", "a100-sxm-80gb", "--vary",

@@ -48,7 +48,10 @@ def main() -> int:
         name = layer["name"]
         reach[name] = {name}.union(*(reach[d] for d in layer["deps"]))
         archive = os.path.join(build, f"libroofline_{name}.a")
-        if name == "tools" or not os.path.exists(archive):
+        if name == "tools":
+            continue
+        if not os.path.exists(archive):
+            problems.append(f"{archive}: missing (build the library first)")
             continue
         defined[name] = symbols(archive, undefined=False)
     for layer in spec["layers"]:

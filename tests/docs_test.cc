@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/cli_runner.h"
 
@@ -50,6 +51,34 @@ TEST(Docs, ReadmeIsShortAndStartsWithTheTwoCommands) {
         << target;
     at = end;
   }
+}
+
+// Every example of the tour (a block starting `$ roofline ...` in docs/guide.md, without a pipe)
+// prints what the page shows: each line of the block, in order ("..." skips lines).
+TEST(Docs, TheGuidesExamplesPrintWhatItShows) {
+  const std::string guide = ReadDoc("docs/guide.md");
+  std::istringstream lines(guide);
+  std::string line;
+  int checked = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind("$ roofline ", 0) != 0 || line.find('|') != std::string::npos) continue;
+    std::vector<std::string> args;
+    std::istringstream words(line.substr(std::string("$ roofline ").size()));
+    for (std::string w; words >> w;) args.push_back(w);
+    const testing::CliOutput o = testing::RunCli(args);
+    ASSERT_EQ(o.status, 0) << line << ": " << o.err;
+    size_t at = 0;
+    while (std::getline(lines, line) && line.rfind("```", 0) != 0) {
+      if (line == "...") continue;
+      const size_t found = o.out.find(line + "\n", at);
+      ASSERT_NE(found, std::string::npos) << "docs/guide.md shows a line the command does not "
+                                             "print (in this order): "
+                                          << line;
+      at = found + line.size();
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 4);
 }
 
 }  // namespace

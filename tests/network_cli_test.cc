@@ -302,3 +302,32 @@ TEST(NetworkCli, SweepAnOnnxModelReloadsItPerValue) {
 
 }  // namespace
 }  // namespace roofline
+
+namespace roofline {
+namespace {
+
+// Review finding: a graph whose symbolic dimension is named like a column of the sweep's table
+// ("time_s") crashed the text view. The dimension's column is then `dim_time_s`.
+TEST(NetworkCli, ADimensionNamedLikeAColumnIsSweptUnderAnotherId) {
+  std::ifstream in(std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/graphs/small_cnn.json");
+  nlohmann::json g = nlohmann::json::parse(in);
+  nlohmann::json dims;
+  for (auto& [k, v] : g["dims"].items()) dims[k == "batch" ? "time_s" : k] = v;
+  g["dims"] = dims;
+  for (auto& [name, t] : g["tensors"].items()) {
+    for (auto& x : t["shape"]) {
+      if (x.is_string() && x == "batch") x = "time_s";
+    }
+  }
+  const std::string path = ::testing::TempDir() + "/roofline_dim_time_s.json";
+  std::ofstream(path) << g.dump();
+  const Output csv = RunCli({"sweep", path, "--vary", "time_s=1:4", "--format", "csv"});
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  EXPECT_EQ(csv.out.substr(0, csv.out.find(',')), "dim_time_s");
+  const Output table = RunCli({"sweep", path, "--vary", "time_s=1:4"});
+  ASSERT_EQ(table.status, 0) << table.err;
+  EXPECT_NE(table.out.find("\n     4  "), std::string::npos) << table.out;
+}
+
+}  // namespace
+}  // namespace roofline

@@ -155,7 +155,23 @@ TEST(ScenarioCli, AContextShorterThanTheGivenPromptIsOneLine) {
   const auto sweep = RunCli({"sweep", "llama-3-8b", "--prompt", "4096", "--vary",
                              "context=1k:64k", "--phase", "decode"});
   EXPECT_EQ(sweep.status, 2);
-  EXPECT_NE(sweep.err.find("shorter than --prompt 4096"), std::string::npos) << sweep.err;
+  EXPECT_NE(sweep.err.find("error: --vary context: a context of 1024 keys is shorter than the "
+                           "prompt (4096 tokens, --prompt)"),
+            std::string::npos)
+      << sweep.err;
+  // The default prompt too, and a swept prompt beyond a given context.
+  EXPECT_EQ(RunCli({"sweep", "llama-3-8b", "--vary", "context=1k:4k"}).status, 2);
+  EXPECT_EQ(RunCli({"sweep", "llama-3-8b", "--prompt", "1k", "--vary", "context=1k:4k",
+                    "--phase", "decode"})
+                .status,
+            0);
+  const auto prompts = RunCli({"sweep", "llama-3-8b", "--context", "2k", "--vary",
+                               "prompt=1k:8k"});
+  EXPECT_EQ(prompts.status, 2);
+  EXPECT_NE(prompts.err.find("error: --vary prompt: a prompt of 8192 tokens is longer than "
+                             "--context 2048"),
+            std::string::npos)
+      << prompts.err;
   // A context alone sets the prompt when shorter: the prefill is of 1024 tokens.
   const auto alone = RunCli({"model", "llama-3-8b", "--context", "1k", "--format", "json"});
   ASSERT_EQ(alone.status, 0) << alone.err;

@@ -52,8 +52,9 @@ Result<NetSweepRun> SweepNetworkScenario(const Scenario& s, const std::string& s
                                          const DeviceDatabase& db);
 
 /// Whether `graph` is a diffusion denoiser's pass, which `--steps` runs per image: it takes a
-/// noisy sample and more (its timestep, its conditioning), and its first output has the
-/// sample's shape but for the channels (a DiT gives the noise and its variance).
+/// noisy sample (its first input) and a timestep (an input of rank 0 or 1: one value per image
+/// or one for all), and its first output has the sample's shape but for the channels (a DiT gives
+/// the noise and its variance).
 bool IsDenoiser(const NetworkGraph& graph);
 
 /// `--dim` bindings of a scenario as the network loaders take them.

@@ -52,7 +52,8 @@ struct SweepRequest {
 /// Splits `--vary` specs; errors name `--vary hw` (given twice, an empty or repeated id).
 Result<SweepRequest> ParseSweepRequest(const std::vector<std::string>& vary);
 /// The LLM axes of `specs` (ParseSweepAxis), at most two, checked against the scenario: no
-/// context shorter than a --prompt the user gave.
+/// point with a context shorter than its prompt (swept, given or the default), errors naming
+/// `--vary context` or `--vary prompt`.
 Result<std::vector<SweepAxis>> ParseSweepAxes(const Scenario& s,
                                               const std::vector<std::string>& specs);
 /// A sweep's title: "<prefix> batch context (tp 1, bf16)" (the workload less what is swept).

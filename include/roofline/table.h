@@ -63,7 +63,7 @@ struct Column {
 class Table {
  public:
   /// Appends a column; returns it for filling (the reference stays valid as more columns are
-  /// added). Ids are unique (a second one is an error of the registry that made the table:
+  /// added). Characters of the id other than letters, digits, '_', '-' and '.' become '_'. Ids are unique (a second one is an error of the registry that made the table:
   /// checked by Validate).
   Column& Add(ColumnSpec spec, std::vector<std::string> labels = {});
   const std::deque<Column>& columns() const { return columns_; }

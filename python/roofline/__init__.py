@@ -5,7 +5,7 @@ interconnect or launch overhead, how fast will it run, and where does the verdic
     r = roofline.model("llama-3-8b", hw="h100-sxm", batch=8, prompt=2048)
     r.phase("decode").expected_time_s        # seconds per output token, expected
     r.to_pandas()                            # one row per kernel and phase (pandas optional)
-    roofline.sweep("llama-3-8b", vary={"context": (1024, 131072, "x2")}).crossovers
+    roofline.sweep("llama-3-8b", vary={"context": (2048, 131072, "x2")}).crossovers
     roofline.op.matmul(m=16, n=4096, k=4096, hw="a100-sxm-80gb").bound
 
 Every function runs the same C++ core as the ``roofline`` command, in-process, with the same
@@ -84,7 +84,8 @@ def model(model: _ModelSource, hw: Optional[str] = None, *, phase: Optional[str]
     hw: a device id (``roofline.hw.list()``) or a device JSON file; the CLI's default
     (h100-sxm) when None. The keywords are the CLI's options (``kv_dtype`` is ``--kv-dtype``;
     ``efficiency={"matmul": 0.7}`` is ``--efficiency matmul=0.7``; ``dims={"batch": 32}`` is
-    ``--dim batch=32`` for graphs); any other CLI option can be given the same way
+    ``--dim batch=32`` for graphs); any other option of the scenario's field table
+    (``roofline.fields()``) can be given the same way
     (``mla="absorbed"``, ``all_logits=True``, ``launch_overhead_us=5``, ``pp=2``,
     ``weight_kernel="tinygemm"`` for int4 weights run by PyTorch's tinygemm kernel,
     ``weight_kernel="inductor-int8"`` for int8 weights under torch.compile (``"inductor-fp8"``
@@ -110,7 +111,7 @@ def sweep(model: _ModelSource, vary: Mapping[str, Any], hw: Optional[str] = None
     """Sweeps one or two variables, as ``roofline sweep``: the verdict and times at every
     point and the exact values where a verdict flips (``.crossovers``).
 
-    vary: ``{"batch": (1, 1024)}``, ``{"context": (1024, 131072, "x2")}`` (a step ``"x2"``
+    vary: ``{"batch": (1, 1024)}``, ``{"context": (2048, 131072, "x2")}`` (a step ``"x2"``
     multiplies, ``"+256"`` adds), ``{"batch": [1, 8, 64]}`` (the values), two variables for a
     grid, and ``{"hw": ["h100-sxm", "h200"]}`` for the same sweep on each device. The other
     keywords are ``model()``'s. A graph (preset, file or capture) varies one of its dimensions:

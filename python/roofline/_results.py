@@ -257,6 +257,21 @@ class SweepResult(_Result):
         per point (and phase). The C++ core's own memory for numbers: no copy, no JSON."""
         import numpy
 
+        if self._columns is None and "devices" in self._data:
+            # Across devices: each device's columns one after another, a `device` column first.
+            parts = [(d.get("device"), d.get("sweep", {}).get("data", {}))
+                     for d in self._data["devices"]]
+            ids: List[str] = []
+            for _, data in parts:
+                ids += [k for k in data if k not in ids]
+            out = {"device": numpy.asarray(
+                [dev for dev, data in parts for _ in range(len(next(iter(data.values()), [])))],
+                dtype=object)}
+            for k in ids:
+                out[k] = numpy.asarray(
+                    [x for _, data in parts
+                     for x in data.get(k, [None] * len(next(iter(data.values()), [])))])
+            return out
         if self._columns is None:
             return {k: numpy.asarray(v) for k, v in self._data.get("data", {}).items()}
         out = {}
@@ -322,8 +337,16 @@ class SweepResult(_Result):
         return frame(self._data, {})
 
     def rows(self) -> List[Record]:
-        """The table's rows as Records (one per point, and phase for an LLM): ``[r.batch for r
-        in s.rows()]``."""
+        """The table's rows as Records (one per point, and phase for an LLM; across devices a
+        ``device`` field first): ``[r.batch for r in s.rows()]``."""
+        if "devices" in self._data:
+            out = []
+            for d in self._data["devices"]:
+                data = d.get("sweep", {}).get("data", {})
+                n = d.get("sweep", {}).get("rows", 0)
+                out += [Record({"device": d.get("device"), **{k: v[i] for k, v in data.items()}})
+                        for i in range(n)]
+            return out
         data = self.to_dict().get("data") if self._columns is not None else self._data.get("data")
         if data is None:
             return [Record(p) for p in self._data.get("points", [])]

@@ -135,9 +135,9 @@ class SameNumbersAsTheCli(unittest.TestCase):
         self.check(r, ["model", ONNX_CNN, "--hw", "l4", "--dim", "batch=8", "--tf32"])
 
     def test_sweep_over_context(self):
-        r = in_root(roofline.sweep, "llama-3-8b", vary={"context": (1024, 131072, "x2")},
+        r = in_root(roofline.sweep, "llama-3-8b", vary={"context": (2048, 131072, "x2")},
                     phase="decode", batch=4)
-        self.check(r, ["sweep", "llama-3-8b", "--vary", "context=1024:131072:x2", "--phase",
+        self.check(r, ["sweep", "llama-3-8b", "--vary", "context=2048:131072:x2", "--phase",
                        "decode", "--batch", "4"])
 
     def test_sweep_across_devices(self):
@@ -341,6 +341,14 @@ class Results(unittest.TestCase):
         self.assertEqual(status, 0, err)
         self.assertEqual(list(a["expected_time_s"]), json.loads(out)["data"]["expected_time_s"])
         self.assertEqual(len(s.rows()), 4)
+        # Across devices: every device's rows, a device column first.
+        multi = roofline.sweep("llama-3-8b", vary={"hw": ["h100-sxm", "h200"], "batch": (1, 4)},
+                               phase="decode")
+        m = multi.arrays()
+        self.assertEqual(list(m["device"]), ["h100-sxm"] * 3 + ["h200"] * 3)
+        self.assertEqual(list(m["batch"]), [1, 2, 4] * 2)
+        self.assertEqual(len(multi.rows()), 6)
+        self.assertEqual(multi.rows()[3].device, "h200")
 
     def test_fields_are_the_clis_options(self):
         fields = {f["name"]: f for f in roofline.fields()}

@@ -26,6 +26,12 @@ bool IsDenoiser(const NetworkGraph& g) {
   const NetTensor* in = g.FindTensor(g.inputs.front());
   const NetTensor* out = g.FindTensor(g.outputs.front());
   if (in == nullptr || out == nullptr || in->shape.size() != out->shape.size()) return false;
+  // A timestep among the other inputs: one value per image, or one for all (rank 0 or 1).
+  const bool timestep = std::any_of(g.inputs.begin() + 1, g.inputs.end(), [&](const auto& name) {
+    const NetTensor* t = g.FindTensor(name);
+    return t != nullptr && t->shape.size() <= 1;
+  });
+  if (!timestep) return false;
   for (size_t i = 0; i < in->shape.size(); ++i) {
     if (i == 1) continue;  // channels: a DiT predicts the noise and its variance (8 of 4)
     if (in->shape[i].ToString() != out->shape[i].ToString()) return false;
@@ -123,6 +129,11 @@ Result<NetSweepRun> SweepNetworkScenario(const Scenario& s, const std::string& s
   // (the first load, at the first value, also checks that the model has the dimension).
   const bool onnx = IsOnnxFile(s.model);
   const DimBindings given = DimsOf(s);
+  if (given.count(axis->first) > 0) {
+    return Status::Invalid("--dim " + axis->first, "the sweep varies " + axis->first +
+                                                       " (--vary): give it there or here, not "
+                                                       "both");
+  }
   DimBindings load_dims = given;
   if (onnx) load_dims[axis->first] = axis->second.front();
   const NetRetype retype = RetypeOf(s);

@@ -257,6 +257,9 @@ Result<SweepAxis> ParseSweepAxis(const std::string& spec) {
     for (const std::string& item : Split(rest, ',')) {
       Result<DType> d = ParseDType(item, "--vary " + spec);
       if (!d.ok()) return d.status();
+      if (std::find(axis.dtypes.begin(), axis.dtypes.end(), *d) != axis.dtypes.end()) {
+        return Status::Invalid("--vary " + spec, "lists " + item + " twice");
+      }
       axis.dtypes.push_back(*d);
     }
     return axis;

@@ -60,19 +60,53 @@ Result<std::vector<SweepAxis>> ParseSweepAxes(const Scenario& s,
   for (const std::string& spec : specs) {
     Result<SweepAxis> a = ParseSweepAxis(spec);
     if (!a.ok()) return a.status();
-    // A context shorter than the prompt the user gave: no decode step attends to fewer keys.
-    if (a->variable == SweepVariable::kContext && s.Given(FieldId::kPrompt) &&
-        a->values.front() < s.workload.prompt) {
-      return Status::Invalid(
-          "--vary " + spec,
-          fmt::format("a context of {} keys is shorter than --prompt {}: a decode step attends "
-                      "to at least the prompt; start the context at {} or give a shorter "
-                      "--prompt",
-                      a->values.front(), s.workload.prompt, s.workload.prompt));
-    }
     axes.push_back(std::move(a).value());
   }
   if (axes.size() > 2) return Status::Invalid("--vary", "at most two variables");
+  for (const SweepAxis& a : axes) {
+    const FieldId id = FieldOf(a.variable);
+    if (s.Given(id)) {
+      return Status::Invalid(std::string(FieldOf(id).flag),
+                             "the sweep varies " + std::string(NameOf(a.variable)) +
+                                 " (--vary): give it there or here, not both");
+    }
+  }
+  // No point may have a context shorter than its prompt (a decode step attends to at least the
+  // prompt's keys): the shortest context against the longest prompt, swept or fixed.
+  const Workload& w = s.workload;
+  int64_t shortest_context = w.context > 0 ? w.context : 0;
+  int64_t longest_prompt = w.prompt;
+  const SweepAxis* context_axis = nullptr;
+  const SweepAxis* prompt_axis = nullptr;
+  for (const SweepAxis& a : axes) {
+    if (a.variable == SweepVariable::kContext) {
+      shortest_context = a.values.front();
+      context_axis = &a;
+    }
+    if (a.variable == SweepVariable::kPrompt) {
+      longest_prompt = a.values.back();
+      prompt_axis = &a;
+    }
+  }
+  if (shortest_context > 0 && shortest_context < longest_prompt) {
+    if (context_axis != nullptr) {
+      return Status::Invalid(
+          "--vary context",
+          fmt::format("a context of {} keys is shorter than the prompt ({} tokens, {}): a decode "
+                      "step attends to at least the prompt; start the context at {} or give a "
+                      "shorter --prompt",
+                      shortest_context, longest_prompt,
+                      prompt_axis != nullptr          ? "swept"
+                      : s.Given(FieldId::kPrompt)     ? "--prompt"
+                                                      : "the default",
+                      longest_prompt));
+    }
+    return Status::Invalid(
+        "--vary prompt", fmt::format("a prompt of {} tokens is longer than --context {}: a decode "
+                                     "step attends to at least the prompt; end the prompt at {} "
+                                     "or give a longer --context",
+                                     longest_prompt, shortest_context, shortest_context));
+  }
   return axes;
 }
 

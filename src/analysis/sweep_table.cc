@@ -131,13 +131,14 @@ int64_t VerdictCode(const ResourceNames& names, const Verdict& v) {
   const int64_t nc = static_cast<int64_t>(names.compute.size());
   const int64_t nm = static_cast<int64_t>(names.memory.size());
   const int64_t nl = static_cast<int64_t>(names.links.size());
+  auto within = [](int64_t i, int64_t n) { return i >= 0 && i < n; };
   switch (v.kind) {
     case BoundKind::kCompute:
-      return v.index >= 0 && v.index < nc ? v.index : nc;
+      return within(v.index, nc) ? v.index : nc;
     case BoundKind::kMemory:
-      return nc + 1 + std::clamp<int64_t>(v.index, 0, nm - 1);
+      return within(v.index, nm) ? nc + 1 + v.index : nc;  // none listed: "compute" (no ceiling)
     case BoundKind::kComm:
-      return nc + 1 + nm + std::clamp<int64_t>(v.index, 0, nl - 1);
+      return within(v.index, nl) ? nc + 1 + nm + v.index : nc;
     case BoundKind::kOverhead:
       return nc + 1 + nm + nl;
   }
@@ -245,7 +246,17 @@ Table NetSweepTable(const NetSweepResult& r) {
   auto code = [&](const std::optional<Verdict>& v) {
     return v.has_value() ? VerdictCode(r.names, *v) : absent;
   };
-  ints(r.variable, ColumnKind::kInt, [](const NetSweepPoint& p) { return p.value; });
+  // The dimension's own name, unless a column of the table has it ("time_s"): then "dim_<name>".
+  static constexpr const char* kIds[] = {
+      "pass_batch", "time_s", "expected_time_s", "bound", "matrix_bound", "other_bound",
+      "flops", "matrix_flops", "bytes", "compute_bound_time_s", "memory_bound_time_s",
+      "attention_time_s", "conv_matmul_time_s", "weight_bytes", "activation_bytes",
+      "memory_bytes", "capacity_bytes", "fits", "images", "seconds_per_image", "images_per_s",
+      "expected_seconds_per_image", "expected_images_per_s"};
+  const bool taken = std::any_of(std::begin(kIds), std::end(kIds),
+                                 [&](const char* id) { return r.variable == id; });
+  ints(taken ? "dim_" + r.variable : r.variable, ColumnKind::kInt,
+       [](const NetSweepPoint& p) { return p.value; });
   ints("pass_batch", ColumnKind::kInt, [](const NetSweepPoint& p) { return p.pass_batch; });
   reals("time_s", "s", [](const NetSweepPoint& p) { return p.time_s; });
   if (expected) {

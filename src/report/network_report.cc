@@ -306,7 +306,7 @@ std::string RenderNetSweepTable(const NetSweepResult& r, const std::string& titl
   for (size_t i = 0; i < t.rows(); ++i) {
     const double time = real("time_s", i), flops = real("flops", i), bytes = real("bytes", i);
     const double attention = real("attention_time_s", i);
-    std::vector<std::string> row = {t.Find(r.variable)->Text(i), Seconds(time)};
+    std::vector<std::string> row = {t.columns().front().Text(i), Seconds(time)};
     if (expected != nullptr) row.push_back(Seconds(expected->reals[i]));
     row.insert(row.end(), {Si(flops, ""), Si(real("matrix_flops", i), ""), Si(bytes, "B"),
                            Num(bytes > 0 ? flops / bytes : 0), t.Find("bound")->Text(i)});
@@ -369,6 +369,8 @@ void WriteNetSweepJson(const NetSweepResult& r, const std::string& device, JsonL
   // The rows document without its points, then the columns.
   nlohmann::ordered_json doc = nlohmann::ordered_json::parse(RenderNetSweepJson(r, device));
   doc.erase("points");
+  doc.erase("steps");
+  doc.erase("cfg");
   doc["steps"] = r.steps;
   doc["cfg"] = r.cfg;
   doc["schema"] = 2;
@@ -390,12 +392,28 @@ std::string RenderNetSweepJson(const NetSweepResult& r, const std::string& devic
   doc["variable"] = r.variable;
   doc["follow"] = r.follow;
   doc["multiple"] = r.multiple;
+  if (r.steps > 0) {
+    doc["steps"] = r.steps;
+    doc["cfg"] = r.cfg;
+  }
   ojson points = ojson::array();
   for (const NetSweepPoint& p : r.points) {
     ojson j;
     j[r.variable] = p.value;
     j["time_s"] = p.time_s;
     if (p.has_expected) j["expected_time_s"] = p.expected_time_s;
+    if (r.steps > 0) {
+      const double images = static_cast<double>(r.Images(p)), steps = static_cast<double>(r.steps);
+      j["pass_batch"] = p.pass_batch;
+      j["images"] = r.Images(p);
+      j["seconds_per_image"] = steps * p.time_s / images;
+      j["images_per_s"] = p.time_s > 0 ? images / (steps * p.time_s) : 0.0;
+      if (p.has_expected) {
+        j["expected_seconds_per_image"] = steps * p.expected_time_s / images;
+        j["expected_images_per_s"] =
+            p.expected_time_s > 0 ? images / (steps * p.expected_time_s) : 0.0;
+      }
+    }
     j["flops"] = p.flops;
     j["matrix_flops"] = p.matrix_flops;
     j["bytes"] = p.bytes;

@@ -152,6 +152,14 @@ std::string Column::Text(size_t r) const {
 }
 
 Column& Table::Add(ColumnSpec spec, std::vector<std::string> labels) {
+  // Ids name CSV columns, JSON keys and npy fields: letters, digits, '_', '-' and '.' only (a
+  // dimension name from an ONNX file may hold anything).
+  for (char& ch : spec.id) {
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                    (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '.';
+    if (!ok) ch = '_';
+  }
+  if (spec.id.empty()) spec.id = "_";
   Column c;
   c.spec = std::move(spec);
   c.labels = std::move(labels);

@@ -64,6 +64,37 @@ std::optional<int> ParseArgs(CLI::App& app, Context& ctx) {
   return std::nullopt;
 }
 
+Status WriteFilesAtomically(const std::vector<std::pair<std::string, std::string>>& files) {
+  // Every file to a temporary beside it first; only when all are written are they renamed into
+  // place, so a failure leaves none of them.
+  std::vector<std::string> temps;
+  auto discard = [&temps] {
+    for (const std::string& t : temps) std::remove(t.c_str());
+  };
+  for (const auto& [path, text] : files) {
+    const std::string tmp = path + ".tmp-roofline";
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      discard();
+      return Status::Io(path, "cannot open for writing");
+    }
+    temps.push_back(tmp);
+    out << text;
+    out.flush();
+    if (!out) {
+      discard();
+      return Status::Io(path, "write failed");
+    }
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (std::rename(temps[i].c_str(), files[i].first.c_str()) != 0) {
+      discard();
+      return Status::Io(files[i].first, "cannot move the finished file into place");
+    }
+  }
+  return Status::Ok();
+}
+
 Status WriteFileAtomically(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp-roofline";
   {

@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "roofline/output_format.h"
 #include "tools/roofline/commands.h"
@@ -22,6 +24,9 @@ void AddFormatOption(CLI::App& app, OutputFormat& format, const std::vector<std:
 /// Writes `text` to `path` through a temporary file renamed into place, so an error never
 /// leaves a partial file.
 Status WriteFileAtomically(const std::string& path, const std::string& text);
+/// Writes several (path, text) files: each to a temporary first, renamed into place only when
+/// all were written, so an error leaves none of them.
+Status WriteFilesAtomically(const std::vector<std::pair<std::string, std::string>>& files);
 
 }  // namespace roofline::cli
 

@@ -24,14 +24,15 @@ struct ModelView {
   int top = 0;
 };
 
-/// Writes the chart and the HTML report a view asks for.
+/// Writes the chart and the HTML report a view asks for (both or neither).
 Status WriteFiles(const ModelView& v, const Chart& chart, HtmlDocument doc) {
-  if (!v.plot.empty()) {
-    if (Status s = WriteFileAtomically(v.plot, chart.svg); !s.ok()) return s;
+  std::vector<std::pair<std::string, std::string>> files;
+  if (!v.plot.empty()) files.emplace_back(v.plot, chart.svg);
+  if (!v.report.empty()) {
+    doc.charts = {chart.svg};
+    files.emplace_back(v.report, RenderHtml(doc));
   }
-  if (v.report.empty()) return Status::Ok();
-  doc.charts = {chart.svg};
-  return WriteFileAtomically(v.report, RenderHtml(doc));
+  return WriteFilesAtomically(files);
 }
 
 int RunNetworkModel(Context& ctx, const Scenario& s, const ModelView& v) {

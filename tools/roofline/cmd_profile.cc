@@ -20,6 +20,7 @@ std::unique_ptr<ScenarioOptions> AddProfileOptions(CLI::App* sub, ProfileOptions
       *sub, Without(ScenarioFieldsOf(kScopeLlm), {FieldId::kModel}), o.model);
   sub->add_option("--plot", o.plot, "write measured (and predicted) kernels on one roofline, SVG");
   sub->add_option("--top", o.top, "kernels listed in the per-kernel tables (0: all)")
+      ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   AddFormatOption(*sub, o.format, {"table", "json"});
   return options;
@@ -65,6 +66,16 @@ int RunProfile(Context& ctx) {
   if (Status st = options.Read(o.model); !st.ok()) return Fail(ctx, st);
   const CLI::App* sub = s_ncu->parsed() ? s_ncu : (s_nsys->parsed() ? s_nsys : s_torch);
   o.top_given = sub->count("--top") > 0;
+  if (o.model.model.empty()) {
+    // The workload describes the prediction the profile is joined to: nothing without one.
+    for (const Field& f : ScenarioFields()) {
+      if (f.id != FieldId::kHw && o.model.Given(f.id)) {
+        return Fail(ctx, Status::Invalid(std::string(f.flag),
+                                         "describes the prediction joined with --model MODEL; "
+                                         "give --model or drop it"));
+      }
+    }
+  }
   if (o.model.phases == PhaseSelection::kBoth) {
     return Fail(ctx, Status::Invalid("--phase", "a profile ran one phase: prefill or decode"));
   }

@@ -100,10 +100,8 @@ int RunNetworkSweepCommand(Context& ctx, const Scenario& s, const SweepOptions& 
   if (!r.ok()) return Fail(ctx, r.status());
   const std::string table = RenderNetSweepTable(r->sweep, r->title);
   const std::string svg = NetSweepChart(r->sweep, r->title).svg;
-  if (!so.plot.empty()) {
-    Status w = WriteFileAtomically(so.plot, svg);
-    if (!w.ok()) return Fail(ctx, w);
-  }
+  std::vector<std::pair<std::string, std::string>> files;
+  if (!so.plot.empty()) files.emplace_back(so.plot, svg);
   if (!so.report.empty()) {
     HtmlDocument doc;
     doc.title = r->title;
@@ -111,9 +109,9 @@ int RunNetworkSweepCommand(Context& ctx, const Scenario& s, const SweepOptions& 
     doc.text = table;
     doc.assumptions = CostModelAssumptions(CostModel(r->device, r->cost));
     doc.why = NetSweepWhy(r->sweep).substr(1);
-    Status w = WriteFileAtomically(so.report, RenderHtml(doc));
-    if (!w.ok()) return Fail(ctx, w);
+    files.emplace_back(so.report, RenderHtml(doc));
   }
+  if (Status w = WriteFilesAtomically(files); !w.ok()) return Fail(ctx, w);
   if (so.format == OutputFormat::kJson) {
     WriteNetSweepJson(r->sweep, r->device.id, so.layout, *ctx.out);
   } else if (so.format == OutputFormat::kCsv) {
@@ -161,6 +159,9 @@ int RunSweepCommand(Context& ctx) {
   if (auto done = ParseArgs(app, ctx)) return *done;
   if (Status st = options.Read(s); !st.ok()) return Fail(ctx, st);
   so.layout = layout == "rows" ? JsonLayout::kRows : JsonLayout::kColumns;
+  if (app.count("--json-layout") > 0 && so.format != OutputFormat::kJson) {
+    return Fail(ctx, Status::Invalid("--json-layout", "goes with --format json"));
+  }
   if (!so.explain.empty() && so.format != OutputFormat::kTable) {
     return Fail(ctx, Status::Invalid("--explain", "prints with --format table"));
   }
@@ -189,21 +190,30 @@ int RunSweepCommand(Context& ctx) {
   if (!r.ok()) return Fail(ctx, r.status());
   const std::string title = SweepTitle(s.model + " on " + setup->device.id + ": sweep", axes,
                                        *setup);
-  if (!so.plot.empty()) {
-    Status w = WriteFileAtomically(so.plot, RenderSweepSvg(*r, title, setup->device));
-    if (!w.ok()) return Fail(ctx, w);
+  // A bad --explain name fails before any file is written.
+  std::string explanation;
+  if (!so.explain.empty()) {
+    Result<std::string> e = RenderSweepKernelExplain(setup->config, setup->workload, model,
+                                                     s.phases, *r, so.explain);
+    if (!e.ok()) return Fail(ctx, e.status());
+    explanation = *e;
   }
-  if (!so.report.empty()) {
-    HtmlDocument doc;
-    doc.title = title;
-    doc.charts = {RenderSweepSvg(*r, title, setup->device)};
-    doc.tables = {SweepHtmlTable(*r)};
-    doc.text = RenderSweepTable(*r, title);
-    doc.assumptions = CostModelAssumptions(model);
-    doc.why = RenderSweepWhy(*r).substr(1);
-    Status w = WriteFileAtomically(so.report, RenderHtml(doc));
-    if (!w.ok()) return Fail(ctx, w);
+  std::vector<std::pair<std::string, std::string>> files;
+  if (!so.plot.empty() || !so.report.empty()) {
+    const std::string svg = RenderSweepSvg(*r, title, setup->device);
+    if (!so.plot.empty()) files.emplace_back(so.plot, svg);
+    if (!so.report.empty()) {
+      HtmlDocument doc;
+      doc.title = title;
+      doc.charts = {svg};
+      doc.tables = {SweepHtmlTable(*r)};
+      doc.text = RenderSweepTable(*r, title);
+      doc.assumptions = CostModelAssumptions(model);
+      doc.why = RenderSweepWhy(*r).substr(1);
+      files.emplace_back(so.report, RenderHtml(doc));
+    }
   }
+  if (Status w = WriteFilesAtomically(files); !w.ok()) return Fail(ctx, w);
   if (so.format == OutputFormat::kJson) {
     WriteSweepJson(*r, s.model, setup->device.id, so.layout, *ctx.out);
   } else if (so.format == OutputFormat::kCsv) {
@@ -211,13 +221,6 @@ int RunSweepCommand(Context& ctx) {
   } else if (so.format == OutputFormat::kNpy) {
     WriteSweepNpy(*r, *ctx.out);
   } else {
-    std::string explanation;
-    if (!so.explain.empty()) {
-      Result<std::string> e = RenderSweepKernelExplain(setup->config, setup->workload, model,
-                                                       s.phases, *r, so.explain);
-      if (!e.ok()) return Fail(ctx, e.status());
-      explanation = *e;
-    }
     *ctx.out << RenderSweepTable(*r, title) << explanation;
   }
   return kExitOk;
