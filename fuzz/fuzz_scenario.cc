@@ -3,6 +3,7 @@
 // reads; then the rules between fields, the derived defaults, every field written back as text
 // and read again, and `--vary` specs parsed against the scenario. Nothing may crash, hang or leak,
 // and what FieldText writes must read back.
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -39,7 +40,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (t.empty() || f.type == FieldType::kPairs) continue;
     Scenario again;
     // Everything FieldText writes, SetField reads (the round trip of the field table).
-    if (!SetField(again, f.id, t).ok()) std::abort();
+    if (const Status st = SetField(again, f.id, t); !st.ok()) {
+      std::fprintf(stderr, "field %s wrote '%s' and read it back as: %s\n", std::string(f.name).c_str(),
+                   t.c_str(), st.ToString().c_str());
+      std::abort();
+    }
   }
   if (!vary.empty()) (void)ParseSweepAxes(s, vary);
   return 0;

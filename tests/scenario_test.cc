@@ -70,6 +70,12 @@ TEST(ScenarioFields, SizesTakeKAndMSuffixes) {
     EXPECT_EQ(r.status().where(), "--prompt");
     EXPECT_NE(r.status().what().find("not a size"), std::string::npos) << r.status().what();
   }
+  // The bound applies after the suffix (fuzz_scenario found "3333333332k" accepted while the
+  // 3413333331968 it stands for was refused): 2^40 is the largest size either way.
+  EXPECT_EQ(*ParseSize("1073741824k", "--x"), int64_t{1} << 40);
+  EXPECT_FALSE(ParseSize("1073741825k", "--x").ok());
+  EXPECT_FALSE(ParseSize("3333333332k", "--x").ok());
+  EXPECT_FALSE(ParseSize("1048577M", "--x").ok());
   Scenario s;
   for (const char* flag : {"--batch", "--prompt", "--context", "--group-size"}) {
     EXPECT_TRUE(SetField(s, FindField(flag)->id, "2k").ok()) << flag;
