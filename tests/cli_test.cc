@@ -18,6 +18,16 @@ namespace {
 using Output = testing::CliOutput;
 using testing::RunCli;
 
+TEST(Cli, OpSizesTakeKAndM) {
+  const Output a = RunCli({"op", "matmul", "--m", "2k", "--n", "4k", "--k", "1M", "--format", "json"});
+  const Output b = RunCli(
+      {"op", "matmul", "--m", "2048", "--n", "4096", "--k", "1048576", "--format", "json"});
+  ASSERT_EQ(a.status, 0) << a.err;
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out.find("\"flops\""), std::string::npos);
+}
+
 TEST(Cli, OpMatmulJsonHasTheContractFields) {
   const Output o = RunCli({"op", "matmul", "--m", "2048", "--n", "4096", "--k", "4096", "--dtype",
                            "fp16", "--hw", "h100-sxm", "--format", "json"});
@@ -282,7 +292,19 @@ INSTANTIATE_TEST_SUITE_P(
         BadArgs{{"op", "attention", "--heads", "32", "--head-dim", "128", "--q-len", "1",
                  "--kv-len", "4096", "--kv-dtype", "int4"},
                 "--kv-dtype"},
-        BadArgs{{"sweep", "llama-3-8b", "--vary", "kv-dtype=bf16,int4"}, "--kv-dtype"},
+        // A failing point is named by its place on the grid, once.
+        BadArgs{{"sweep", "llama-3-8b", "--vary", "kv-dtype=bf16,int4"},
+                "error: --vary kv-dtype=int4: a KV cache in int4"},
+        BadArgs{{"sweep", "llama-3-8b", "--vary", "batch=1,2", "--vary", "kv-dtype=fp8,int4"},
+                "error: --vary batch=1, kv-dtype=int4: a KV cache"},
+        // A swept tp needs an interconnect as a given one does.
+        BadArgs{{"sweep", "llama-3-8b", "--hw", "cpu-generic", "--vary", "tp=1,2"},
+                "error: --vary tp=2: device 'cpu-generic' lists no interconnect"},
+        // Sizes take k and M in op and plan as in the scenario's fields; the bound applies to
+        // the value the suffix makes.
+        BadArgs{{"op", "matmul", "--m", "2q", "--n", "1", "--k", "1"}, "--m: '2q' is not a size"},
+        BadArgs{{"op", "matmul", "--m", "1073741825k", "--n", "1", "--k", "1"}, "absurdly"},
+        BadArgs{{"plan", "llama-3-8b", "--output", "1.5k"}, "--output: '1.5k' is not a size"},
         BadArgs{{"plan", "llama-3-8b", "--kv-dtype", "fp4"}, "--kv-dtype"},
         // Every device whose id starts with the one given, the default first.
         BadArgs{{"model", "llama-3-8b", "--hw", "h100"},

@@ -50,6 +50,8 @@ class Status {
   std::string ToString() const;
   /// Returns a copy whose location is "<prefix>: <where>" (or prefix alone if where is empty).
   Status WithPrefix(const std::string& prefix) const;
+  /// Returns a copy located at `where` instead (same code and message).
+  Status At(std::string where) const;
 
  private:
   Status(StatusCode code, std::string where, std::string what)

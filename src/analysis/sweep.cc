@@ -501,6 +501,11 @@ Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const
   if (w.Stages() > 1 && d.links.empty()) {
     return Status::Invalid("--pp", "device '" + d.id + "' lists no link between chips");
   }
+  if (w.tp > 1 && d.links.empty()) {
+    return Status::Invalid("--tp", "device '" + d.id +
+                                       "' lists no interconnect for tensor parallelism (see "
+                                       "`roofline hw show`)");
+  }
   // The footprint's decode graph is built at the longer of prompt and context.
   auto footprint_from = [&](GraphCache::Entry& e) {
     if (footprint != nullptr) {
@@ -557,6 +562,23 @@ Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const
   }
   return out;
 }
+
+namespace {
+
+/// A point that fails is named by its place on the grid ("--vary kv-dtype=int4"); the option
+/// the error names stays after it unless it is the swept one (whose value the label gives).
+Status PointError(const Status& s, const std::vector<SweepAxis>& axes,
+                  const std::vector<size_t>& index) {
+  std::string at = "--vary ";
+  bool swept = false;
+  for (size_t a = 0; a < axes.size(); ++a) {
+    at += (a == 0 ? "" : ", ") + axes[a].Label(index[a]);
+    swept = swept || s.where() == FieldOf(FieldOf(axes[a].variable)).flag;
+  }
+  return swept ? s.At(at) : s.WithPrefix(at);
+}
+
+}  // namespace
 
 Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
                              const CostModel& model, PhaseSelection phases,
@@ -643,8 +665,7 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
         std::lock_guard<std::mutex> lock(error_mutex);
         if (idx < failed_at) {  // report the first failing point in grid order
           failed_at = idx;
-          first_error = s.WithPrefix(axes.size() == 2 ? axes[0].Label(i) + ", " + axes[1].Label(j)
-                                                      : axes[0].Label(i));
+          first_error = PointError(s, axes, p.index);
         }
       }
     }

@@ -221,7 +221,11 @@ Result<int64_t> ParseSize(std::string_view text, const std::string& where) {
   const std::optional<int64_t> v = Integer(digits);
   // The bound is on the value, suffix applied: what reads as 4k must also read as 4096.
   constexpr int64_t kMax = int64_t{1} << 40;
-  if (!v.has_value() || *v > kMax / scale || *v < -kMax / scale) {
+  if (v.has_value() && (*v > kMax / scale || *v < -kMax / scale)) {
+    return Status::Invalid(where, fmt::format("{} is absurdly large (at most 2^40 = {})",
+                                              std::string(text), kMax));
+  }
+  if (!v.has_value()) {
     return Status::Invalid(where, "'" + std::string(text) +
                                       "' is not a size: an integer, with k (x1024) or M "
                                       "(x1024^2) for thousands of tokens, e.g. 32k");

@@ -15,4 +15,11 @@ Status Status::WithPrefix(const std::string& prefix) const {
   return s;
 }
 
+Status Status::At(std::string where) const {
+  if (ok()) return *this;
+  Status s = *this;
+  s.where_ = std::move(where);
+  return s;
+}
+
 }  // namespace roofline

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <ostream>
 
+#include "roofline/scenario.h"
 #include "roofline/suggest.h"
 
 namespace roofline::cli {
@@ -125,6 +126,17 @@ void AddFormatOption(CLI::App& app, OutputFormat& format, const std::vector<std:
          "output format: " + list)
       ->check(CLI::IsMember(allowed))
       ->default_str(std::string(NameOf(format)));
+}
+
+CLI::Validator SizeSuffix() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        Result<int64_t> n = ParseSize(text, "");
+        if (!n.ok()) return n.status().what();
+        text = std::to_string(*n);
+        return {};
+      },
+      "", "");
 }
 
 }  // namespace roofline::cli

@@ -21,6 +21,10 @@ std::optional<int> ParseArgs(CLI::App& app, Context& ctx);
 /// default.
 void AddFormatOption(CLI::App& app, OutputFormat& format, const std::vector<std::string>& allowed);
 
+/// A transform for integer options that are sizes (tokens, rows, features): "32k" is 32768 and
+/// "2M" 2097152, as in the scenario's fields (ParseSize).
+CLI::Validator SizeSuffix();
+
 /// Writes `text` to `path` through a temporary file renamed into place, so an error never
 /// leaves a partial file.
 Status WriteFileAtomically(const std::string& path, const std::string& text);

@@ -232,7 +232,8 @@ std::optional<int> ParseOpCommand(Context& ctx, OpCommand* cmd,
   CommonOptions& common = cmd->common;
   CLI::App app{
       "One operator on one device: FLOPs, bytes per memory level, arithmetic intensity, "
-      "time bound and what binds it.",
+      "time bound and what binds it. Sizes (--m, --n, --k, lengths, rows, elements) take k "
+      "(x1024) and M (x1024^2), e.g. --m 2k.",
       "roofline op"};
   app.require_subcommand(1, 1);
   ExpectedOptions expected;
@@ -243,9 +244,12 @@ std::optional<int> ParseOpCommand(Context& ctx, OpCommand* cmd,
                          "C[m,n] = A[m,k] . B[k,n]; m is the token/batch dimension, B the weight.\n"
                          "example: roofline op matmul --m 2048 --n 4096 --k 4096 --dtype fp16 --hw "
                          "a100-sxm-80gb");
-  matmul->add_option("--m", mm.m, "rows of A and C (tokens x batch)")->required();
-  matmul->add_option("--n", mm.n, "columns of B and C (output features)")->required();
-  matmul->add_option("--k", mm.k, "reduction dimension (input features)")->required();
+  matmul->add_option("--m", mm.m, "rows of A and C (tokens x batch)")->required()
+      ->transform(SizeSuffix());
+  matmul->add_option("--n", mm.n, "columns of B and C (output features)")->required()
+      ->transform(SizeSuffix());
+  matmul->add_option("--k", mm.k, "reduction dimension (input features)")->required()
+      ->transform(SizeSuffix());
   matmul->add_option("--batch", mm.batch, "independent products, each with its own B")
       ->capture_default_str();
   matmul->add_option("--weight-dtype", mm.weight_dtype,
@@ -273,17 +277,22 @@ std::optional<int> ParseOpCommand(Context& ctx, OpCommand* cmd,
   attention->add_option("--batch", at.batch, "sequences")->capture_default_str();
   attention->add_option("--heads", at.heads, "query heads")->required();
   attention->add_option("--kv-heads", at.kv_heads, "key/value heads (default: --heads)");
-  attention->add_option("--head-dim", at.head_dim, "d of Q and K")->required();
-  attention->add_option("--v-head-dim", at.v_head_dim, "d of V (default: --head-dim)");
+  attention->add_option("--head-dim", at.head_dim, "d of Q and K")->required()
+      ->transform(SizeSuffix());
+  attention->add_option("--v-head-dim", at.v_head_dim, "d of V (default: --head-dim)")
+      ->transform(SizeSuffix());
   attention->add_option("--q-len", at.q_len, "query positions per sequence (1 = decode)")
-      ->required();
-  attention->add_option("--kv-len", at.kv_len, "key/value positions (default: --q-len)");
+      ->required()
+      ->transform(SizeSuffix());
+  attention->add_option("--kv-len", at.kv_len, "key/value positions (default: --q-len)")
+      ->transform(SizeSuffix());
   attention->add_option("--impl", at.impl, "flash (fused, on-chip scores) or eager (3 kernels)")
       ->check(CLI::IsMember({"flash", "eager"}))
       ->capture_default_str();
   attention->add_flag("--causal", at.causal, "causal mask (queries at the end of the sequence)");
   attention->add_option("--window", at.window, "sliding window in keys (0 = none)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(SizeSuffix());
   attention->add_option("--kv-dtype", at.kv_dtype, "dtype of K and V (default: --dtype)");
   AddCommon(attention, common, expected);
 
@@ -292,7 +301,8 @@ std::optional<int> ParseOpCommand(Context& ctx, OpCommand* cmd,
       app.add_subcommand("elementwise",
                          "out = f(in...) per element. example: roofline op elementwise --elements "
                          "16777216 --inputs 2 --hw h100-sxm");
-  elementwise->add_option("--elements", ew.elements, "elements of the output")->required();
+  elementwise->add_option("--elements", ew.elements, "elements of the output")->required()
+      ->transform(SizeSuffix());
   elementwise->add_option("--inputs", ew.inputs, "input tensors")->capture_default_str();
   elementwise->add_option("--flops-per-element", ew.flops_per_element, "FLOP per element")
       ->capture_default_str();
@@ -320,8 +330,10 @@ std::optional<int> ParseOpCommand(Context& ctx, OpCommand* cmd,
   RowsOptions nm;
   CLI::App* norm = app.add_subcommand(
       "norm", "RMSNorm or LayerNorm over rows. example: roofline op norm --rows 2048 --cols 4096");
-  norm->add_option("--rows", nm.rows, "rows (tokens)")->required();
-  norm->add_option("--cols", nm.cols, "normalized dimension")->required();
+  norm->add_option("--rows", nm.rows, "rows (tokens)")->required()
+      ->transform(SizeSuffix());
+  norm->add_option("--cols", nm.cols, "normalized dimension")->required()
+      ->transform(SizeSuffix());
   norm->add_option("--kind", nm.kind, "rms or layer")
       ->check(CLI::IsMember({"rms", "layer"}))
       ->capture_default_str();
@@ -330,8 +342,10 @@ std::optional<int> ParseOpCommand(Context& ctx, OpCommand* cmd,
   RowsOptions sm;
   CLI::App* softmax = app.add_subcommand(
       "softmax", "softmax over rows. example: roofline op softmax --rows 65536 --cols 4096");
-  softmax->add_option("--rows", sm.rows, "rows")->required();
-  softmax->add_option("--cols", sm.cols, "softmax dimension")->required();
+  softmax->add_option("--rows", sm.rows, "rows")->required()
+      ->transform(SizeSuffix());
+  softmax->add_option("--cols", sm.cols, "softmax dimension")->required()
+      ->transform(SizeSuffix());
   AddCommon(softmax, common, expected);
 
   EmbeddingOptions em;
@@ -339,9 +353,12 @@ std::optional<int> ParseOpCommand(Context& ctx, OpCommand* cmd,
       "embedding",
       "token embedding gather. example: roofline op embedding --tokens 2048 --vocab "
       "128256 --dim 4096");
-  embedding->add_option("--tokens", em.tokens, "tokens looked up")->required();
-  embedding->add_option("--vocab", em.vocab, "table rows")->required();
-  embedding->add_option("--dim", em.dim, "row width")->required();
+  embedding->add_option("--tokens", em.tokens, "tokens looked up")->required()
+      ->transform(SizeSuffix());
+  embedding->add_option("--vocab", em.vocab, "table rows")->required()
+      ->transform(SizeSuffix());
+  embedding->add_option("--dim", em.dim, "row width")->required()
+      ->transform(SizeSuffix());
   AddCommon(embedding, common, expected);
 
   for (CLI::App* sub : app.get_subcommands({})) {

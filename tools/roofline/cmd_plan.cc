@@ -21,7 +21,8 @@ int RunPlan(Context& ctx) {
   app.add_option("MODEL", s.model, "preset id, config.json, or a directory holding one")
       ->required();
   app.add_option("--gpus", r.gpus, "devices in the fleet (default: 1)");
-  app.add_option("--output", r.output, "generated tokens per request (default: 256)");
+  app.add_option("--output", r.output, "generated tokens per request (default: 256)")
+      ->transform(SizeSuffix());
   app.add_option("--price-per-hour", r.price_per_hour,
                  "price of one device-hour (default: 0, no costs)");
   // The plan chooses the batch and the layout: --batch, --context and --phase are not its
