@@ -32,9 +32,10 @@ std::string DescribeOp(const OpRequest& request);
 /// The `roofline op` table: FLOPs, bytes, intensity and ridge per level, time terms, verdict.
 std::string RenderOpTable(const OpAnalysis& analysis, const CostModel& model);
 /// One JSON document with flops, bytes, intensity, time_s, bound, attainable_flops_per_s,
-/// per-kernel figures and (when given) the flip point.
+/// per-kernel figures and (when given) the flip point; with `explain` (and a flip point), the
+/// derivation as an array of lines, "explanation".
 std::string RenderOpJson(const OpAnalysis& analysis, const CostModel& model,
-                         const FlipAnalysis* flip);
+                         const FlipAnalysis* flip, bool explain = false);
 /// The derivation a student can check by hand, ending with the flip point.
 std::string RenderOpExplain(const OpAnalysis& analysis, const FlipAnalysis& flip,
                             const CostModel& model);

@@ -167,7 +167,8 @@ std::string RenderOpTable(const OpAnalysis& a, const CostModel& model) {
   return out;
 }
 
-std::string RenderOpJson(const OpAnalysis& a, const CostModel& model, const FlipAnalysis* flip) {
+std::string RenderOpJson(const OpAnalysis& a, const CostModel& model, const FlipAnalysis* flip,
+                         bool explain) {
   const Device& d = model.device();
   auto kernel_json = [&](const KernelCost& c) {
     json k;
@@ -230,6 +231,16 @@ std::string RenderOpJson(const OpAnalysis& a, const CostModel& model, const Flip
     f["limit_intensity"] = flip->limit_intensity;
     f["ridge"] = flip->ridge;
     j["flip"] = f;
+    if (explain) {  // the derivation, a line per string
+      json lines = json::array();
+      const std::string text = RenderOpExplain(a, *flip, model);
+      for (size_t start = 0; start < text.size();) {
+        const size_t end = std::min(text.find('\n', start), text.size());
+        lines.push_back(text.substr(start, end - start));
+        start = end + 1;
+      }
+      j["explanation"] = lines;
+    }
   }
   return j.dump(2) + "\n";
 }
