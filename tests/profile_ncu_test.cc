@@ -9,6 +9,7 @@
 
 #include "roofline/profile.h"
 #include "tests/shared_samples.h"
+#include "tests/test_util.h"
 
 namespace roofline {
 namespace {
@@ -508,6 +509,53 @@ TEST(NcuFigures, ATensorPathWithoutADtypeIsSkipped) {
   ASSERT_TRUE(f.tensor_flops.has_value());
   EXPECT_EQ(*f.tensor_flops, 549755813888.0);
   EXPECT_EQ(f.tensor_dtype, "fp16");
+}
+
+}  // namespace
+}  // namespace roofline
+
+namespace roofline {
+namespace {
+
+// The command `roofline ncu-command` prints, built by the profile library.
+TEST(NcuCommand, CollectsTheArchitecturesMetricsIntoTheLogFile) {
+  NcuCommandRequest r;
+  r.hw = "h100-sxm";
+  r.app = "./bench --n 4";
+  r.output = "my run.csv";
+  r.kernel_regex = "gemm|attn";
+  r.launch_count = 20;
+  Result<NcuCommandLine> line = MakeNcuCommand(testing::Dev("h100-sxm"), r);
+  ASSERT_TRUE(line.ok()) << line.status().ToString();
+  EXPECT_EQ(line->compute_capability, "9.0");
+  EXPECT_EQ(line->metrics, NcuRooflineMetrics("9.0").size());
+  EXPECT_EQ(line->command.rfind("ncu --target-processes all --metrics ", 0), 0u);
+  EXPECT_NE(line->command.find(" --kernel-name 'regex:gemm|attn' --launch-count 20 --log-file "
+                               "'my run.csv' ./bench --n 4"),
+            std::string::npos)
+      << line->command;
+}
+
+TEST(NcuCommand, RefusesWhatNsightComputeCannotProfile) {
+  NcuCommandRequest r;
+  r.hw = "mi300x";
+  Result<NcuCommandLine> amd = MakeNcuCommand(testing::Dev("mi300x"), r);
+  ASSERT_FALSE(amd.ok());
+  EXPECT_EQ(amd.status().where(), "--hw");
+  EXPECT_NE(amd.status().what().find("not an NVIDIA GPU"), std::string::npos);
+  r.hw = "h100-sxm";
+  r.app = "  ";
+  EXPECT_EQ(MakeNcuCommand(testing::Dev("h100-sxm"), r).status().where(), "--app");
+  r.app = "python run.py";
+  r.launch_count = -1;
+  EXPECT_EQ(MakeNcuCommand(testing::Dev("h100-sxm"), r).status().where(), "--launch-count");
+}
+
+TEST(NcuCommand, ShellQuoteLeavesSafeWordsAndQuotesTheRest) {
+  EXPECT_EQ(ShellQuote("run.csv"), "run.csv");
+  EXPECT_EQ(ShellQuote("my run.csv"), "'my run.csv'");
+  EXPECT_EQ(ShellQuote("it's"), "'it'\\''s'");
+  EXPECT_EQ(ShellQuote(""), "''");
 }
 
 }  // namespace

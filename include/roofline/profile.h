@@ -119,6 +119,30 @@ NcuFigures DeriveNcuFigures(const NcuKernel& kernel);
 /// tensor-pipe metrics, DRAM / L2 / L1 bytes, cycles and peaks.
 std::vector<std::string> NcuRooflineMetrics(std::string_view cc);
 
+/// What `roofline ncu-command` is asked for.
+struct NcuCommandRequest {
+  std::string hw;                           ///< as given (device id or file), for messages
+  std::string app = "python run.py";        ///< the program to profile, a shell command
+  std::string output = "roofline-ncu.csv";  ///< CSV file ncu writes (--log-file)
+  std::string kernel_regex;                 ///< only kernels whose name matches
+  int64_t launch_count = 0;                 ///< kernels to profile, 0 = all
+};
+
+/// The Nsight Compute command line that collects NcuRooflineMetrics on `device`, and what the
+/// user is told beside it.
+struct NcuCommandLine {
+  std::string command;             ///< one shell line
+  std::string compute_capability;  ///< "9.0"
+  size_t metrics = 0;              ///< how many metrics it collects
+};
+
+/// Errors name the option: --hw (not an NVIDIA GPU, no or a bad compute capability), --app,
+/// --output, --launch-count.
+Result<NcuCommandLine> MakeNcuCommand(const Device& device, const NcuCommandRequest& request);
+
+/// `s` quoted for a POSIX shell when it holds anything but safe characters.
+std::string ShellQuote(const std::string& s);
+
 // ---------------------------------------------------------------------------------------------
 // Nsight Systems.
 

@@ -1,5 +1,9 @@
 // The metric list `ncu --metrics` needs for a roofline on one architecture. Every name here is
 // one DeriveNcuFigures reads (tests/profile_ncu_test.cc checks that).
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -88,6 +92,77 @@ std::vector<std::string> NcuRooflineMetrics(std::string_view cc) {
     m.emplace_back(peak);
   }
   return m;
+}
+
+std::string ShellQuote(const std::string& s) {
+  const std::string safe = "+-./:=@%_,";
+  bool plain = !s.empty();
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && safe.find(c) == std::string::npos) {
+      plain = false;
+    }
+  }
+  if (plain) return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+namespace {
+
+/// The device's compute capability as "9.0", or an error naming --hw.
+Result<std::string> ComputeCapabilityOf(const Device& d, const std::string& hw) {
+  if (d.vendor != "NVIDIA" || d.kind != "gpu") {
+    return Status::Unsupported(
+        "--hw", fmt::format("{} is not an NVIDIA GPU (vendor {}, kind {}): Nsight Compute "
+                            "profiles NVIDIA GPUs only",
+                            hw, d.vendor.empty() ? "unknown" : d.vendor, d.kind));
+  }
+  for (const auto& [key, q] : d.info) {
+    if (key != "compute_capability") continue;
+    if (!(q.value >= 1 && q.value < 100)) {
+      return Status::Invalid("--hw", fmt::format("{}: info.compute_capability {} is not a "
+                                                 "compute capability (e.g. 9.0)",
+                                                 hw, q.value));
+    }
+    const int major = static_cast<int>(std::floor(q.value + 1e-6));
+    const int minor = static_cast<int>(std::lround((q.value - major) * 10));
+    return fmt::format("{}.{}", major, minor);
+  }
+  return Status::Invalid(
+      "--hw", fmt::format("{} has no info.compute_capability: add it to the device file (e.g. "
+                          "\"compute_capability\": {{ \"value\": 9.0, \"unit\": \"count\", ... }})",
+                          hw));
+}
+
+}  // namespace
+
+Result<NcuCommandLine> MakeNcuCommand(const Device& device, const NcuCommandRequest& r) {
+  if (r.launch_count < 0) {
+    return Status::Invalid("--launch-count", "must be >= 0 (0: every kernel)");
+  }
+  if (r.app.find_first_not_of(" \t") == std::string::npos) {
+    return Status::Invalid("--app", "is empty: give the command to profile");
+  }
+  if (r.output.empty()) return Status::Invalid("--output", "is empty");
+  Result<std::string> cc = ComputeCapabilityOf(device, r.hw);
+  if (!cc.ok()) return cc.status();
+  const std::vector<std::string> metrics = NcuRooflineMetrics(*cc);
+  if (metrics.empty()) {
+    return Status::Unsupported("--hw", "no Nsight Compute metric list for compute capability " +
+                                           *cc);
+  }
+  std::string list;
+  for (const std::string& m : metrics) list += (list.empty() ? "" : ",") + m;
+  NcuCommandLine out;
+  out.command = "ncu --target-processes all --metrics " + list +
+                " --csv --page raw --print-units base --clock-control none";
+  if (!r.kernel_regex.empty()) out.command += " --kernel-name " + ShellQuote("regex:" + r.kernel_regex);
+  if (r.launch_count > 0) out.command += fmt::format(" --launch-count {}", r.launch_count);
+  out.command += " --log-file " + ShellQuote(r.output) + " " + r.app;
+  out.compute_capability = *cc;
+  out.metrics = metrics.size();
+  return out;
 }
 
 }  // namespace roofline
