@@ -210,6 +210,51 @@ TEST(GraphPresets, DiffusionStepsAndGuidance) {
   EXPECT_NE(table.out.find("per image: 30 steps with classifier-free guidance"), std::string::npos);
 }
 
+// "Images/s against resolution": a sweep that does not vary the batch takes --steps and --cfg;
+// each row's per-image figures are those of `model` at that height (the width follows it: a
+// square image), the pass run at twice the images under guidance.
+TEST(GraphPresets, DiffusionSweepOverResolutionIsPerImage) {
+  const CliOutput sweep = RunCli({"sweep", "sd15-unet", "--hw", "a100-sxm-80gb", "--vary",
+                                  "height=64:128:x2", "--steps", "20", "--cfg", "--format", "csv"});
+  ASSERT_EQ(sweep.status, 0) << sweep.err;
+  std::istringstream in(sweep.out);
+  std::string line;
+  std::getline(in, line);
+  auto split = [](const std::string& text) {
+    std::vector<std::string> out;
+    std::stringstream ss(text);
+    for (std::string cell; std::getline(ss, cell, ',');) out.push_back(cell);
+    return out;
+  };
+  const std::vector<std::string> header = split(line);
+  auto column = [&](const std::string& name) {
+    const auto it = std::find(header.begin(), header.end(), name);
+    EXPECT_NE(it, header.end()) << name;
+    return static_cast<size_t>(it - header.begin());
+  };
+  int rows = 0;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> row = split(line);
+    ASSERT_EQ(row.size(), header.size());
+    const std::string height = row[column("height")];
+    EXPECT_EQ(row[column("pass_batch")], "2");
+    EXPECT_EQ(row[column("images")], "1");
+    const CliOutput pass = RunCli({"model", "sd15-unet", "--hw", "a100-sxm-80gb", "--dim",
+                                   "batch=2", "--dim", "height=" + height, "--dim", "width=" + height,
+                                   "--format", "json"});
+    ASSERT_EQ(pass.status, 0) << pass.err;
+    const nlohmann::json t = nlohmann::json::parse(pass.out)["totals"];
+    const double per_image = std::stod(row[column("seconds_per_image")]);
+    EXPECT_NEAR(per_image, 20 * t["time_s"].get<double>(), 1e-12 * per_image) << height;
+    EXPECT_NEAR(std::stod(row[column("images_per_s")]), 1 / per_image, 1e-9 / per_image);
+    const double expected = std::stod(row[column("expected_seconds_per_image")]);
+    EXPECT_NEAR(expected, 20 * t["expected_time_s"].get<double>(), 1e-12 * expected) << height;
+    EXPECT_GE(expected, per_image);
+    ++rows;
+  }
+  EXPECT_EQ(rows, 2);
+}
+
 TEST(GraphPresets, DiffusionFlagsRefusedWhereTheyMeanNothing) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"model", "sdxl-unet", "--cfg"}, "error: --cfg: goes with --steps N"},

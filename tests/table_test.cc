@@ -2,6 +2,7 @@
 // table read three ways gives the same numbers.
 #include "roofline/table.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -108,6 +109,43 @@ TEST(Table, NpyIsOneStructuredArray) {
   std::memcpy(&x, npy.data() + 10 + header + record + 8, 8);  // row 1, time_s
   EXPECT_EQ(x, t.columns()[1].reals[1]);
   EXPECT_EQ(npy.substr(10 + header + record + 17, 7), std::string("compute"));
+}
+
+// Many columns: a header past 64 KiB takes version 2.0 of the format, a 4-byte length.
+TEST(Table, NpyOfManyColumnsIsVersionTwo) {
+  Table t;
+  for (int i = 0; i < 4000; ++i) {
+    t.Add({fmt::format("column_{:04d}", i), "", Scope::kPoint, ColumnKind::kInt}).ints = {i, -i};
+  }
+  std::ostringstream os;
+  WriteNpy(t, os);
+  const std::string npy = os.str();
+  ASSERT_GE(npy.size(), 12u);
+  EXPECT_EQ(npy[6], 2);
+  size_t header = 0;
+  for (size_t i = 0; i < 4; ++i) {
+    header |= static_cast<size_t>(static_cast<unsigned char>(npy[8 + i])) << (8 * i);
+  }
+  EXPECT_GT(header, 65535u);
+  EXPECT_EQ((12 + header) % 64, 0u);
+  EXPECT_EQ(npy[12 + header - 1], '\n');
+  ASSERT_EQ(npy.size(), 12 + header + 2 * 4000 * 8);
+  int64_t last = 0;
+  std::memcpy(&last, npy.data() + npy.size() - 8, 8);  // row 1, column 3999
+  EXPECT_EQ(last, -3999);
+}
+
+// Text cells with quotes, backslashes, newlines and control bytes are escaped, and read back.
+TEST(Table, JsonColumnsEscapeText) {
+  Table t;
+  Column& c = t.Add({"name", "", Scope::kPoint, ColumnKind::kText});
+  c.texts = {"plain", "a \"quoted\" name", "back\\slash", "two\nlines", std::string("nul\0tab\t", 8),
+             "\x01\x1f"};
+  std::ostringstream os;
+  WriteJsonColumns(t, os, 2);
+  const nlohmann::json j = nlohmann::json::parse(os.str());
+  ASSERT_EQ(j["name"].size(), c.texts.size());
+  for (size_t r = 0; r < c.texts.size(); ++r) EXPECT_EQ(j["name"][r], c.texts[r]) << r;
 }
 
 // One registry, three layouts: the columns JSON, the rows JSON and the CSV give the same
