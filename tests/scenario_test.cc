@@ -240,6 +240,23 @@ TEST(ScenarioPublished, ARunReadsAsItsFlags) {
   EXPECT_NE(r.status().ToString().find("runs.json: runs[0] (r1).mla: unknown mla 'half'"),
             std::string::npos)
       << r.status().ToString();
+  // A rule between fields speaks of keys in a file, not of options.
+  std::string rule = text;
+  rule.replace(rule.find("\"fusion\": \"fused\""), 17, "\"fusion\": \"fused\", \"modules\": \"hf-transformers\"");
+  Result<std::vector<PublishedRun>> m = ParsePublishedRuns(rule, "runs.json");
+  ASSERT_FALSE(m.ok());
+  const std::string line = m.status().ToString();
+  EXPECT_NE(line.find("runs.json: runs[0] (r1).modules: "), std::string::npos) << line;
+  EXPECT_NE(line.find("use fusion eager"), std::string::npos) << line;
+  EXPECT_EQ(line.find("--"), std::string::npos) << line;
+}
+
+TEST(ScenarioPublished, InFileSpellsFlagsAsKeys) {
+  const Status st = InFile(Status::Invalid("--kv-dtype", "with --dtype fp8 use --kv-dtype fp8, "
+                                                         "not --bogus or x--dtype"),
+                           "f.json: runs[1]");
+  EXPECT_EQ(st.where(), "f.json: runs[1].kv_dtype");
+  EXPECT_EQ(st.what(), "with dtype fp8 use kv_dtype fp8, not --bogus or x--dtype");
 }
 
 }  // namespace

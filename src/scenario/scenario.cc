@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 
@@ -502,16 +503,40 @@ void ApplyDerivedDefaults(Scenario& s) {
   }
 }
 
+namespace {
+
+// `what` with each field's flag ("use --fusion eager") spelled as its key ("use fusion eager"):
+// a file has keys, not options.
+std::string KeysForFlags(std::string what) {
+  for (size_t at = what.find("--"); at != std::string::npos; at = what.find("--", at + 1)) {
+    if (at > 0 && (std::isalnum(static_cast<unsigned char>(what[at - 1])) || what[at - 1] == '-')) {
+      continue;
+    }
+    size_t end = at + 2;
+    while (end < what.size() &&
+           (std::isalnum(static_cast<unsigned char>(what[end])) || what[end] == '-')) {
+      ++end;
+    }
+    const Field* f = FindField(std::string_view(what).substr(at, end - at));
+    if (f == nullptr) continue;
+    what.replace(at, end - at, f->name);
+  }
+  return what;
+}
+
+}  // namespace
+
 Status InFile(const Status& status, const std::string& prefix) {
   if (status.ok()) return status;
   const std::string& where = status.where();
+  const std::string what = KeysForFlags(status.what());
   // "--dim batch=x" and "--vary ..." keep their text after the flag.
   const size_t space = where.find(' ');
   const Field* f = FindField(std::string_view(where).substr(0, space));
   if (f == nullptr || where.rfind("--", 0) != 0) {
-    return Status::Invalid(prefix + (where.empty() ? "" : "." + where), status.what());
+    return Status::Invalid(prefix + (where.empty() ? "" : "." + where), what);
   }
-  return Status::Invalid(prefix + "." + std::string(f->name), status.what());
+  return Status::Invalid(prefix + "." + std::string(f->name), what);
 }
 
 Status Validate(const Scenario& s, bool is_network) {
