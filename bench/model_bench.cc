@@ -7,6 +7,7 @@
 #include "roofline/model_analysis.h"
 #include "roofline/model_registry.h"
 #include "roofline/sweep.h"
+#include "src/analysis/graph_cache.h"
 
 namespace roofline {
 namespace {

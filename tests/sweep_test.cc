@@ -17,6 +17,7 @@
 #include "roofline/plot.h"
 #include "roofline/report.h"
 #include "roofline/units.h"
+#include "src/analysis/graph_cache.h"
 #include "tests/test_util.h"
 
 namespace roofline {

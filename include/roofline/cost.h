@@ -319,9 +319,6 @@ class CostModel {
   std::string attention_wave_why_, attention_max_waves_why_;
   UsedWeightKernel weight_kernel_;
   const EfficiencyData::ModuleLaunches* modules_ = nullptr;  ///< into options_.efficiency
-  /// Tells this model's tile sides apart in MatmulEfficiency's per-thread cache of tile columns
-  /// (one number per constructed model; a copy keeps it, and the same sides with it).
-  uint64_t tiles_id_ = 0;
 };
 
 /// Whether `name` is a weight kernel of `data` (--weight-kernel) that `device` can run under

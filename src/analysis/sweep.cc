@@ -17,6 +17,7 @@
 #endif
 
 #include "roofline/flip.h"
+#include "src/analysis/graph_cache.h"
 #include "roofline/suggest.h"
 
 namespace roofline {
@@ -467,6 +468,12 @@ Result<GraphCache::Entry*> GraphCache::Get(const TransformerConfig& c, const Wor
   e.graph = std::move(g).value();
   FuseEntry(e, w.fusion);
   return &e;
+}
+
+Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const Workload& given,
+                                               const CostModel& model, PhaseSelection which,
+                                               MemoryFootprint* footprint) {
+  return EvaluatePhases(c, given, model, which, footprint, nullptr);
 }
 
 Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const Workload& given,

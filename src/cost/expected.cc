@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 
@@ -270,8 +269,6 @@ void CostModel::SetUpExpected() {
         FindModuleLaunches(e, options_.expected.modules, "--modules");
     if (m.ok()) modules_ = *m;
   }
-  static std::atomic<uint64_t> next_tiles_id{1};
-  tiles_id_ = next_tiles_id.fetch_add(1, std::memory_order_relaxed);
   for (const MatmulTile& t : e.matmul_tiles) {
     auto power_of_two = [](double x) {
       int exp = 0;
@@ -290,28 +287,6 @@ double CostModel::MatmulEfficiency(double m, double n, double k, double batch,
   // Fewer rows than the smallest tile (decode's skinny products): GEMV and skinny-M kernels
   // cover them without padding the rows.
   const bool skinny = m < smallest_tile_m_;
-  // Columns of tiles per tile shape, kept for the last few output widths n (a sweep varies the
-  // rows, m, of each product and keeps its width).
-  struct Widths {
-    uint64_t tiles = 0;  ///< the CostModel's tiles_id_ (0: empty)
-    double n = -1;
-    std::array<double, 8> cols{};
-  };
-  thread_local std::array<Widths, 8> widths;
-  thread_local size_t next_width = 0;
-  Widths* w = nullptr;
-  if (tile_sides_.size() <= Widths{}.cols.size()) {
-    for (Widths& x : widths) {
-      if (x.tiles == tiles_id_ && x.n == n) w = &x;
-    }
-  }
-  const bool cached = w != nullptr;
-  if (!cached && tile_sides_.size() <= Widths{}.cols.size()) {
-    w = &widths[next_width];
-    next_width = (next_width + 1) % widths.size();
-    w->tiles = 0;  // filled below
-    w->n = -1;
-  }
   for (size_t i = 0; i < tile_sides_.size(); ++i) {
     const TileSides& t = tile_sides_[i];
     const double tm = skinny ? m : t.m, tn = t.n;
@@ -319,8 +294,7 @@ double CostModel::MatmulEfficiency(double m, double n, double k, double batch,
     // product's one row of tiles is m / m = 1.
     const double rows =
         skinny && m > 0 ? 1.0 : CeilWhole(!skinny && t.exact_m ? m * t.inv_m : m / tm);
-    const double cols = cached ? w->cols[i] : CeilWhole(t.exact_n ? n * t.inv_n : n / tn);
-    if (!cached && w != nullptr) w->cols[i] = cols;
+    const double cols = CeilWhole(t.exact_n ? n * t.inv_n : n / tn);
     // Tile quantization: the padded part of the last row and column of tiles is computed too.
     double eff = (m * n) / (rows * tm * cols * tn);
     // The wave factor below is at most 1, so a tile no better than the best before it cannot
@@ -339,10 +313,6 @@ double CostModel::MatmulEfficiency(double m, double n, double k, double batch,
       best = eff;
       if (picked != nullptr) *picked = options_.efficiency->matmul_tiles[i];
     }
-  }
-  if (!cached && w != nullptr) {
-    w->tiles = tiles_id_;
-    w->n = n;
   }
   return std::clamp(best, 1e-9, 1.0);
 }
