@@ -1308,7 +1308,11 @@ TEST(Expected, EveryCollectiveIsOneCallAndOtherDevicesTakeTheFirstFigureAsAssume
 TEST(CostKernels, AssignFiguresTakesEveryFigure) {
   const KernelCost a = CostCollective("a100-sxm-80gb", CollectiveKind::kAllReduce, 8, 1e6);
   KernelCost b;
+  b.name = "b";
+  b.repeat = 3;
   b.AssignFigures(a);
+  EXPECT_EQ(b.name, "b");  // a kernel's own name and count stay
+  EXPECT_EQ(b.repeat, 3);
   EXPECT_EQ(b.comm_calls, a.comm_calls);
   EXPECT_EQ(b.comm_steps, a.comm_steps);
   EXPECT_EQ(b.link, a.link);

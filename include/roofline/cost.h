@@ -84,11 +84,9 @@ struct ExpectedCost {
   Bound bound;
 };
 
-/// Everything the cost engine derives for one kernel (one instance; `repeat` says how many).
-struct KernelCost {
-  std::string name;
-  int64_t repeat = 1;
-
+/// The figures the cost engine derives for one kernel instance: what a kernel doing the same
+/// work shares with it (KernelCost::AssignFigures copies them all at once).
+struct KernelFigures {
   int num_engines = 0;
   std::array<EngineTerm, kMaxEngineTerms> engines{};
   double flops = 0;           ///< all engines together, FLOP
@@ -113,6 +111,12 @@ struct KernelCost {
 
   /// FLOP per byte at `level` (0 when no bytes cross it).
   double Intensity(int level) const { return bytes[level] > 0 ? flops / bytes[level] : 0.0; }
+};
+
+/// Everything the cost engine derives for one kernel (one instance; `repeat` says how many).
+struct KernelCost : KernelFigures {
+  std::string name;
+  int64_t repeat = 1;
 
   /// Sets `name` unless it already holds `n` (compared inline: a sweep re-costs the same kernel
   /// at every point, and its name is short).
@@ -120,30 +124,9 @@ struct KernelCost {
     if (name.size() == n.size() && std::equal(n.begin(), n.end(), name.begin())) return;
     name.assign(n);
   }
-  /// Takes every figure of `other` but its name and repeat (a kernel that does the same work):
-  /// field by field, so the name's storage is neither copied nor freed. A field added to the
-  /// struct is added here (the test 'CostKernels.AssignFiguresTakesEveryFigure' catches a miss).
-  void AssignFigures(const KernelCost& other) {
-    num_engines = other.num_engines;
-    engines = other.engines;
-    flops = other.flops;
-    compute_time_s = other.compute_time_s;
-    num_levels = other.num_levels;
-    bytes = other.bytes;
-    memory_time_s = other.memory_time_s;
-    comm_bytes = other.comm_bytes;
-    link = other.link;
-    comm_steps = other.comm_steps;
-    comm_calls = other.comm_calls;
-    comm_time_s = other.comm_time_s;
-    overhead_s = other.overhead_s;
-    time_s = other.time_s;
-    bound = other.bound;
-    attainable_flops_per_s = other.attainable_flops_per_s;
-    // Without expected times `expected` is as made: copied only when either side has them.
-    if (has_expected || other.has_expected) expected = other.expected;
-    has_expected = other.has_expected;
-  }
+  /// Takes every figure of `other` but its name and repeat (a kernel that does the same work),
+  /// so the name's storage is neither copied nor freed.
+  void AssignFigures(const KernelCost& other) { KernelFigures::operator=(other); }
 };
 
 /// Knobs of the evaluation. The one place the launch overhead lives: every command that costs
