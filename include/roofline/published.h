@@ -97,6 +97,8 @@ Result<PublishedValidation> ValidatePublished(const std::vector<PublishedRun>& r
                                               const DeviceDatabase& db,
                                               const ModelRegistry& registry,
                                               std::shared_ptr<const EfficiencyData> efficiency);
+/// The same against the embedded device database, model presets and efficiency data.
+Result<PublishedValidation> ValidatePublished(const std::vector<PublishedRun>& runs);
 
 }  // namespace roofline
 

@@ -281,4 +281,15 @@ Result<PublishedValidation> ValidatePublished(const std::vector<PublishedRun>& r
   return v;
 }
 
+Result<PublishedValidation> ValidatePublished(const std::vector<PublishedRun>& runs) {
+  Result<DeviceDatabase> db = DeviceDatabase::LoadDefault();
+  if (!db.ok()) return db.status();
+  Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
+  if (!registry.ok()) return registry.status();
+  Result<EfficiencyData> data = LoadDefaultEfficiencyData();
+  if (!data.ok()) return data.status();
+  return ValidatePublished(runs, *db, *registry,
+                           std::make_shared<const EfficiencyData>(std::move(data).value()));
+}
+
 }  // namespace roofline

@@ -8,7 +8,6 @@
 #include <ostream>
 
 #include "roofline/device_db.h"
-#include "roofline/model_registry.h"
 #include "roofline/published.h"
 #include "roofline/report.h"
 #include "roofline/setup.h"
@@ -111,14 +110,7 @@ int RunValidatePublished(Context& ctx) {
   Result<std::vector<PublishedRun>> runs =
       file.empty() ? LoadDefaultPublishedRuns() : LoadPublishedRunsFile(file);
   if (!runs.ok()) return Fail(ctx, runs.status());
-  Result<DeviceDatabase> db = DeviceDatabase::LoadDefault();
-  if (!db.ok()) return Fail(ctx, db.status());
-  Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
-  if (!registry.ok()) return Fail(ctx, registry.status());
-  Result<EfficiencyData> data = LoadDefaultEfficiencyData();
-  if (!data.ok()) return Fail(ctx, data.status());
-  Result<PublishedValidation> v =
-      ValidatePublished(*runs, *db, *registry, std::make_shared<const EfficiencyData>(*data));
+  Result<PublishedValidation> v = ValidatePublished(*runs);
   if (!v.ok()) return Fail(ctx, v.status());
   *ctx.out << (format == OutputFormat::kJson ? RenderPublishedJson(*v) : RenderPublishedTable(*v));
   // A bound above a real run is a counting error: the check fails (status 1).

@@ -8,11 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "roofline/model_analysis.h"
 #include "roofline/plot.h"
 #include "roofline/profile.h"
+#include "roofline/profile_prediction.h"
 #include "roofline/report.h"
-#include "roofline/setup.h"
 #include "src/report/profile_json.h"
 #include "tools/roofline/cli_util.h"
 
@@ -34,38 +33,6 @@ Result<Device> ResolveProfileDevice(Context& ctx, const std::string& hw, std::st
 }
 
 namespace {
-
-/// The prediction for --model, on `device`.
-struct Prediction {
-  Setup setup;
-  std::unique_ptr<CostModel> model;
-  ModelAnalysis analysis;
-  std::vector<PredictedKernel> kernels;
-  std::string title;
-};
-
-/// Built in place: the cost model points into `setup.device`.
-Result<std::unique_ptr<Prediction>> Predict(Context& ctx, Scenario o, const Device& device) {
-  auto owned = std::make_unique<Prediction>();
-  Prediction& p = *owned;
-  o.hw = device.origin.empty() ? device.id : device.origin;
-  if (device.origin.rfind("<embedded>", 0) == 0) o.hw = device.id;
-  Result<const DeviceDatabase*> db = ctx.Database();
-  if (!db.ok()) return db.status();
-  Result<Setup> setup = Resolve(o, **db);
-  if (!setup.ok()) return setup.status();
-  p.setup = std::move(setup).value();
-  p.model = std::make_unique<CostModel>(p.setup.device, p.setup.cost);
-  Result<ModelAnalysis> a =
-      AnalyzeModel(p.setup.config, p.setup.workload, *p.model, o.phases);
-  if (!a.ok()) return a.status();
-  p.analysis = std::move(a).value();
-  p.kernels = PredictedKernelsOf(p.analysis.phases.front(), *p.model);
-  p.title = fmt::format("{} {} on {} (batch {}, prompt {})", o.model,
-                        NameOf(p.analysis.phases.front().phase), device.id,
-                        p.setup.workload.batch, p.setup.workload.prompt);
-  return owned;
-}
 
 Status WritePlot(const std::string& path, const Device& device, std::vector<std::string> engines,
                  const std::vector<RooflinePoint>& points, const std::string& title) {
@@ -89,9 +56,11 @@ int FinishWithModel(Context& ctx, const ProfileOptions& o, const Device& device,
   if (o.model.model.empty()) {
     *ctx.out << text;
   } else {
-    Result<std::unique_ptr<Prediction>> predicted = Predict(ctx, o.model, device);
+    Result<const DeviceDatabase*> db = ctx.Database();
+    if (!db.ok()) return Fail(ctx, db.status());
+    Result<std::unique_ptr<ProfilePrediction>> predicted = PredictForProfile(o.model, device, **db);
     if (!predicted.ok()) return Fail(ctx, predicted.status());
-    const std::unique_ptr<Prediction>& p = *predicted;
+    const std::unique_ptr<ProfilePrediction>& p = *predicted;
     const ProfileJoin join = JoinWithPrediction(p->kernels, measured, ordered);
     if (json) {
       (*json)["prediction"] = ProfileJoinJson(join, p->title);
