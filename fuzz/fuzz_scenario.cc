@@ -1,14 +1,18 @@
 // The Scenario's field table (the command line's options, a published run's keys, Python's
 // keywords): each line of the input is a field (its first byte picks one) and the text SetField
 // reads; then the rules between fields, the derived defaults, every field written back as text
-// and read again, and `--vary` specs parsed against the scenario. Nothing may crash, hang or leak,
-// and what FieldText writes must read back.
+// and read again, and `--vary` specs parsed against the scenario; lines "Okind name=value" are
+// `roofline op`'s fields, read by the op field table and costed when accepted. Nothing may
+// crash, hang or leak, and what FieldText writes must read back.
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "fuzz/fuzz_util.h"
+#include "roofline/device_db.h"
+#include "roofline/op_fields.h"
 #include "roofline/scenario.h"
 #include "roofline/sweep.h"
 
@@ -17,6 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text = fuzz::AsText(data, size);
   Scenario s;
   std::vector<std::string> vary;
+  std::string op_kind;  // the op field table: the last kind named, every field given
+  std::map<std::string, std::string, std::less<>> op_given;
   size_t start = 0;
   while (start < text.size()) {
     size_t end = text.find('\n', start);
@@ -26,6 +32,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (line.empty()) continue;
     if (line[0] == 'V') {  // a --vary spec
       vary.emplace_back(line.substr(1));
+      continue;
+    }
+    if (line[0] == 'O') {  // an op field, "Okind name=value" ("Omatmul m=2k")
+      const size_t space = line.find(' '), eq = line.find('=');
+      if (space == std::string_view::npos || eq == std::string_view::npos || eq < space) continue;
+      op_kind = line.substr(1, space - 1);
+      op_given[std::string(line.substr(space + 1, eq - space - 1))] = line.substr(eq + 1);
       continue;
     }
     const auto id = static_cast<FieldId>(static_cast<unsigned char>(line[0]) % kNumFields);
@@ -47,5 +60,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   if (!vary.empty()) (void)ParseSweepAxes(s, vary);
+  // An op request the table accepts is a valid spec that costs without error.
+  if (const OpKindInfo* kind = FindOpKind(op_kind)) {
+    Result<OpRequest> r = BuildOpRequest(*kind, op_given, FieldText(s, FieldId::kDtype));
+    if (r.ok()) {
+      if (!Validate(r->spec).ok()) std::abort();
+      static const Device* device = [] {
+        static Result<DeviceDatabase> db = DeviceDatabase::LoadDefault();
+        if (!db.ok()) std::abort();
+        return *db->Find(kDefaultDeviceId);
+      }();
+      (void)AnalyzeOp(*r, CostModel(*device));
+    }
+  }
   return 0;
 }
