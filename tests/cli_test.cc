@@ -303,7 +303,9 @@ INSTANTIATE_TEST_SUITE_P(
         // Sizes take k and M in op and plan as in the scenario's fields; the bound applies to
         // the value the suffix makes.
         BadArgs{{"op", "matmul", "--m", "2q", "--n", "1", "--k", "1"}, "--m: '2q' is not a size"},
-        BadArgs{{"op", "matmul", "--m", "1073741825k", "--n", "1", "--k", "1"}, "absurdly"},
+        BadArgs{{"op", "matmul", "--m", "1073741825k", "--n", "1", "--k", "1"}, "--m: "
+                "1099511628800 is absurdly large"},
+        BadArgs{{"ncu-command", "--hw", "nosuch", "--app", ""}, "--app: is empty"},
         BadArgs{{"plan", "llama-3-8b", "--output", "1.5k"}, "--output: '1.5k' is not a size"},
         BadArgs{{"plan", "llama-3-8b", "--kv-dtype", "fp4"}, "--kv-dtype"},
         // Every device whose id starts with the one given, the default first.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <stdexcept>
 
 namespace roofline {
 namespace {
@@ -12,7 +13,7 @@ using Given = std::map<std::string, std::string, std::less<>>;
 
 const OpKindInfo& Kind(std::string_view name) {
   const OpKindInfo* k = FindOpKind(name);
-  EXPECT_NE(k, nullptr) << name;
+  if (k == nullptr) throw std::runtime_error("no op kind " + std::string(name));  // fails the test
   return *k;
 }
 
@@ -78,6 +79,42 @@ TEST(OpFields, DefaultsDerivedFromOtherFields) {
   EXPECT_EQ(std::get<Conv2dSpec>(cv->spec).kernel_h, 3);
   EXPECT_EQ(std::get<Conv2dSpec>(cv->spec).kernel_w, 1);
   EXPECT_EQ(std::get<Conv2dSpec>(cv->spec).stride, 1);
+}
+
+// As the options were before the table: an empty text or a negative group size takes the
+// default; element and row counts reach the spec's own bound (1e18), not a dimension's (2^40);
+// every integer takes k and M.
+TEST(OpFields, DefaultsAndRangesAsBefore) {
+  Result<OpRequest> q = BuildOpRequest(Kind("matmul"),
+                                       {{"m", "1"}, {"n", "4096"}, {"k", "4096"},
+                                        {"weight-dtype", "int4"}, {"group-size", "-1"},
+                                        {"out-dtype", ""}},
+                                       "bf16");
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ(std::get<MatmulSpec>(q->spec).group_size, 128);
+  EXPECT_EQ(std::get<MatmulSpec>(q->spec).out_dtype, DType::kBf16);
+  Result<OpRequest> e =
+      BuildOpRequest(Kind("elementwise"), {{"elements", "2000000000000"}}, "bf16");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(std::get<ElementwiseSpec>(e->spec).elements, 2e12);
+  Result<OpRequest> sm = BuildOpRequest(Kind("softmax"), {{"rows", "2000000000k"}, {"cols", "8"}},
+                                        "bf16");
+  ASSERT_TRUE(sm.ok()) << sm.status().ToString();
+  Result<OpRequest> b = BuildOpRequest(Kind("matmul"),
+                                       {{"m", "1"}, {"n", "8"}, {"k", "8"}, {"batch", "2k"}}, "bf16");
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(std::get<MatmulSpec>(b->spec).batch, 2048);
+  // A dimension past 2^40 is refused by the spec's check, as before.
+  Result<OpRequest> big = BuildOpRequest(Kind("matmul"),
+                                         {{"m", "2199023255553"}, {"n", "1"}, {"k", "1"}}, "bf16");
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.status().where(), "--m");
+  EXPECT_NE(big.status().what().find("absurdly large"), std::string::npos);
+  // Past 64 bits: out of range, not "not a size".
+  Result<OpRequest> huge = BuildOpRequest(
+      Kind("elementwise"), {{"elements", "99999999999999999999"}}, "bf16");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().what().find("out of range"), std::string::npos);
 }
 
 TEST(OpFields, ErrorsNameTheFlag) {

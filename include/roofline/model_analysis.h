@@ -105,6 +105,10 @@ Result<Workload> ResolveStages(const TransformerConfig& config, const Workload& 
 Result<MemoryFootprint> Footprint(const TransformerConfig& config, const Workload& workload,
                                   const Device& device, int64_t batch, int64_t context);
 
+/// A tensor-parallel layout (tp > 1) needs a device that lists an interconnect; the error names
+/// --tp.
+Status CheckTensorParallel(const Workload& workload, const Device& device);
+
 }  // namespace roofline
 
 #endif  // ROOFLINE_MODEL_ANALYSIS_H_

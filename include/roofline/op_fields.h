@@ -16,8 +16,8 @@
 namespace roofline {
 
 enum class OpFieldType {
-  kSize,   ///< a non-negative integer size; k (x1024) and M (x1024^2) suffixes (ParseSize)
-  kCount,  ///< an integer (heads, groups, strides)
+  kSize,   ///< an integer size (tokens, rows, features); k (x1024) and M (x1024^2) suffixes
+  kCount,  ///< an integer count (heads, groups, strides); takes k and M too
   kReal,   ///< a decimal number
   kDType,  ///< a dtype name (ParseDType)
   kText,   ///< free text the kind reads (conv2d's R or RxS)

@@ -136,8 +136,10 @@ struct NcuCommandLine {
   size_t metrics = 0;              ///< how many metrics it collects
 };
 
-/// Errors name the option: --hw (not an NVIDIA GPU, no or a bad compute capability), --app,
-/// --output, --launch-count.
+/// The request's own checks (--launch-count, --app, --output), before any device is read.
+Status CheckNcuCommandRequest(const NcuCommandRequest& request);
+/// Errors name the option: those of CheckNcuCommandRequest, then --hw (not an NVIDIA GPU, no
+/// or a bad compute capability).
 Result<NcuCommandLine> MakeNcuCommand(const Device& device, const NcuCommandRequest& request);
 
 /// `s` quoted for a POSIX shell when it holds anything but safe characters.

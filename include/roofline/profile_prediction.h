@@ -16,6 +16,9 @@
 namespace roofline {
 
 struct ProfilePrediction {
+  ProfilePrediction() = default;
+  ProfilePrediction(const ProfilePrediction&) = delete;  // `model` points into `setup`
+  ProfilePrediction& operator=(const ProfilePrediction&) = delete;
   Setup setup;
   std::unique_ptr<CostModel> model;  ///< points into setup.device
   ModelAnalysis analysis;

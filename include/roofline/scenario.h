@@ -151,9 +151,10 @@ Status InFile(const Status& status, const std::string& prefix);
 /// with what it cannot run under, and each field's own range. Errors name a flag.
 Status Validate(const Scenario& s, bool is_network);
 
-/// A size with an optional k (x1024) or M (x1024^2) suffix ("32k" = 32768); errors name
-/// `where`.
-Result<int64_t> ParseSize(std::string_view text, const std::string& where);
+/// A size with an optional k (x1024) or M (x1024^2) suffix ("32k" = 32768), at most `max` in
+/// magnitude, suffix applied; errors name `where`.
+Result<int64_t> ParseSize(std::string_view text, const std::string& where,
+                          int64_t max = int64_t{1} << 40);
 
 /// The Python keyword list of the fields in `fields`, for documentation:
 /// "batch, prompt, context, ...".

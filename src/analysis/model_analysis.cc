@@ -82,11 +82,7 @@ Result<ModelAnalysis> AnalyzeModel(const TransformerConfig& c, const Workload& w
                                        "' lists no link between chips for pipeline stages "
                                        "(see `roofline hw show`)");
   }
-  if (w.tp > 1 && d.links.empty()) {
-    return Status::Invalid("--tp", "device '" + d.id +
-                                       "' lists no interconnect for tensor "
-                                       "parallelism (see `roofline hw show`)");
-  }
+  if (Status st = CheckTensorParallel(w, d); !st.ok()) return st;
   if (w.tp > 1 && d.PrimaryLink()->max_devices > 0 && w.tp > d.PrimaryLink()->max_devices) {
     a.notes.push_back(
         fmt::format("tp {} exceeds the {} devices one {} domain connects; the "
@@ -135,6 +131,15 @@ Result<ModelAnalysis> AnalyzeModel(const TransformerConfig& c, const Workload& w
                                   Seconds(model.options().launch_overhead_s)));
   }
   return a;
+}
+
+Status CheckTensorParallel(const Workload& w, const Device& d) {
+  if (w.tp > 1 && d.links.empty()) {
+    return Status::Invalid("--tp", "device '" + d.id +
+                                       "' lists no interconnect for tensor parallelism (see "
+                                       "`roofline hw show`)");
+  }
+  return Status::Ok();
 }
 
 }  // namespace roofline

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <limits>
 
 #include "roofline/dtype.h"
 #include "roofline/scenario.h"
@@ -122,11 +123,15 @@ class Values {
   Values(const OpKindInfo& kind, const std::map<std::string, std::string, std::less<>>& given)
       : kind_(kind), given_(given) {}
 
-  bool Has(std::string_view name) const { return given_.find(name) != given_.end(); }
+  /// Given, and not empty (an empty text takes the default, as an option left out does).
+  bool Has(std::string_view name) const {
+    const auto it = given_.find(name);
+    return it != given_.end() && !it->second.empty();
+  }
 
   /// The text given, else the table's default ("" when none).
   std::string_view Text(std::string_view name) const {
-    if (auto it = given_.find(name); it != given_.end()) return it->second;
+    if (Has(name)) return given_.find(name)->second;
     return Field(name).fallback;
   }
   bool Flag(std::string_view name) const { return Text(name) == "true"; }
@@ -134,14 +139,9 @@ class Values {
   Result<int64_t> Int(std::string_view name) const {
     const std::string_view text = Text(name);
     if (text.empty()) return int64_t{0};
-    const std::string flag = "--" + std::string(name);
-    if (Field(name).type == T::kSize) return ParseSize(text, flag);
-    int64_t v = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc() || end != text.data() + text.size()) {
-      return Status::Invalid(flag, "'" + std::string(text) + "' is not an integer");
-    }
-    return v;
+    // Every integer takes k and M; the range is the spec's own check (Validate: dimensions up
+    // to 2^40, counts of elements or rows up to 1e18), here only what 64 bits hold.
+    return ParseSize(text, "--" + std::string(name), std::numeric_limits<int64_t>::max());
   }
 
   Result<double> Real(std::string_view name) const {
@@ -213,7 +213,7 @@ Result<OpRequest> Matmul(const Values& v, std::string_view dtype) {
   s.bias = v.Flag("bias");
   // Not given: groups of 128 along K for 4-bit weights where K divides into them, else one
   // scale per output column.
-  if (v.Has("group-size")) {
+  if (v.Has("group-size") && group >= 0) {  // a negative one asks for the default
     s.group_size = group;
   } else {
     s.group_size = BitsOf(*b) == 4 && s.k % 128 == 0 ? 128 : 0;

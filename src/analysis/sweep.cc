@@ -508,11 +508,7 @@ Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const
   if (w.Stages() > 1 && d.links.empty()) {
     return Status::Invalid("--pp", "device '" + d.id + "' lists no link between chips");
   }
-  if (w.tp > 1 && d.links.empty()) {
-    return Status::Invalid("--tp", "device '" + d.id +
-                                       "' lists no interconnect for tensor parallelism (see "
-                                       "`roofline hw show`)");
-  }
+  if (Status st = CheckTensorParallel(w, d); !st.ok()) return st;
   // The footprint's decode graph is built at the longer of prompt and context.
   auto footprint_from = [&](GraphCache::Entry& e) {
     if (footprint != nullptr) {

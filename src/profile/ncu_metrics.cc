@@ -137,7 +137,7 @@ Result<std::string> ComputeCapabilityOf(const Device& d, const std::string& hw) 
 
 }  // namespace
 
-Result<NcuCommandLine> MakeNcuCommand(const Device& device, const NcuCommandRequest& r) {
+Status CheckNcuCommandRequest(const NcuCommandRequest& r) {
   if (r.launch_count < 0) {
     return Status::Invalid("--launch-count", "must be >= 0 (0: every kernel)");
   }
@@ -145,6 +145,11 @@ Result<NcuCommandLine> MakeNcuCommand(const Device& device, const NcuCommandRequ
     return Status::Invalid("--app", "is empty: give the command to profile");
   }
   if (r.output.empty()) return Status::Invalid("--output", "is empty");
+  return Status::Ok();
+}
+
+Result<NcuCommandLine> MakeNcuCommand(const Device& device, const NcuCommandRequest& r) {
+  if (Status st = CheckNcuCommandRequest(r); !st.ok()) return st;
   Result<std::string> cc = ComputeCapabilityOf(device, r.hw);
   if (!cc.ok()) return cc.status();
   const std::vector<std::string> metrics = NcuRooflineMetrics(*cc);

@@ -209,7 +209,7 @@ FieldSet Without(FieldSet fields, std::initializer_list<FieldId> ids) {
   return fields;
 }
 
-Result<int64_t> ParseSize(std::string_view text, const std::string& where) {
+Result<int64_t> ParseSize(std::string_view text, const std::string& where, int64_t max) {
   int64_t scale = 1;
   std::string_view digits = text;
   if (!digits.empty() && (digits.back() == 'k' || digits.back() == 'K')) {
@@ -219,12 +219,21 @@ Result<int64_t> ParseSize(std::string_view text, const std::string& where) {
     scale = int64_t{1} << 20;
     digits.remove_suffix(1);
   }
+  // A number too long for 64 bits is an integer all the same: out of range, as a large one is.
+  std::string_view unsigned_digits = digits;
+  if (!unsigned_digits.empty() && (unsigned_digits[0] == '+' || unsigned_digits[0] == '-')) {
+    unsigned_digits.remove_prefix(1);
+  }
+  const bool all_digits =
+      !unsigned_digits.empty() &&
+      unsigned_digits.find_first_not_of("0123456789") == std::string_view::npos;
   const std::optional<int64_t> v = Integer(digits);
   // The bound is on the value, suffix applied: what reads as 4k must also read as 4096.
-  constexpr int64_t kMax = int64_t{1} << 40;
-  if (v.has_value() && (*v > kMax / scale || *v < -kMax / scale)) {
-    return Status::Invalid(where, fmt::format("{} is absurdly large (at most 2^40 = {})",
-                                              std::string(text), kMax));
+  if ((v.has_value() && (*v > max / scale || *v < -(max / scale))) ||
+      (!v.has_value() && all_digits)) {
+    return Status::Invalid(
+        where, fmt::format("'{}' is out of range (at most {} in size)", std::string(text),
+                           max == int64_t{1} << 40 ? "2^40 = 1099511627776" : std::to_string(max)));
   }
   if (!v.has_value()) {
     return Status::Invalid(where, "'" + std::string(text) +
@@ -518,7 +527,7 @@ std::string KeysForFlags(std::string what) {
       ++end;
     }
     const Field* f = FindField(std::string_view(what).substr(at, end - at));
-    if (f == nullptr) continue;
+    if (f == nullptr || !f->published) continue;  // a file sets only its published fields
     what.replace(at, end - at, f->name);
   }
   return what;

@@ -28,9 +28,7 @@ int RunNcuCommand(Context& ctx) {
   app.add_option("--launch-count", o.launch_count, "profile this many kernels (0: all)")
       ->capture_default_str();
   if (auto done = ParseArgs(app, ctx)) return *done;
-  if (o.launch_count < 0) {  // before the device is read, as every option check
-    return Fail(ctx, Status::Invalid("--launch-count", "must be >= 0 (0: every kernel)"));
-  }
+  if (Status st = CheckNcuCommandRequest(o); !st.ok()) return Fail(ctx, st);  // before --hw
   Result<Device> device = ctx.ResolveHw(o.hw);
   if (!device.ok()) return Fail(ctx, device.status());
   Result<NcuCommandLine> line = MakeNcuCommand(*device, o);
