@@ -1608,3 +1608,102 @@ TEST(Achievable, Fp16AccumulateFiguresNameAComputeCeilingAndStayUnderIt) {
 
 }  // namespace
 }  // namespace roofline
+
+namespace roofline {
+namespace {
+
+// The kernel terms (src/cost/kernel_terms/) write their --explain lines only when one is asked
+// for: the explained path must compute exactly what a sweep's fast path does, under every term
+// (tiles and waves, flash attention and its waves, a weight kernel in and out of its regimes,
+// a framework's modules and K/V copies, FP16 accumulation, an --efficiency override).
+TEST(KernelTerms, TheExplainedPathComputesWhatTheFastPathDoes) {
+  auto model = [](const char* hw, auto&& set) {
+    CostOptions o;
+    o.efficiency = Data();
+    set(o.expected);
+    return CostModel(Dev(hw), o);
+  };
+  MatmulSpec int4 = Mm(1, 14336, 4096);
+  int4.b_dtype = DType::kInt4;
+  int4.group_size = 128;
+  MatmulSpec int4_wide = int4;
+  int4_wide.m = 300;
+  MatmulSpec int8 = Mm(64, 4096, 4096);  // beyond inductor-int8's 16 rows: the model
+  int8.b_dtype = DType::kInt8;
+  int8.group_size = 0;
+  MatmulSpec fp8 = Mm(16, 14336, 4096, DType::kFp8);
+  fp8.group_size = 0;
+  const std::vector<OpRequest> ops = {
+      OpRequest{Mm(1344, 2560, 4096)},         OpRequest{Mm(4096, 4096, 4096, DType::kFp16)},
+      OpRequest{Llama3DecodeAttention(64, 4096)}, OpRequest{Llama3DecodeAttention(2, 512)},
+      OpRequest{int4},  OpRequest{int4_wide},  OpRequest{int8},  OpRequest{fp8}};
+  const std::vector<std::pair<std::string, CostModel>> models = {
+      {"default", model("h100-sxm", [](ExpectedOptions&) {})},
+      {"hf-transformers", model("h100-sxm",
+                                [](ExpectedOptions& e) { e.modules = "hf-transformers"; })},
+      {"tinygemm", model("a100-sxm-80gb",
+                         [](ExpectedOptions& e) {
+                           e.weight_kernel = "tinygemm";
+                           e.runtime = Runtime::kCompiled;
+                         })},
+      {"inductor-int8", model("h100-sxm",
+                              [](ExpectedOptions& e) {
+                                e.weight_kernel = "inductor-int8";
+                                e.runtime = Runtime::kCompiled;
+                              })},
+      {"scaled-mm-rowwise", model("h100-sxm",
+                                  [](ExpectedOptions& e) {
+                                    e.weight_kernel = "scaled-mm-rowwise";
+                                    e.runtime = Runtime::kCompiled;
+                                  })},
+      {"fp16 accumulate", model("rtx-4090", [](ExpectedOptions& e) { e.fp16_accumulate = true; })},
+      {"overrides", model("h100-sxm", [](ExpectedOptions& e) {
+         ASSERT_TRUE(ParseEfficiencyOverride("matmul=0.6", e).ok());
+         ASSERT_TRUE(ParseEfficiencyOverride("attention=0.5", e).ok());
+       })}};
+  // Each term showed in some kernel: attention waves, a weight kernel's fixed time and its K
+  // steps, K/V copies, FP16 accumulation, a module's launches, a weight kernel out of its rows.
+  std::array<bool, 7> seen{};
+  for (const auto& [name, m] : models) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const OpAnalysis fast = Analyze(ops[i], m);
+      Result<OpAnalysis> slow = AnalyzeOp(ops[i], m, true);
+      ASSERT_TRUE(slow.ok()) << name << " op " << i << ": " << slow.status().ToString();
+      ASSERT_EQ(fast.costs.size(), slow->costs.size());
+      for (size_t k = 0; k < fast.costs.size(); ++k) {
+        const ExpectedCost& a = fast.costs[k].expected;
+        const ExpectedCost& b = slow->costs[k].expected;
+        const std::string at = name + ", op " + std::to_string(i);
+        EXPECT_EQ(a.compute_s, b.compute_s) << at;
+        EXPECT_EQ(a.memory_s, b.memory_s) << at;
+        EXPECT_EQ(a.comm_s, b.comm_s) << at;
+        EXPECT_EQ(a.efficiency, b.efficiency) << at;
+        EXPECT_EQ(a.roofline_s, b.roofline_s) << at;
+        EXPECT_EQ(a.wave_s, b.wave_s) << at;
+        EXPECT_EQ(a.fixed_s, b.fixed_s) << at;
+        EXPECT_EQ(a.k_steps_s, b.k_steps_s) << at;
+        EXPECT_EQ(a.weight_kernel_regime, b.weight_kernel_regime) << at;
+        EXPECT_EQ(a.grouped_kv_copy_s, b.grouped_kv_copy_s) << at;
+        EXPECT_EQ(a.grouped_kv_read_bytes, b.grouped_kv_read_bytes) << at;
+        EXPECT_EQ(a.overhead_s, b.overhead_s) << at;
+        EXPECT_EQ(a.host_s, b.host_s) << at;
+        EXPECT_EQ(a.launches, b.launches) << at;
+        EXPECT_EQ(a.fp16_accumulate, b.fp16_accumulate) << at;
+        EXPECT_EQ(a.time_s, b.time_s) << at;
+        EXPECT_EQ(a.term.kind, b.term.kind) << at;
+        EXPECT_EQ(a.bound.kind, b.bound.kind) << at;
+        seen[0] = seen[0] || a.wave_s > 0;
+        seen[1] = seen[1] || a.fixed_s > 0;
+        seen[2] = seen[2] || a.k_steps_s > 0;
+        seen[3] = seen[3] || a.grouped_kv_copy_s > 0;
+        seen[4] = seen[4] || a.fp16_accumulate;
+        seen[5] = seen[5] || a.launches > 1;
+        seen[6] = seen[6] || (a.weight_kernel_regime < 0 && name == "inductor-int8" && i == 6);
+      }
+    }
+  }
+  for (size_t t = 0; t < seen.size(); ++t) EXPECT_TRUE(seen[t]) << "effect " << t;
+}
+
+}  // namespace
+}  // namespace roofline

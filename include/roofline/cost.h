@@ -156,6 +156,10 @@ struct Trace {
   void Add(std::string line) { lines.push_back(std::move(line)); }
 };
 
+class KernelTerm;
+struct KernelTermContext;
+struct TermLines;
+
 /// Evaluates kernels against one device. Cheap to copy; holds a pointer to the device, which
 /// must outlive it.
 class CostModel {
@@ -294,14 +298,15 @@ class CostModel {
   };
   std::vector<TileSides> tile_sides_;
   double smallest_tile_m_ = 0;
-  /// Fused attention's fixed time per wave of thread blocks on this device (0: none listed),
-  /// its query rows per block, and where the figure comes from.
-  double attention_wave_s_ = 0;
-  double attention_q_block_ = 128;
-  double attention_max_waves_ = 0;  ///< 0: no cap
-  std::string attention_wave_why_, attention_max_waves_why_;
   UsedWeightKernel weight_kernel_;
   const EfficiencyData::ModuleLaunches* modules_ = nullptr;  ///< into options_.efficiency
+  /// The kernel terms of expected times in use, by phase (src/cost/kernel_term.h).
+  std::array<std::vector<std::shared_ptr<const KernelTerm>>, 4> kernel_terms_;
+  void SetUpWeightKernel();  ///< weight_kernel_ from --weight-kernel (after sm_count_)
+  void SetUpMatmulTiles();   ///< tile_sides_ from the efficiency data
+  /// ExpectInto's derivation, from what its terms wrote.
+  void Explain(const KernelTermContext& k, const TermLines& lines, const ExpectedCost& e,
+               bool launch_bound, Trace& trace) const;
 };
 
 /// Whether `name` is a weight kernel of `data` (--weight-kernel) that `device` can run under
