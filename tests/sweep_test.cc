@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
-#include "roofline/affine_graph.h"
+#include "src/graph/affine_graph.h"
 #include "roofline/efficiency.h"
 #include "roofline/llm.h"
 #include "roofline/model_registry.h"

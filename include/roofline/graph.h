@@ -92,7 +92,7 @@ class Graph {
   int replay_next_ = -1;           ///< the next op a replay describes; -1: not replaying
   std::vector<Operand> operands_;  ///< scratch of ReplayOp
 
-  friend class AffineGraph;  // re-sizes specs and tensors in place (affine_graph.h)
+  friend class AffineGraph;  // re-sizes specs and tensors in place (src/graph/affine_graph.h)
 };
 
 /// How ops become kernels.

@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "roofline/affine_graph.h"
 #include "roofline/cost.h"
 #include "roofline/graph_analysis.h"
 #include "roofline/kernel_class.h"

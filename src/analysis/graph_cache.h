@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "roofline/affine_graph.h"
+#include "src/graph/affine_graph.h"
 #include "roofline/sweep.h"
 
 namespace roofline {

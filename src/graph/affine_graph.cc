@@ -1,5 +1,5 @@
 // Affine re-sizing of a built graph (see affine_graph.h).
-#include "roofline/affine_graph.h"
+#include "src/graph/affine_graph.h"
 
 #include <fmt/format.h>
 

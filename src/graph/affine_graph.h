@@ -1,6 +1,6 @@
 // Re-sizing a built graph whose sizes are affine in one integer variable, without building it.
-#ifndef ROOFLINE_AFFINE_GRAPH_H_
-#define ROOFLINE_AFFINE_GRAPH_H_
+#ifndef ROOFLINE_SRC_GRAPH_AFFINE_GRAPH_H_
+#define ROOFLINE_SRC_GRAPH_AFFINE_GRAPH_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -65,4 +65,4 @@ class AffineGraph {
 
 }  // namespace roofline
 
-#endif  // ROOFLINE_AFFINE_GRAPH_H_
+#endif  // ROOFLINE_SRC_GRAPH_AFFINE_GRAPH_H_
