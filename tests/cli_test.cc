@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "roofline/device_db.h"
+#include "roofline/views.h"
 #include "tests/cli_runner.h"
 #include "tests/test_util.h"
 
@@ -18,6 +19,67 @@ namespace {
 using Output = testing::CliOutput;
 using testing::RunCli;
 
+// `model`, `sweep` and `profile` are one library call each (roofline/views.h): the views a
+// caller gets from a Scenario are what the command prints, and the combinations a command
+// refuses are refused by the library with the same line.
+TEST(Views, ALibraryCallGivesWhatTheCommandPrints) {
+  Result<DeviceDatabase> db = DeviceDatabase::LoadDefault();
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto scenario = [](std::vector<std::pair<std::string, std::string>> fields) {
+    Scenario s;
+    for (const auto& [name, text] : fields) {
+      const Field* f = FindField(name);
+      EXPECT_NE(f, nullptr) << name;
+      if (f != nullptr) {
+        EXPECT_TRUE(SetField(s, f->id, text).ok()) << name;
+      }
+    }
+    ApplyDerivedDefaults(s);
+    return s;
+  };
+  auto printed = [](const Result<Views>& v) {
+    std::ostringstream out;
+    if (v.ok()) v->out(out);
+    return out.str();
+  };
+  ViewRequest csv;
+  csv.format = OutputFormat::kCsv;
+  const Scenario llm = scenario({{"model", "llama-3-8b"}, {"batch", "4"}});
+  const Result<Views> model = ModelViews(llm, {}, csv, *db);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const Output cli = RunCli({"model", "llama-3-8b", "--batch", "4", "--format", "csv"});
+  ASSERT_EQ(cli.status, 0) << cli.err;
+  EXPECT_EQ(printed(model), cli.out);
+  SweepViewOptions vary;
+  vary.vary = {"context=2k:8k"};
+  const Result<Views> sweep = SweepViews(llm, vary, csv, *db);
+  ASSERT_TRUE(sweep.ok()) << sweep.status().ToString();
+  const Output swept = RunCli({"sweep", "llama-3-8b", "--batch", "4", "--vary", "context=2k:8k",
+                               "--format", "csv"});
+  ASSERT_EQ(swept.status, 0) << swept.err;
+  EXPECT_EQ(printed(sweep), swept.out);
+  ProfileViewOptions nsys;
+  nsys.kind = ProfileKind::kNsys;
+  nsys.file = std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/profiles/nsys_kern_sum.csv";
+  nsys.model.hw = "h100-sxm";
+  const Result<Views> profile = ProfileViews(nsys, {}, *db);
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  const Output read = RunCli({"profile", "nsys", nsys.file, "--hw", "h100-sxm"});
+  ASSERT_EQ(read.status, 0) << read.err;
+  EXPECT_EQ(printed(profile), read.out);
+  // Refused by the library, before anything runs, as the command refuses it.
+  const Result<Views> network_csv = ModelViews(scenario({{"model", "resnet-50"}}), {}, csv, *db);
+  ASSERT_FALSE(network_csv.ok());
+  EXPECT_EQ("error: " + network_csv.status().ToString() + "\n",
+            RunCli({"model", "resnet-50", "--format", "csv"}).err);
+  ViewRequest plot;
+  plot.plot = "never-written.svg";
+  const Result<Views> nothing = ProfileViews(nsys, plot, *db);
+  ASSERT_FALSE(nothing.ok());
+  EXPECT_NE(nothing.status().ToString().find("nothing to plot"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists("never-written.svg"));
+}
+
 TEST(Cli, OpSizesTakeKAndM) {
   const Output a = RunCli({"op", "matmul", "--m", "2k", "--n", "4k", "--k", "1M", "--format", "json"});
   const Output b = RunCli(
@@ -26,6 +88,20 @@ TEST(Cli, OpSizesTakeKAndM) {
   ASSERT_EQ(b.status, 0) << b.err;
   EXPECT_EQ(a.out, b.out);
   EXPECT_NE(a.out.find("\"flops\""), std::string::npos);
+}
+
+// The operator's own fields are checked before the expected-time choices: a bad size is named
+// even when --runtime is bad too.
+TEST(Cli, OpNamesABadSizeBeforeABadExpectedTimeOption) {
+  const Output o = RunCli({"op", "matmul", "--m", "abc", "--n", "64", "--k", "64", "--efficiency",
+                           "matmul=2"});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("--m"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("--efficiency"), std::string::npos) << o.err;
+  const Output e = RunCli({"op", "matmul", "--m", "64", "--n", "64", "--k", "64", "--efficiency",
+                           "matmul=2"});
+  EXPECT_EQ(e.status, 2);
+  EXPECT_NE(e.err.find("--efficiency"), std::string::npos) << e.err;
 }
 
 TEST(Cli, OpMatmulJsonHasTheContractFields) {

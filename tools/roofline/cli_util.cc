@@ -139,4 +139,13 @@ CLI::Validator SizeSuffix() {
       "", "");
 }
 
+int Emit(Context& ctx, const Views& views, const ViewRequest& request) {
+  std::vector<std::pair<std::string, std::string>> files;
+  if (!request.plot.empty()) files.emplace_back(request.plot, views.chart());
+  if (!request.report.empty()) files.emplace_back(request.report, RenderHtml(views.report()));
+  if (Status w = WriteFilesAtomically(files); !w.ok()) return Fail(ctx, w);
+  views.out(*ctx.out);
+  return kExitOk;
+}
+
 }  // namespace roofline::cli

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "roofline/output_format.h"
+#include "roofline/views.h"
 #include "tools/roofline/commands.h"
 
 namespace roofline::cli {
@@ -31,6 +32,10 @@ Status WriteFileAtomically(const std::string& path, const std::string& text);
 /// Writes several (path, text) files: each to a temporary first, renamed into place only when
 /// all were written, so an error leaves none of them.
 Status WriteFilesAtomically(const std::vector<std::pair<std::string, std::string>>& files);
+
+/// Writes a result's views: the request's --plot and --report files, all or none, then its format
+/// on stdout. Returns the exit status.
+int Emit(Context& ctx, const Views& views, const ViewRequest& request);
 
 }  // namespace roofline::cli
 

@@ -114,10 +114,7 @@ std::optional<int> ParseOpCommand(Context& ctx, OpCommand* cmd,
     if (extra) extra(o.app);
   }
   if (auto done = ParseArgs(app, ctx)) return *done;
-  for (const auto& [sub, options] : expected) {
-    if (!sub->parsed()) continue;
-    if (Status st = options->Read(common.expected); !st.ok()) return Fail(ctx, st);
-  }
+  // The operator's own fields are checked first, then the expected-time choices.
   for (const KindOptions& o : kinds) {
     if (!o.app->parsed()) continue;
     std::map<std::string, std::string, std::less<>> given;
@@ -129,6 +126,10 @@ std::optional<int> ParseOpCommand(Context& ctx, OpCommand* cmd,
     }
     cmd->request = BuildOpRequest(*o.kind, given, common.dtype);
     if (!cmd->request.ok()) return Fail(ctx, cmd->request.status());
+    for (const auto& [sub, options] : expected) {
+      if (!sub->parsed()) continue;
+      if (Status st = options->Read(common.expected); !st.ok()) return Fail(ctx, st);
+    }
     return std::nullopt;
   }
   return Fail(ctx, Status::Invalid("op", "no operator given"));

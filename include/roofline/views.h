@@ -1,0 +1,87 @@
+// A command's result as what it can be written as: a text table, JSON, CSV, NumPy's .npy, an
+// SVG chart (--plot) and an HTML report (--report). `model` and `sweep` are one library call
+// each, a Scenario in and Views out; the tool writes the views it is asked for (files first,
+// atomically, then the format on stdout).
+#ifndef ROOFLINE_VIEWS_H_
+#define ROOFLINE_VIEWS_H_
+
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "roofline/device_db.h"
+#include "roofline/output_format.h"
+#include "roofline/plot.h"
+#include "roofline/scenario.h"
+#include "roofline/status.h"
+
+namespace roofline {
+
+/// What the user asked to be written.
+struct ViewRequest {
+  OutputFormat format = OutputFormat::kTable;
+  std::string plot;    ///< --plot FILE (empty: none)
+  std::string report;  ///< --report FILE (empty: none)
+  JsonLayout layout = JsonLayout::kColumns;  ///< sweeps' --json-layout
+};
+
+/// The views of one result, each filled where the request asks for it (the others empty). A view
+/// is computed when called, from the result it holds.
+struct Views {
+  std::function<void(std::ostream&)> out;  ///< the requested --format on stdout
+  std::function<std::string()> chart;      ///< the --plot SVG
+  std::function<HtmlDocument()> report;    ///< the --report page
+};
+
+/// `roofline model`: an LLM (per phase) or a network (graph file, ONNX model, preset).
+struct ModelViewOptions {
+  int top = 0;          ///< table: the N kernels of each phase with the most time (0: all)
+  std::string explain;  ///< LLMs: the kernel whose figures are derived
+};
+/// Checks the request against the scenario (--top and --explain print as a table, networks take
+/// no --explain and print no CSV), runs it and returns its views. A bad --explain name fails
+/// here, before any file is written. Errors name the flag.
+Result<Views> ModelViews(const Scenario& s, const ModelViewOptions& options,
+                         const ViewRequest& request, const DeviceDatabase& db);
+
+/// `roofline sweep`: one or two --vary variables of an LLM (or `hw=A,B`: the sweep on each
+/// device), or one dimension of a network.
+struct SweepViewOptions {
+  std::vector<std::string> vary;  ///< NAME=FROM:TO[:xF|+S] or NAME=A,B,C, once or twice
+  std::string explain;            ///< LLMs on one device: the kernel derived at its crossovers
+};
+/// Checks the request (formats, files and --explain each kind of sweep offers), runs the sweep
+/// and returns its views. Errors name the flag.
+Result<Views> SweepViews(const Scenario& s, const SweepViewOptions& options,
+                         const ViewRequest& request, const DeviceDatabase& db);
+
+/// `roofline profile ncu|nsys|torch FILE`: profiler output on the roofline, with --model joined
+/// to the prediction.
+enum class ProfileKind { kNcu, kNsys, kTorch };
+struct ProfileViewOptions {
+  /// No model, no device (matched from the file), the decode phase.
+  ProfileViewOptions() {
+    model.model.clear();
+    model.hw.clear();
+    model.phases = PhaseSelection::kDecode;
+  }
+  ProfileKind kind = ProfileKind::kNcu;
+  std::string file;
+  int top = 30;            ///< kernels listed per table (0: all)
+  bool top_given = false;  ///< JSON lists every kernel unless --top is given
+  /// --model (empty: none) with the workload of its prediction (phase: the one the profile ran);
+  /// `hw` is --hw (empty: matched from what the file says).
+  Scenario model;
+};
+/// Checks the request (workload options need --model; a profile ran one phase), reads the file,
+/// finds its device (--hw, else matched from the file; ncu: else the file's own peaks), joins
+/// --model's prediction and returns the views: the report (the join's mismatch warning first, then
+/// the profile's tables and the join; "wrote FILE" after a plot) and the roofline of measured and
+/// predicted kernels. Errors name the file, field or flag.
+Result<Views> ProfileViews(const ProfileViewOptions& options, const ViewRequest& request,
+                           const DeviceDatabase& db);
+
+}  // namespace roofline
+
+#endif  // ROOFLINE_VIEWS_H_
