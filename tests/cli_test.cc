@@ -23,8 +23,9 @@ using testing::RunCli;
 // caller gets from a Scenario are what the command prints, and the combinations a command
 // refuses are refused by the library with the same line.
 TEST(Views, ALibraryCallGivesWhatTheCommandPrints) {
-  Result<DeviceDatabase> db = DeviceDatabase::LoadDefault();
-  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  Result<DeviceDatabase> loaded = DeviceDatabase::LoadDefault();
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const DatabaseSource db = [&]() -> Result<const DeviceDatabase*> { return &*loaded; };
   auto scenario = [](std::vector<std::pair<std::string, std::string>> fields) {
     Scenario s;
     for (const auto& [name, text] : fields) {
@@ -45,14 +46,14 @@ TEST(Views, ALibraryCallGivesWhatTheCommandPrints) {
   ViewRequest csv;
   csv.format = OutputFormat::kCsv;
   const Scenario llm = scenario({{"model", "llama-3-8b"}, {"batch", "4"}});
-  const Result<Views> model = ModelViews(llm, {}, csv, *db);
+  const Result<Views> model = ModelViews(llm, {}, csv, db);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   const Output cli = RunCli({"model", "llama-3-8b", "--batch", "4", "--format", "csv"});
   ASSERT_EQ(cli.status, 0) << cli.err;
   EXPECT_EQ(printed(model), cli.out);
   SweepViewOptions vary;
   vary.vary = {"context=2k:8k"};
-  const Result<Views> sweep = SweepViews(llm, vary, csv, *db);
+  const Result<Views> sweep = SweepViews(llm, vary, csv, db);
   ASSERT_TRUE(sweep.ok()) << sweep.status().ToString();
   const Output swept = RunCli({"sweep", "llama-3-8b", "--batch", "4", "--vary", "context=2k:8k",
                                "--format", "csv"});
@@ -62,22 +63,38 @@ TEST(Views, ALibraryCallGivesWhatTheCommandPrints) {
   nsys.kind = ProfileKind::kNsys;
   nsys.file = std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/profiles/nsys_kern_sum.csv";
   nsys.model.hw = "h100-sxm";
-  const Result<Views> profile = ProfileViews(nsys, {}, *db);
+  const Result<Views> profile = ProfileViews(nsys, {}, db);
   ASSERT_TRUE(profile.ok()) << profile.status().ToString();
   const Output read = RunCli({"profile", "nsys", nsys.file, "--hw", "h100-sxm"});
   ASSERT_EQ(read.status, 0) << read.err;
   EXPECT_EQ(printed(profile), read.out);
   // Refused by the library, before anything runs, as the command refuses it.
-  const Result<Views> network_csv = ModelViews(scenario({{"model", "resnet-50"}}), {}, csv, *db);
+  const Result<Views> network_csv = ModelViews(scenario({{"model", "resnet-50"}}), {}, csv, db);
   ASSERT_FALSE(network_csv.ok());
   EXPECT_EQ("error: " + network_csv.status().ToString() + "\n",
             RunCli({"model", "resnet-50", "--format", "csv"}).err);
   ViewRequest plot;
   plot.plot = "never-written.svg";
-  const Result<Views> nothing = ProfileViews(nsys, plot, *db);
+  const Result<Views> nothing = ProfileViews(nsys, plot, db);
   ASSERT_FALSE(nothing.ok());
   EXPECT_NE(nothing.status().ToString().find("nothing to plot"), std::string::npos);
-  EXPECT_FALSE(std::filesystem::exists("never-written.svg"));
+  // Flags are checked before the device database is loaded, and a profile that needs no device
+  // never loads it (a broken ROOFLINE_DATA_DIR does not hide a flag error or stop a summary).
+  int loads = 0;
+  const DatabaseSource counted = [&]() -> Result<const DeviceDatabase*> {
+    ++loads;
+    return &*loaded;
+  };
+  ModelViewOptions top;
+  top.top = 3;
+  ViewRequest json;
+  json.format = OutputFormat::kJson;
+  EXPECT_FALSE(ModelViews(llm, top, json, counted).ok());
+  EXPECT_EQ(loads, 0);
+  ProfileViewOptions summary = nsys;
+  summary.model.hw.clear();
+  EXPECT_TRUE(ProfileViews(summary, {}, counted).ok());
+  EXPECT_EQ(loads, 0);
 }
 
 TEST(Cli, OpSizesTakeKAndM) {

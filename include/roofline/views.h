@@ -26,8 +26,13 @@ struct ViewRequest {
   JsonLayout layout = JsonLayout::kColumns;  ///< sweeps' --json-layout
 };
 
-/// The views of one result, each filled where the request asks for it (the others empty). A view
-/// is computed when called, from the result it holds.
+/// The device database, loaded the first time a command needs it (one that needs none, or that
+/// fails on its flags first, never loads it).
+using DatabaseSource = std::function<Result<const DeviceDatabase*>()>;
+
+/// The views of one result: `out` always; `chart` and `report` where the result offers them (a
+/// request for one it does not offer is refused by the call that made the views). Each is
+/// computed when first called, from the result it holds, and kept.
 struct Views {
   std::function<void(std::ostream&)> out;  ///< the requested --format on stdout
   std::function<std::string()> chart;      ///< the --plot SVG
@@ -43,7 +48,7 @@ struct ModelViewOptions {
 /// no --explain and print no CSV), runs it and returns its views. A bad --explain name fails
 /// here, before any file is written. Errors name the flag.
 Result<Views> ModelViews(const Scenario& s, const ModelViewOptions& options,
-                         const ViewRequest& request, const DeviceDatabase& db);
+                         const ViewRequest& request, const DatabaseSource& db);
 
 /// `roofline sweep`: one or two --vary variables of an LLM (or `hw=A,B`: the sweep on each
 /// device), or one dimension of a network.
@@ -54,7 +59,7 @@ struct SweepViewOptions {
 /// Checks the request (formats, files and --explain each kind of sweep offers), runs the sweep
 /// and returns its views. Errors name the flag.
 Result<Views> SweepViews(const Scenario& s, const SweepViewOptions& options,
-                         const ViewRequest& request, const DeviceDatabase& db);
+                         const ViewRequest& request, const DatabaseSource& db);
 
 /// `roofline profile ncu|nsys|torch FILE`: profiler output on the roofline, with --model joined
 /// to the prediction.
@@ -80,7 +85,7 @@ struct ProfileViewOptions {
 /// the profile's tables and the join; "wrote FILE" after a plot) and the roofline of measured and
 /// predicted kernels. Errors name the file, field or flag.
 Result<Views> ProfileViews(const ProfileViewOptions& options, const ViewRequest& request,
-                           const DeviceDatabase& db);
+                           const DatabaseSource& db);
 
 }  // namespace roofline
 

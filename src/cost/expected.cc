@@ -284,8 +284,8 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
       e.term = {BoundKind::kComm, c.link};
     }
   }
-  // Fixed times on top of the largest term: attention's waves, a weight kernel's own, the
-  // copies of repeated K/V heads.
+  // Fixed times on top of the largest term: attention's waves (set by this phase's terms), a
+  // weight kernel's own and the copies of repeated K/V heads (set before the roofline terms).
   for (const auto& t : terms(Phase::kAdded)) t->Apply(k, e);
   e.roofline_s += e.wave_s;
   e.roofline_s += e.fixed_s + e.grouped_kv_copy_s;

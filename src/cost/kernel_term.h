@@ -1,6 +1,7 @@
 // Kernel terms: the effects that turn one kernel's time bound into its expected time. Each is a
 // small plug-in in src/cost/kernel_terms/, beside the part of data/efficiency.json it reads (its
-// parser) and the setup that resolves that data for a device:
+// parser) and, for most, the setup that resolves that data for a device (docs/architecture.md
+// says what still lives in CostModel::SetUpExpected):
 //   matmul_tiles     tile and wave quantization of matrix products (the compute efficiency)
 //   flash_attention  fused attention's efficiency and its fixed time per wave of thread blocks
 //   weight_kernel    a weight-only quantized matmul run as a measured kernel (--weight-kernel)

@@ -34,19 +34,21 @@ struct ReadProfile {
 };
 
 // The device: --hw, else matched from what the profile says. `how` is printed.
-Result<Device> ProfileDevice(const DeviceDatabase& db, const std::string& hw,
+Result<Device> ProfileDevice(const DatabaseSource& db, const std::string& hw,
                              std::string_view name, std::string_view cc, std::string* how,
                              const DeviceHints& hints = {}) {
+  Result<const DeviceDatabase*> loaded = db();
+  if (!loaded.ok()) return loaded.status();
   if (!hw.empty()) {
     *how = "from --hw";
-    return ResolveDevice(hw, db);
+    return ResolveDevice(hw, **loaded);
   }
-  Result<const Device*> d = MatchDevice(db.devices(), name, cc, how, hints);
+  Result<const Device*> d = MatchDevice((*loaded)->devices(), name, cc, how, hints);
   if (!d.ok()) return d.status();
   return **d;
 }
 
-Status ReadNcu(const ProfileViewOptions& o, const ViewRequest& request, const DeviceDatabase& db,
+Status ReadNcu(const ProfileViewOptions& o, const ViewRequest& request, const DatabaseSource& db,
                ReadProfile& p) {
   Result<NcuReport> report = LoadNcuCsv(o.file);
   if (!report.ok()) return report.status();
@@ -98,7 +100,7 @@ Status ReadNcu(const ProfileViewOptions& o, const ViewRequest& request, const De
   return Status::Ok();
 }
 
-Status ReadNsys(const ProfileViewOptions& o, const ViewRequest& request, const DeviceDatabase& db,
+Status ReadNsys(const ProfileViewOptions& o, const ViewRequest& request, const DatabaseSource& db,
                 ReadProfile& p) {
   Result<NsysReport> report = LoadNsysCsv(o.file);
   if (!report.ok()) return report.status();
@@ -114,7 +116,9 @@ Status ReadNsys(const ProfileViewOptions& o, const ViewRequest& request, const D
                            "an nsys report does not name its GPU: pass --hw ID with --model or "
                            "--plot");
   }
-  Result<Device> device = ResolveDevice(o.model.hw, db);
+  Result<const DeviceDatabase*> loaded = db();
+  if (!loaded.ok()) return loaded.status();
+  Result<Device> device = ResolveDevice(o.model.hw, **loaded);
   if (!device.ok()) return device.status();
   p.device = std::move(device).value();
   p.measured = summary.measured;
@@ -123,7 +127,7 @@ Status ReadNsys(const ProfileViewOptions& o, const ViewRequest& request, const D
   return Status::Ok();
 }
 
-Status ReadTorch(const ProfileViewOptions& o, const ViewRequest& request, const DeviceDatabase& db,
+Status ReadTorch(const ProfileViewOptions& o, const ViewRequest& request, const DatabaseSource& db,
                  ReadProfile& p) {
   Result<TorchTrace> trace = LoadTorchTrace(o.file);
   if (!trace.ok()) return trace.status();
@@ -149,9 +153,12 @@ Status ReadTorch(const ProfileViewOptions& o, const ViewRequest& request, const 
 
 // The --model part: the prediction joined to the measured kernels, its text or JSON, and its
 // points beside the measured ones.
-Status JoinPrediction(const ProfileViewOptions& o, const DeviceDatabase& db, bool json,
+Status JoinPrediction(const ProfileViewOptions& o, const DatabaseSource& db, bool json,
                       ReadProfile& p) {
-  Result<std::unique_ptr<ProfilePrediction>> predicted = PredictForProfile(o.model, *p.device, db);
+  Result<const DeviceDatabase*> loaded = db();
+  if (!loaded.ok()) return loaded.status();
+  Result<std::unique_ptr<ProfilePrediction>> predicted =
+      PredictForProfile(o.model, *p.device, **loaded);
   if (!predicted.ok()) return predicted.status();
   const ProfilePrediction& pred = **predicted;
   const ProfileJoin join = JoinWithPrediction(pred.kernels, p.measured, p.ordered);
@@ -181,7 +188,7 @@ Status JoinPrediction(const ProfileViewOptions& o, const DeviceDatabase& db, boo
 }  // namespace
 
 Result<Views> ProfileViews(const ProfileViewOptions& o, const ViewRequest& request,
-                           const DeviceDatabase& db) {
+                           const DatabaseSource& db) {
   if (o.model.model.empty()) {
     // The workload describes the prediction the profile is joined to: nothing without one.
     for (const Field& f : ScenarioFields()) {
@@ -194,6 +201,9 @@ Result<Views> ProfileViews(const ProfileViewOptions& o, const ViewRequest& reque
   }
   if (o.model.phases == PhaseSelection::kBoth) {
     return Status::Invalid("--phase", "a profile ran one phase: prefill or decode");
+  }
+  if (!request.report.empty()) {
+    return Status::Invalid("--report", "a profile writes its roofline with --plot");
   }
   auto p = std::make_shared<ReadProfile>();
   const bool json = request.format == OutputFormat::kJson;
@@ -216,12 +226,15 @@ Result<Views> ProfileViews(const ProfileViewOptions& o, const ViewRequest& reque
   p->engines.erase(std::unique(p->engines.begin(), p->engines.end()), p->engines.end());
   std::shared_ptr<const ReadProfile> r = p;
   Views v;
-  v.chart = [r, file = o.file] {
+  // A roofline needs the device (a profile read without one has no chart; --plot asked for one).
+  if (r->device) {
+    v.chart = [r, file = o.file] {
     const std::string title = fmt::format("{} on {} ({})",
                                           std::filesystem::path(file).filename().string(),
                                           r->device->id, r->tool);
     return RooflineChart(*r->device, r->engines, r->points, title).svg;
-  };
+    };
+  }
   v.out = [r, json](std::ostream& out) { out << (json ? r->json.dump(2) + "\n" : r->text); };
   return v;
 }

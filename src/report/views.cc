@@ -16,7 +16,20 @@
 #include "roofline/why.h"
 
 namespace roofline {
+
 namespace {
+
+// `f` computed on its first call and kept: a chart is both the --plot file and part of the
+// --report page, a why both the table's end and the page's.
+template <typename F>
+auto Once(F f) {
+  using T = decltype(f());
+  auto kept = std::make_shared<std::optional<T>>();
+  return [f = std::move(f), kept] {
+    if (!kept->has_value()) kept->emplace(f());
+    return **kept;
+  };
+}
 
 // An LLM's analysis, kept in place (the cost models point into the setup's device).
 struct LlmModelRun {
@@ -28,24 +41,26 @@ struct LlmModelRun {
 };
 
 Result<Views> NetworkModelViews(const Scenario& s, const ModelViewOptions& o,
-                                const ViewRequest& request, const DeviceDatabase& db) {
+                                const ViewRequest& request, const DatabaseSource& db) {
   if (request.format == OutputFormat::kCsv) {
     return Status::Invalid("--format csv", "graph files and ONNX models print table or json");
   }
-  Result<std::unique_ptr<NetworkRun>> run = RunNetworkScenario(s, db);
+  Result<const DeviceDatabase*> loaded = db();
+  if (!loaded.ok()) return loaded.status();
+  Result<std::unique_ptr<NetworkRun>> run = RunNetworkScenario(s, **loaded);
   if (!run.ok()) return run.status();
   std::shared_ptr<const NetworkRun> r = std::move(run).value();
   const DiffusionRun* per_image = r->diffusion ? &*r->diffusion : nullptr;
-  auto table = [r, per_image, top = o.top] {
+  auto table = Once([r, per_image, top = o.top] {
     return RenderNetworkTable(r->analysis, *r->model, top, per_image);
-  };
-  auto why = [r, model = s.model] { return RenderWhy(ExplainNetworkRun(*r, model)); };
+  });
+  auto why = Once([r, model = s.model] { return RenderWhy(ExplainNetworkRun(*r, model)); });
   Views v;
-  v.chart = [r] {
+  v.chart = Once([r] {
     std::vector<std::string> engines;
     const std::vector<RooflinePoint> points = NetworkRooflinePoints(r->analysis, *r->model, &engines);
     return RooflineChart(r->device, engines, points, r->title).svg;
-  };
+  });
   v.report = [r, table, why, chart = v.chart] {
     HtmlDocument doc;
     doc.title = r->title;
@@ -73,7 +88,7 @@ Result<Views> NetworkModelViews(const Scenario& s, const ModelViewOptions& o,
 }  // namespace
 
 Result<Views> ModelViews(const Scenario& s, const ModelViewOptions& o, const ViewRequest& request,
-                         const DeviceDatabase& db) {
+                         const DatabaseSource& db) {
   if (o.top > 0 && request.format != OutputFormat::kTable) {
     return Status::Invalid("--top", "applies to --format table");
   }
@@ -87,7 +102,9 @@ Result<Views> ModelViews(const Scenario& s, const ModelViewOptions& o, const Vie
     }
     return NetworkModelViews(s, o, request, db);
   }
-  Result<Setup> setup = Resolve(s, db);
+  Result<const DeviceDatabase*> loaded = db();
+  if (!loaded.ok()) return loaded.status();
+  Result<Setup> setup = Resolve(s, **loaded);
   if (!setup.ok()) return setup.status();
   auto r = std::make_shared<LlmModelRun>();
   r->setup = std::move(setup).value();
@@ -105,13 +122,13 @@ Result<Views> ModelViews(const Scenario& s, const ModelViewOptions& o, const Vie
   r->bound_only.emplace(BoundOnly(st.cost, st.device));
   r->title = s.model + " on " + st.device.id + " (" + DescribeWorkload(st.workload, st.config) + ")";
   std::shared_ptr<const LlmModelRun> run = r;
-  auto why = [run] { return RenderWhy(ExplainModel(run->analysis, *run->bound_only)); };
+  auto why = Once([run] { return RenderWhy(ExplainModel(run->analysis, *run->bound_only)); });
   Views v;
-  v.chart = [run] {
+  v.chart = Once([run] {
     std::vector<std::string> engines;
     const std::vector<RooflinePoint> points = RooflinePoints(run->analysis, *run->model, &engines);
     return RooflineChart(run->setup.device, engines, points, run->title).svg;
-  };
+  });
   v.report = [run, why, chart = v.chart] {
     HtmlDocument doc;
     doc.title = run->title;
@@ -157,7 +174,7 @@ struct DeviceSweepRun {
 };
 
 Result<Views> DeviceSweepViews(const Scenario& s, const ViewRequest& request,
-                               const DeviceDatabase& db, const std::vector<std::string>& hw_ids,
+                               const DatabaseSource& db, const std::vector<std::string>& hw_ids,
                                const std::vector<SweepAxis>& axes) {
   if (s.Given(FieldId::kHw)) return Status::Invalid("--hw", "the devices are the --vary hw=... list");
   if (request.format == OutputFormat::kNpy) {
@@ -168,12 +185,14 @@ Result<Views> DeviceSweepViews(const Scenario& s, const ViewRequest& request,
     return Status::Invalid("--plot",
                            "draws one device; with --vary hw use --report (a chart per device)");
   }
-  Result<Setup> setup = Resolve(s, db);
+  Result<const DeviceDatabase*> loaded = db();
+  if (!loaded.ok()) return loaded.status();
+  Result<Setup> setup = Resolve(s, **loaded);
   if (!setup.ok()) return setup.status();
   auto r = std::make_shared<DeviceSweepRun>();
   r->devices.reserve(hw_ids.size());  // the cost models point into it
   for (const std::string& id : hw_ids) {
-    Result<Device> d = ResolveDevice(id, db);
+    Result<Device> d = ResolveDevice(id, **loaded);
     if (!d.ok()) return Status::Invalid("--vary hw", d.status().what());
     r->devices.push_back(std::move(d).value());
     Result<CostOptions> cost = MakeCostOptions(s, r->devices.back(), setup->cost.efficiency);
@@ -217,13 +236,15 @@ Result<Views> DeviceSweepViews(const Scenario& s, const ViewRequest& request,
 }
 
 Result<Views> NetworkSweepViews(const Scenario& s, const SweepViewOptions& o,
-                                const ViewRequest& request, const DeviceDatabase& db) {
+                                const ViewRequest& request, const DatabaseSource& db) {
   if (o.vary.size() != 1) return Status::Invalid("--vary", "graph sweeps vary one dimension");
-  Result<NetSweepRun> swept = SweepNetworkScenario(s, o.vary[0], db);
+  Result<const DeviceDatabase*> loaded = db();
+  if (!loaded.ok()) return loaded.status();
+  Result<NetSweepRun> swept = SweepNetworkScenario(s, o.vary[0], **loaded);
   if (!swept.ok()) return swept.status();
   std::shared_ptr<const NetSweepRun> r = std::make_shared<NetSweepRun>(std::move(swept).value());
   Views v;
-  v.chart = [r] { return NetSweepChart(r->sweep, r->title).svg; };
+  v.chart = Once([r] { return NetSweepChart(r->sweep, r->title).svg; });
   v.report = [r, chart = v.chart] {
     HtmlDocument doc;
     doc.title = r->title;
@@ -254,7 +275,7 @@ Result<Views> NetworkSweepViews(const Scenario& s, const SweepViewOptions& o,
 }  // namespace
 
 Result<Views> SweepViews(const Scenario& s, const SweepViewOptions& o, const ViewRequest& request,
-                         const DeviceDatabase& db) {
+                         const DatabaseSource& db) {
   if (!o.explain.empty() && request.format != OutputFormat::kTable) {
     return Status::Invalid("--explain", "prints with --format table");
   }
@@ -272,7 +293,9 @@ Result<Views> SweepViews(const Scenario& s, const SweepViewOptions& o, const Vie
   Result<std::vector<SweepAxis>> axes = ParseSweepAxes(s, parsed->specs);
   if (!axes.ok()) return axes.status();
   if (!parsed->devices.empty()) return DeviceSweepViews(s, request, db, parsed->devices, *axes);
-  Result<Setup> setup = Resolve(s, db);
+  Result<const DeviceDatabase*> loaded = db();
+  if (!loaded.ok()) return loaded.status();
+  Result<Setup> setup = Resolve(s, **loaded);
   if (!setup.ok()) return setup.status();
   auto r = std::make_shared<LlmSweepRun>();
   r->setup = std::move(setup).value();
@@ -291,7 +314,7 @@ Result<Views> SweepViews(const Scenario& s, const SweepViewOptions& o, const Vie
   }
   std::shared_ptr<const LlmSweepRun> run = r;
   Views v;
-  v.chart = [run] { return RenderSweepSvg(run->sweep, run->title, run->setup.device); };
+  v.chart = Once([run] { return RenderSweepSvg(run->sweep, run->title, run->setup.device); });
   v.report = [run, chart = v.chart] {
     HtmlDocument doc;
     doc.title = run->title;

@@ -140,6 +140,12 @@ CLI::Validator SizeSuffix() {
 }
 
 int Emit(Context& ctx, const Views& views, const ViewRequest& request) {
+  if (!request.plot.empty() && !views.chart) {
+    return Fail(ctx, Status::Invalid("--plot", "this result has no chart"));
+  }
+  if (!request.report.empty() && !views.report) {
+    return Fail(ctx, Status::Invalid("--report", "this result has no report page"));
+  }
   std::vector<std::pair<std::string, std::string>> files;
   if (!request.plot.empty()) files.emplace_back(request.plot, views.chart());
   if (!request.report.empty()) files.emplace_back(request.report, RenderHtml(views.report()));

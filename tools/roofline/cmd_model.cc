@@ -37,9 +37,7 @@ int RunModel(Context& ctx) {
   app.add_option("--report", request.report, "write a self-contained HTML report (tables and roofline)");
   if (auto done = ParseArgs(app, ctx)) return *done;
   if (Status st = options.Read(s); !st.ok()) return Fail(ctx, st);
-  Result<const DeviceDatabase*> db = ctx.Database();
-  if (!db.ok()) return Fail(ctx, db.status());
-  Result<Views> views = ModelViews(s, v, request, **db);
+  Result<Views> views = ModelViews(s, v, request, [&ctx] { return ctx.Database(); });
   if (!views.ok()) return Fail(ctx, views.status());
   return Emit(ctx, *views, request);
 }

@@ -62,9 +62,7 @@ int RunProfile(Context& ctx) {
   ProfileViewOptions& o = options[k];
   if (Status st = scenario[k]->Read(o.model); !st.ok()) return Fail(ctx, st);
   o.top_given = subs[k]->count("--top") > 0;
-  Result<const DeviceDatabase*> db = ctx.Database();
-  if (!db.ok()) return Fail(ctx, db.status());
-  Result<Views> views = ProfileViews(o, requests[k], **db);
+  Result<Views> views = ProfileViews(o, requests[k], [&ctx] { return ctx.Database(); });
   if (!views.ok()) return Fail(ctx, views.status());
   return Emit(ctx, *views, requests[k]);
 }

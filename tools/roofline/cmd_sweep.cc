@@ -44,9 +44,7 @@ int RunSweepCommand(Context& ctx) {
   if (app.count("--json-layout") > 0 && request.format != OutputFormat::kJson) {
     return Fail(ctx, Status::Invalid("--json-layout", "goes with --format json"));
   }
-  Result<const DeviceDatabase*> db = ctx.Database();
-  if (!db.ok()) return Fail(ctx, db.status());
-  Result<Views> views = SweepViews(s, so, request, **db);
+  Result<Views> views = SweepViews(s, so, request, [&ctx] { return ctx.Database(); });
   if (!views.ok()) return Fail(ctx, views.status());
   return Emit(ctx, *views, request);
 }
