@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "roofline/device_db.h"
+#include "roofline/op_fields.h"
 #include "roofline/views.h"
 #include "tests/cli_runner.h"
 #include "tests/test_util.h"
@@ -95,6 +97,93 @@ TEST(Views, ALibraryCallGivesWhatTheCommandPrints) {
   summary.model.hw.clear();
   EXPECT_TRUE(ProfileViews(summary, {}, counted).ok());
   EXPECT_EQ(loads, 0);
+}
+
+// `op`, `plan` and `validate` are one library call each too: the same output as the command,
+// the same refusals, and a validation that stores a calibration hands the device file back as a
+// view (written by whoever writes the views; the library writes nothing itself).
+TEST(Views, OpPlanAndValidateAreLibraryCalls) {
+  auto read = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  Result<DeviceDatabase> loaded = DeviceDatabase::LoadDefault();
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const DatabaseSource db = [&]() -> Result<const DeviceDatabase*> { return &*loaded; };
+  auto printed = [](const Result<Views>& v) {
+    std::ostringstream out;
+    if (v.ok()) v->out(out);
+    return out.str();
+  };
+  ViewRequest json;
+  json.format = OutputFormat::kJson;
+  const Result<OpRequest> matmul =
+      BuildOpRequest(*FindOpKind("matmul"), {{"m", "2k"}, {"n", "4096"}, {"k", "4096"}}, "bf16");
+  ASSERT_TRUE(matmul.ok()) << matmul.status().ToString();
+  OpViewOptions explained;
+  explained.explain = true;
+  const Result<Views> op = OpViews(*matmul, explained, {}, db);
+  ASSERT_TRUE(op.ok()) << op.status().ToString();
+  const Output op_cli =
+      RunCli({"op", "matmul", "--m", "2k", "--n", "4096", "--k", "4096", "--explain"});
+  ASSERT_EQ(op_cli.status, 0) << op_cli.err;
+  EXPECT_EQ(printed(op), op_cli.out);
+  EXPECT_FALSE(op->chart);  // an op offers no chart: Emit refuses --plot for it
+
+  Scenario fleet_model;
+  fleet_model.model = "llama-3-70b";
+  PlanRequest fleet;
+  fleet.gpus = 8;
+  const Result<Views> plan = PlanViews(fleet_model, fleet, json, db);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  const Output plan_cli = RunCli({"plan", "llama-3-70b", "--gpus", "8", "--format", "json"});
+  ASSERT_EQ(plan_cli.status, 0) << plan_cli.err;
+  EXPECT_EQ(printed(plan), plan_cli.out);
+
+  // A published run far faster than any bound: the check fails (exit status 1 from the tool),
+  // and the table still says why.
+  const std::string runs = ::testing::TempDir() + "/roofline_fast_run.json";
+  {
+    nlohmann::json doc = nlohmann::json::parse(
+        read(std::string(ROOFLINE_SOURCE_DIR) + "/data/validation/published_runs.json"));
+    nlohmann::json run = doc["runs"][0];
+    run["id"] = "impossible-01";
+    run["measured"] = {{"metric", "decode_tokens_per_s_per_user"}, {"value", 1e6}};
+    doc["runs"] = nlohmann::json::array({run});
+    std::ofstream(runs) << doc.dump();
+  }
+  const Result<Views> published = PublishedViews(runs, {});
+  ASSERT_TRUE(published.ok()) << published.status().ToString();
+  EXPECT_TRUE(published->check_failed);
+  EXPECT_NE(printed(published).find("THE BOUND IS ABOVE 1 MEASUREMENT"), std::string::npos);
+  const Output published_cli = RunCli({"validate", "published", runs});
+  EXPECT_EQ(published_cli.status, 1);
+  EXPECT_EQ(printed(published), published_cli.out);
+
+  // --save-calibration: refused for a database id, before anything runs; for a file, the
+  // device with its calibration is a view, and the file is untouched until it is written.
+  const std::string profile = ::testing::TempDir() + "/roofline_views_profile.json";
+  const std::string original = DeviceToJson(**loaded->Find("cpu-generic"));
+  std::ofstream(profile) << original;
+  ValidateViewOptions save;
+  save.save_calibration = true;
+  save.run.repetitions = 1;
+  save.run.threads = 1;
+  const Result<OpRequest> small =
+      BuildOpRequest(*FindOpKind("matmul"), {{"m", "64"}, {"n", "64"}, {"k", "64"}}, "fp32");
+  ASSERT_TRUE(small.ok()) << small.status().ToString();
+  const Result<Views> by_id = ValidateOpViews(*small, "cpu-generic", save, {}, db);
+  ASSERT_FALSE(by_id.ok());
+  EXPECT_EQ(by_id.status().where(), "--save-calibration");
+  const Result<Views> validated = ValidateOpViews(*small, profile, save, {}, db);
+  ASSERT_TRUE(validated.ok()) << validated.status().ToString();
+  ASSERT_EQ(validated->files.size(), 1u);
+  EXPECT_EQ(validated->files[0].first, profile);
+  EXPECT_EQ(read(profile), original);
+  const std::string stored = validated->files[0].second();
+  EXPECT_NE(stored.find("\"calibration\""), std::string::npos);
+  EXPECT_NE(stored.find("roofline validate --device cpu: matmul"), std::string::npos);
+  EXPECT_NE(printed(validated).find("saved the calibration in " + profile), std::string::npos);
 }
 
 TEST(Cli, OpSizesTakeKAndM) {

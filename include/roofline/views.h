@@ -1,6 +1,7 @@
 // A command's result as what it can be written as: a text table, JSON, CSV, NumPy's .npy, an
-// SVG chart (--plot) and an HTML report (--report). `model` and `sweep` are one library call
-// each, a Scenario in and Views out; the tool writes the views it is asked for (files first,
+// SVG chart (--plot), an HTML report (--report) and any other file it stores. Every command that
+// evaluates (`model`, `sweep`, `profile`, `op`, `plan`, `validate`) is one library call here, its
+// parsed options in and Views out; the tool writes the views it is asked for (files first,
 // atomically, then the format on stdout).
 #ifndef ROOFLINE_VIEWS_H_
 #define ROOFLINE_VIEWS_H_
@@ -8,13 +9,17 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "roofline/device_db.h"
+#include "roofline/op_analysis.h"
 #include "roofline/output_format.h"
+#include "roofline/plan.h"
 #include "roofline/plot.h"
 #include "roofline/scenario.h"
 #include "roofline/status.h"
+#include "roofline/validate.h"
 
 namespace roofline {
 
@@ -37,6 +42,12 @@ struct Views {
   std::function<void(std::ostream&)> out;  ///< the requested --format on stdout
   std::function<std::string()> chart;      ///< the --plot SVG
   std::function<HtmlDocument()> report;    ///< the --report page
+  /// Other files the result stores (validate --save-calibration: the device file), written with
+  /// the plot and the report: all or none, before stdout.
+  std::vector<std::pair<std::string, std::function<std::string()>>> files;
+  /// A check the result makes failed (validate published: a time bound above a measured run):
+  /// the views are written all the same and the command exits with status 1.
+  bool check_failed = false;
 };
 
 /// `roofline model`: an LLM (per phase) or a network (graph file, ONNX model, preset).
@@ -86,6 +97,44 @@ struct ProfileViewOptions {
 /// predicted kernels. Errors name the file, field or flag.
 Result<Views> ProfileViews(const ProfileViewOptions& options, const ViewRequest& request,
                            const DatabaseSource& db);
+
+/// `roofline op KIND ...`: one operator (parsed by BuildOpRequest) on one device.
+struct OpViewOptions {
+  std::string hw = kDefaultDeviceId;  ///< device id or device JSON path
+  bool explain = false;               ///< the derivation of every figure and where it flips
+  /// The expected-time choices (--ceilings, --runtime, --efficiency, --weight-kernel,
+  /// --accumulate, --modules); its other fields are not read.
+  Scenario expected;
+};
+/// Resolves the device, costs the operator (and, for JSON or --explain, where its verdict
+/// flips) and returns its views: a table or JSON. Errors name the flag or file.
+Result<Views> OpViews(const OpRequest& op, const OpViewOptions& options,
+                      const ViewRequest& request, const DatabaseSource& db);
+
+/// `roofline plan`: a serving estimate for a fleet. `fleet` gives the GPUs, output length and
+/// price; the prompt, a given --tp and the cost options come from the scenario.
+Result<Views> PlanViews(const Scenario& s, PlanRequest fleet, const ViewRequest& request,
+                        const DatabaseSource& db);
+
+/// `roofline validate`: the kernels run for real on this machine beside their bounds.
+struct ValidateViewOptions {
+  ValidateRequest run;            ///< --device, --threads, --repetitions
+  bool save_calibration = false;  ///< store the fitted efficiencies in the --hw device file
+};
+/// A model's kernels (the host computes in fp32 unless --dtype is given or the run is on CUDA).
+/// With save_calibration, `s.hw` must be a device JSON file: the views then store the device with
+/// its new calibration (method and date stated) in it. Errors name the flag or file.
+Result<Views> ValidateModelViews(const Scenario& s, const ValidateViewOptions& options,
+                                 const ViewRequest& request, const DatabaseSource& db);
+/// One operator's kernel on device `hw` (an id or a device JSON file), as ValidateModelViews.
+Result<Views> ValidateOpViews(const OpRequest& op, const std::string& hw,
+                              const ValidateViewOptions& options, const ViewRequest& request,
+                              const DatabaseSource& db);
+
+/// `roofline validate published [FILE]`: the bound and expected time against published runs
+/// (`file` empty: the embedded ones). The check fails (Views::check_failed) when a time bound is
+/// above a measured run: a counting error.
+Result<Views> PublishedViews(const std::string& file, const ViewRequest& request);
 
 }  // namespace roofline
 

@@ -149,9 +149,10 @@ int Emit(Context& ctx, const Views& views, const ViewRequest& request) {
   std::vector<std::pair<std::string, std::string>> files;
   if (!request.plot.empty()) files.emplace_back(request.plot, views.chart());
   if (!request.report.empty()) files.emplace_back(request.report, RenderHtml(views.report()));
+  for (const auto& [path, text] : views.files) files.emplace_back(path, text());
   if (Status w = WriteFilesAtomically(files); !w.ok()) return Fail(ctx, w);
   views.out(*ctx.out);
-  return kExitOk;
+  return views.check_failed ? kExitCheckFailed : kExitOk;
 }
 
 }  // namespace roofline::cli

@@ -33,8 +33,9 @@ Status WriteFileAtomically(const std::string& path, const std::string& text);
 /// all were written, so an error leaves none of them.
 Status WriteFilesAtomically(const std::vector<std::pair<std::string, std::string>>& files);
 
-/// Writes a result's views: the request's --plot and --report files, all or none, then its format
-/// on stdout. Returns the exit status.
+/// Writes a result's views: the request's --plot and --report files and the result's own files,
+/// all or none, then its format on stdout. Returns the exit status (1 when the result's check
+/// failed).
 int Emit(Context& ctx, const Views& views, const ViewRequest& request);
 
 }  // namespace roofline::cli

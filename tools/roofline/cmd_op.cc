@@ -5,12 +5,9 @@
 #include <map>
 #include <ostream>
 
-#include "roofline/cost.h"
 #include "roofline/op_analysis.h"
 #include "roofline/op_fields.h"
-#include "roofline/report.h"
-#include "roofline/setup.h"
-#include "roofline/suggest.h"
+#include "roofline/views.h"
 #include "tools/roofline/cli_util.h"
 #include "tools/roofline/op_options.h"
 
@@ -29,36 +26,6 @@ void AddCommon(CLI::App* app, CommonOptions& o, ExpectedOptions& expected) {
   app->add_flag("--explain", o.explain,
                 "print the derivation of every number and where the verdict flips");
   expected.emplace_back(app, std::make_unique<ScenarioOptions>(*app, OpFields()));
-}
-
-int Emit(Context& ctx, const CommonOptions& common, const OpRequest& request) {
-  Result<Device> device = ctx.ResolveHw(common.hw);
-  if (!device.ok()) return Fail(ctx, device.status());
-  Result<CostOptions> made = MakeCostOptions(common.expected, *device);
-  if (!made.ok()) return Fail(ctx, made.status());
-  const CostOptions& options = *made;
-  if (!options.expected.modules.empty() && request.attention_impl == AttentionImpl::kEager &&
-      std::holds_alternative<AttentionSpec>(request.spec)) {
-    return Fail(ctx, Status::Invalid("--modules", "'" + options.expected.modules +
-                                                      "' counts a fused attention call: use "
-                                                      "--impl flash"));
-  }
-  const CostModel model(*device, options);
-  Result<OpAnalysis> analysis = AnalyzeOp(request, model, common.explain);
-  if (!analysis.ok()) return Fail(ctx, analysis.status());
-  std::optional<FlipAnalysis> flip;
-  if (common.explain || common.format == OutputFormat::kJson) {
-    Result<FlipAnalysis> f = AnalyzeFlip(request, model);
-    if (!f.ok()) return Fail(ctx, f.status());
-    flip = std::move(f).value();
-  }
-  if (common.format == OutputFormat::kJson) {
-    *ctx.out << RenderOpJson(*analysis, model, &*flip, common.explain);
-    return kExitOk;
-  }
-  *ctx.out << RenderOpTable(*analysis, model);
-  if (common.explain) *ctx.out << "\n" << RenderOpExplain(*analysis, *flip, model);
-  return kExitOk;
 }
 
 }  // namespace
@@ -138,7 +105,15 @@ std::optional<int> ParseOpCommand(Context& ctx, OpCommand* cmd,
 int RunOp(Context& ctx) {
   OpCommand cmd;
   if (auto done = ParseOpCommand(ctx, &cmd, nullptr)) return *done;
-  return Emit(ctx, cmd.common, *cmd.request);
+  OpViewOptions options;
+  options.hw = cmd.common.hw;
+  options.explain = cmd.common.explain;
+  options.expected = cmd.common.expected;
+  ViewRequest request;
+  request.format = cmd.common.format;
+  Result<Views> views = OpViews(*cmd.request, options, request, [&ctx] { return ctx.Database(); });
+  if (!views.ok()) return Fail(ctx, views.status());
+  return Emit(ctx, *views, request);
 }
 
 }  // namespace roofline::cli

@@ -2,8 +2,7 @@
 #include <ostream>
 
 #include "roofline/plan.h"
-#include "roofline/report.h"
-#include "roofline/setup.h"
+#include "roofline/views.h"
 #include "tools/roofline/cli_util.h"
 #include "tools/roofline/scenario_options.h"
 
@@ -34,18 +33,11 @@ int RunPlan(Context& ctx) {
   AddFormatOption(app, format, {"table", "json"});
   if (auto done = ParseArgs(app, ctx)) return *done;
   if (Status st = options.Read(s); !st.ok()) return Fail(ctx, st);
-  r.prompt = s.workload.prompt;
-  r.tp = s.Given(FieldId::kTp) ? s.workload.tp : 0;
-  Result<const DeviceDatabase*> db = ctx.Database();
-  if (!db.ok()) return Fail(ctx, db.status());
-  Result<Setup> setup = Resolve(s, **db);
-  if (!setup.ok()) return Fail(ctx, setup.status());
-  r.cost = setup->cost;
-  Result<Plan> plan = MakePlan(setup->config, setup->workload, setup->device, r);
-  if (!plan.ok()) return Fail(ctx, plan.status());
-  plan->model = s.model;
-  *ctx.out << (format == OutputFormat::kJson ? RenderPlanJson(*plan) : RenderPlanTable(*plan));
-  return kExitOk;
+  ViewRequest request;
+  request.format = format;
+  Result<Views> views = PlanViews(s, r, request, [&ctx] { return ctx.Database(); });
+  if (!views.ok()) return Fail(ctx, views.status());
+  return Emit(ctx, *views, request);
 }
 
 }  // namespace roofline::cli

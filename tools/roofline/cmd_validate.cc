@@ -1,17 +1,10 @@
 // `roofline validate (op KIND ... | MODEL ...) --device cpu --hw profile.json
 // [--save-calibration]`.
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <ctime>
-#include <memory>
-#include <ostream>
+#include <string>
+#include <vector>
 
-#include "roofline/device_db.h"
-#include "roofline/published.h"
-#include "roofline/report.h"
-#include "roofline/setup.h"
-#include "roofline/validate.h"
+#include "roofline/views.h"
 #include "tools/roofline/cli_util.h"
 #include "tools/roofline/op_options.h"
 #include "tools/roofline/scenario_options.h"
@@ -20,21 +13,16 @@ namespace roofline::cli {
 namespace {
 
 /// Options `validate` adds to the op or model flags.
-struct ValidateOptions {
-  ValidateRequest request;
-  bool save = false;
-};
-
-void AddValidateOptions(CLI::App* app, ValidateOptions& v) {
-  app->add_option("--device", v.request.device,
+void AddValidateOptions(CLI::App* app, ValidateViewOptions& v) {
+  app->add_option("--device", v.run.device,
                   "where to run the kernels: cpu (in fp32), or cuda[:N] (in the op's dtype; needs "
                   "the CUDA backend and a GPU)")
       ->capture_default_str();
-  app->add_option("--threads", v.request.threads, "threads (0: every online CPU)")
+  app->add_option("--threads", v.run.threads, "threads (0: every online CPU)")
       ->capture_default_str();
-  app->add_option("--repetitions", v.request.repetitions, "timed runs per kernel (median reported)")
+  app->add_option("--repetitions", v.run.repetitions, "timed runs per kernel (median reported)")
       ->capture_default_str();
-  app->add_flag("--save-calibration", v.save,
+  app->add_flag("--save-calibration", v.save_calibration,
                 "store the fitted efficiencies in the --hw profile file");
 }
 
@@ -47,50 +35,6 @@ bool ArgsWantCuda(const std::vector<std::string>& args) {
     if (args[i].rfind("--device=cuda", 0) == 0) return true;
   }
   return false;
-}
-
-/// Today in UTC, YYYY-MM-DD.
-std::string Today() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%d", &tm);
-  return buf;
-}
-
-bool IsFile(const std::string& hw) {
-  return hw.find('/') != std::string::npos || hw.find(".json") != std::string::npos;
-}
-
-/// Saves the calibration when asked, then prints the report.
-int Report(Context& ctx, const ValidationReport& r, const Device& device, const std::string& hw,
-           const ValidateOptions& v, OutputFormat format) {
-  if (v.save) {
-    Device d = device;
-    d.calibration = r.fit.calibration;
-    d.calibration->method = "roofline validate --device " + v.request.device + ": " + r.title;
-    d.calibration->date = Today();
-    Status s = WriteFileAtomically(hw, DeviceToJson(d) + "\n");
-    if (!s.ok()) return Fail(ctx, s);
-  }
-  if (format == OutputFormat::kJson) {
-    *ctx.out << RenderValidationJson(r);
-    return kExitOk;
-  }
-  *ctx.out << RenderValidationTable(r);
-  if (v.save) *ctx.out << "saved the calibration in " << hw << "\n";
-  return kExitOk;
-}
-
-/// The request's checks, and --save-calibration's.
-Status CheckDevice(const ValidateOptions& v, const std::string& hw) {
-  if (v.save && !IsFile(hw)) {
-    return Status::Invalid("--save-calibration",
-                           "--hw must be a device JSON file to store the calibration in (e.g. "
-                           "one written by `roofline measure`)");
-  }
-  return Check(v.request);
 }
 
 }  // namespace
@@ -107,18 +51,16 @@ int RunValidatePublished(Context& ctx) {
                  "runs to check (default: the embedded data/validation/published_runs.json)");
   AddFormatOption(app, format, {"table", "json"});
   if (auto done = ParseArgs(app, ctx)) return *done;
-  Result<std::vector<PublishedRun>> runs =
-      file.empty() ? LoadDefaultPublishedRuns() : LoadPublishedRunsFile(file);
-  if (!runs.ok()) return Fail(ctx, runs.status());
-  Result<PublishedValidation> v = ValidatePublished(*runs);
-  if (!v.ok()) return Fail(ctx, v.status());
-  *ctx.out << (format == OutputFormat::kJson ? RenderPublishedJson(*v) : RenderPublishedTable(*v));
+  ViewRequest request;
+  request.format = format;
+  Result<Views> views = PublishedViews(file, request);
+  if (!views.ok()) return Fail(ctx, views.status());
   // A bound above a real run is a counting error: the check fails (status 1).
-  return v->bounds_above == 0 ? kExitOk : kExitCheckFailed;
+  return Emit(ctx, *views, request);
 }
 
 int RunValidate(Context& ctx) {
-  ValidateOptions v;
+  ValidateViewOptions v;
   if (!ctx.args.empty() && ctx.args[0] == "published") {
     ctx.args.erase(ctx.args.begin());
     return RunValidatePublished(ctx);
@@ -136,17 +78,12 @@ int RunValidate(Context& ctx) {
     if (auto done = ParseOpCommand(ctx, &cmd, [&](CLI::App* a) { AddValidateOptions(a, v); })) {
       return *done;
     }
-    Status s = CheckDevice(v, cmd.common.hw);
-    if (!s.ok()) return Fail(ctx, s);
-    Result<Device> device = ctx.ResolveHw(cmd.common.hw);
-    if (!device.ok()) return Fail(ctx, device.status());
-    const CostModel model(*device);
-    Result<OpAnalysis> a = AnalyzeOp(*cmd.request, model);
-    if (!a.ok()) return Fail(ctx, a.status());
-    Result<ValidationReport> r =
-        ValidateGraph(a->graph, model, v.request, DescribeOp(*cmd.request));
-    if (!r.ok()) return Fail(ctx, r.status());
-    return Report(ctx, *r, *device, cmd.common.hw, v, cmd.common.format);
+    ViewRequest request;
+    request.format = cmd.common.format;
+    Result<Views> views = ValidateOpViews(*cmd.request, cmd.common.hw, v, request,
+                                          [&ctx] { return ctx.Database(); });
+    if (!views.ok()) return Fail(ctx, views.status());
+    return Emit(ctx, *views, request);
   }
   CLI::App app{
       "Run a model's kernels (or one op: `validate op matmul ...`) for real on this "
@@ -162,21 +99,11 @@ int RunValidate(Context& ctx) {
   AddValidateOptions(&app, v);
   if (auto done = ParseArgs(app, ctx)) return *done;
   if (Status st = options.Read(sc); !st.ok()) return Fail(ctx, st);
-  Status s = CheckDevice(v, sc.hw);
-  if (!s.ok()) return Fail(ctx, s);
-  // The host computes in fp32.
-  if (!sc.Given(FieldId::kDtype) && !v.request.IsCuda()) sc.workload.dtype = DType::kFp32;
-  Result<const DeviceDatabase*> db = ctx.Database();
-  if (!db.ok()) return Fail(ctx, db.status());
-  Result<Setup> setup = Resolve(sc, **db);
-  if (!setup.ok()) return Fail(ctx, setup.status());
-  const CostModel model(setup->device);
-  Result<ValidationReport> r = ValidateModel(
-      setup->config, setup->workload, model, sc.phases, v.request,
-      fmt::format("{} (batch {}, prompt {}, context {})", sc.model, setup->workload.batch,
-                  setup->workload.prompt, setup->workload.DecodeContext()));
-  if (!r.ok()) return Fail(ctx, r.status());
-  return Report(ctx, *r, setup->device, sc.hw, v, format);
+  ViewRequest request;
+  request.format = format;
+  Result<Views> views = ValidateModelViews(sc, v, request, [&ctx] { return ctx.Database(); });
+  if (!views.ok()) return Fail(ctx, views.status());
+  return Emit(ctx, *views, request);
 }
 
 }  // namespace roofline::cli
