@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -977,6 +978,45 @@ TEST(ExpectedCli, ModelPrintsExpectedBesideTheBoundAndRejectsBadFlags) {
 
 // Issue "expected times", validation table: every published run parses with its source, and
 // the ideal bound is below every measurement (a bound above a real run is a counting error).
+// The checks as a table (validate published --format csv, npy): a row per run in file order;
+// grouped by stack, its errors give the "by stack" summary the text table prints.
+TEST(Published, TableGroupedByStackGivesTheStackSummary) {
+  Result<std::vector<PublishedRun>> runs = LoadDefaultPublishedRuns();
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
+  ASSERT_TRUE(registry.ok());
+  Result<PublishedValidation> v = ValidatePublished(*runs, testing::Db(), *registry, Data());
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  const Table t = PublishedTable(*v);
+  EXPECT_EQ(t.Validate(), "");
+  ASSERT_EQ(t.rows(), v->checks.size());
+  const Column* id = t.Find("run");
+  const Column* stack = t.Find("stack");
+  const Column* error = t.Find("error");
+  const Column* set = t.Find("set");
+  ASSERT_TRUE(id && stack && error && set);
+  std::map<std::string, std::vector<double>> by_stack;
+  for (size_t r = 0; r < t.rows(); ++r) {
+    EXPECT_EQ(id->texts[r], v->checks[r].run.id);
+    if (std::isnan(error->reals[r])) {
+      EXPECT_EQ(set->Text(r), "bound");
+      continue;
+    }
+    by_stack[stack->texts[r]].push_back(std::abs(error->reals[r]));
+  }
+  ASSERT_FALSE(v->stacks.empty());
+  for (const StackSummary& s : v->stacks) {
+    std::vector<double>& e = by_stack[s.stack];
+    ASSERT_EQ(static_cast<int>(e.size()), s.errors.rows) << s.stack;
+    if (e.empty()) continue;
+    std::sort(e.begin(), e.end());
+    const size_t n = e.size();
+    const double median = n % 2 == 1 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2;
+    EXPECT_NEAR(median, s.errors.median_abs_error, 1e-12) << s.stack;
+    EXPECT_EQ(e.back(), s.errors.max_abs_error) << s.stack;
+  }
+}
+
 // The error of the expected time is reported (docs/validation.md), not asserted: the target
 // (median 15%, every row within 40%) is not met yet.
 TEST(Published, TheBoundIsBelowEveryPublishedMeasurement) {

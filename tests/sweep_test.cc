@@ -368,6 +368,42 @@ TEST(Plan, LargestBatchThroughputLiesBetweenTheBounds) {
   }
 }
 
+// The plan as a table (plan --format csv, npy): a row per operating point of each variant, the
+// same figures as the plan's, verdicts as codes ("compute (assumed)" at the FLOP limit), and no
+// expected time where a point has none.
+TEST(Plan, TableHoldsEveryOperatingPoint) {
+  PlanRequest r;
+  r.gpus = 8;
+  r.price_per_hour = 2.5;
+  r.cost.efficiency = std::make_shared<const EfficiencyData>(*LoadDefaultEfficiencyData());
+  const Result<Plan> made = MakePlan(PlanPreset("llama-3-70b"), Workload{}, Dev("h100-sxm"), r);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  const Plan& p = *made;
+  EXPECT_EQ(PlanTable(MakeTestPlan("llama-3-70b", "h100-sxm", 2.5)).Find("expected_ttft_s"),
+            nullptr);  // bounds only: no expected columns
+  const Table t = PlanTable(p);
+  EXPECT_EQ(t.Validate(), "");
+  ASSERT_EQ(t.rows(), 3 * p.variants.size());
+  const Column* tpot = t.Find("time_per_output_token_s");
+  const Column* point = t.Find("point");
+  const Column* decode = t.Find("decode_bound");
+  const Column* expected = t.Find("expected_ttft_s");
+  const Column* replicas = t.Find("replicas");
+  ASSERT_TRUE(tpot && point && decode && expected && replicas);
+  for (size_t i = 0; i < p.variants.size(); ++i) {
+    const PlanVariant& v = p.variants[i];
+    const size_t row = 3 * i;
+    EXPECT_EQ(point->Text(row), "batch1");
+    EXPECT_EQ(point->Text(row + 2), "flop_limit");
+    EXPECT_EQ(tpot->reals[row + 1], v.largest.tpot_s);
+    EXPECT_EQ(replicas->ints[row], v.replicas);
+    EXPECT_EQ(decode->Text(row), p.names.Name(*v.batch1.decode_bound));
+    EXPECT_EQ(decode->Text(row + 2), "compute (assumed)");
+    EXPECT_EQ(expected->reals[row], v.batch1.expected_ttft_s);
+    EXPECT_TRUE(std::isnan(expected->reals[row + 2]));  // the FLOP limit has no expected time
+  }
+}
+
 TEST(Plan, DoublingThePriceDoublesTheCostPerToken) {
   const Plan a = MakeTestPlan("llama-3-8b", "a100-sxm-80gb", 1.5);
   const Plan b = MakeTestPlan("llama-3-8b", "a100-sxm-80gb", 3.0);

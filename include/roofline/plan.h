@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "roofline/model_analysis.h"
+#include "roofline/table.h"
 
 namespace roofline {
 
@@ -74,6 +75,14 @@ struct Plan {
 /// the FLOP limit, cost per million tokens; the same under FP8; MoE activation stated.
 Result<Plan> MakePlan(const TransformerConfig& config, const Workload& base, const Device& device,
                       const PlanRequest& request);
+
+/// The plan as a table: one row per operating point of each variant (batch 1, the largest batch,
+/// the FLOP limit), every column from one registry: the variant's layout (tp, pp, replicas,
+/// weights and KV bytes per device, largest batch), the point's latency, throughput per device,
+/// cost per million tokens and phase verdicts (codes; "compute (assumed)" at the FLOP limit), and
+/// the expected times when the plan has them (NaN where a point has none: the FLOP limit).
+/// `plan --format csv` and `npy` write it.
+Table PlanTable(const Plan& plan);
 
 }  // namespace roofline
 

@@ -12,6 +12,7 @@
 #include "roofline/device_db.h"
 #include "roofline/model_registry.h"
 #include "roofline/scenario.h"
+#include "roofline/table.h"
 #include "roofline/workload.h"
 
 namespace roofline {
@@ -99,6 +100,15 @@ Result<PublishedValidation> ValidatePublished(const std::vector<PublishedRun>& r
                                               std::shared_ptr<const EfficiencyData> efficiency);
 /// The same against the embedded device database, model presets and efficiency data.
 Result<PublishedValidation> ValidatePublished(const std::vector<PublishedRun>& runs);
+
+/// The checks as a table: one row per run, in file order, every column from one registry: the
+/// run (id, stack, model, device, tp, pipeline stages, phase, batch, prompt, context, dtypes,
+/// runtime), what was published (metric, value) and the step time it implies, the bound, the
+/// expected time and its signed error (NaN on devices without expected times), the set it
+/// belongs to (dev, holdout, blind; bound: no expected time) and whether the bound is below the
+/// measurement. `validate published --format csv` and `npy` write it; grouped by `stack`, its
+/// errors are the table's "by stack" summary.
+Table PublishedTable(const PublishedValidation& v);
 
 }  // namespace roofline
 

@@ -127,10 +127,19 @@ Result<Views> PlanViews(const Scenario& s, PlanRequest fleet, const ViewRequest&
   auto plan = std::make_shared<Plan>(std::move(made).value());
   plan->model = s.model;
   Views v;
-  if (request.format == OutputFormat::kJson) {
-    v.out = [plan](std::ostream& out) { out << RenderPlanJson(*plan); };
-  } else {
-    v.out = [plan](std::ostream& out) { out << RenderPlanTable(*plan); };
+  switch (request.format) {
+    case OutputFormat::kJson:
+      v.out = [plan](std::ostream& out) { out << RenderPlanJson(*plan); };
+      break;
+    case OutputFormat::kCsv:
+      v.out = [plan](std::ostream& out) { WriteCsv(PlanTable(*plan), out, 1); };
+      break;
+    case OutputFormat::kNpy:
+      v.out = [plan](std::ostream& out) { WriteNpy(PlanTable(*plan), out); };
+      break;
+    default:
+      v.out = [plan](std::ostream& out) { out << RenderPlanTable(*plan); };
+      break;
   }
   return v;
 }
@@ -180,10 +189,19 @@ Result<Views> PublishedViews(const std::string& file, const ViewRequest& request
   if (!checked.ok()) return checked.status();
   auto result = std::make_shared<const PublishedValidation>(std::move(checked).value());
   Views v;
-  if (request.format == OutputFormat::kJson) {
-    v.out = [result](std::ostream& out) { out << RenderPublishedJson(*result); };
-  } else {
-    v.out = [result](std::ostream& out) { out << RenderPublishedTable(*result); };
+  switch (request.format) {
+    case OutputFormat::kJson:
+      v.out = [result](std::ostream& out) { out << RenderPublishedJson(*result); };
+      break;
+    case OutputFormat::kCsv:
+      v.out = [result](std::ostream& out) { WriteCsv(PublishedTable(*result), out, 1); };
+      break;
+    case OutputFormat::kNpy:
+      v.out = [result](std::ostream& out) { WriteNpy(PublishedTable(*result), out); };
+      break;
+    default:
+      v.out = [result](std::ostream& out) { out << RenderPublishedTable(*result); };
+      break;
   }
   // A bound above a real run is a counting error.
   v.check_failed = result->bounds_above != 0;

@@ -30,7 +30,7 @@ int RunPlan(Context& ctx) {
       app, Without(ScenarioFieldsOf(kScopeLlm),
                    {FieldId::kBatch, FieldId::kContext, FieldId::kPhase}));
   OutputFormat format = OutputFormat::kTable;
-  AddFormatOption(app, format, {"table", "json"});
+  AddFormatOption(app, format, {"table", "json", "csv", "npy"});
   if (auto done = ParseArgs(app, ctx)) return *done;
   if (Status st = options.Read(s); !st.ok()) return Fail(ctx, st);
   ViewRequest request;

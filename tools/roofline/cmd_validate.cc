@@ -49,7 +49,7 @@ int RunValidatePublished(Context& ctx) {
   OutputFormat format = OutputFormat::kTable;
   app.add_option("FILE", file,
                  "runs to check (default: the embedded data/validation/published_runs.json)");
-  AddFormatOption(app, format, {"table", "json"});
+  AddFormatOption(app, format, {"table", "json", "csv", "npy"});
   if (auto done = ParseArgs(app, ctx)) return *done;
   ViewRequest request;
   request.format = format;

@@ -1,0 +1,162 @@
+// The registry of a plan's columns, and the plan as a table.
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "roofline/plan.h"
+#include "roofline/sweep_table.h"
+
+namespace roofline {
+namespace {
+
+/// What a column takes from an operating point of a variant.
+struct PlanColumn {
+  const char* id;
+  const char* unit;
+  ColumnKind kind;
+  bool expected;  ///< an expected-time column: only when the plan has expected times
+  /// kReal: the value; kInt, kBool, kCode: the integer (a code indexes the column's labels).
+  double (*get)(const Plan&, const PlanVariant&, const PlanPoint&);
+  /// kText: the text.
+  std::string (*text)(const PlanVariant&, const PlanPoint&);
+};
+
+/// The operating points, in the order the plan lists them.
+constexpr const char* kPointIds[] = {"batch1", "largest_batch", "flop_limit"};
+
+/// An expected figure, or NaN where the point has none (the FLOP limit is not costed).
+double ExpectedOr(const PlanPoint& pt, double v) {
+  return pt.expected_request_s > 0 ? v : std::numeric_limits<double>::quiet_NaN();
+}
+
+/// A phase's verdict as a code among VerdictLabels, then "compute (assumed)".
+double BoundCode(const Plan& p, const std::optional<Verdict>& v) {
+  return v.has_value() ? static_cast<double>(VerdictCode(p.names, *v))
+                       : static_cast<double>(VerdictLabels(p.names).size());
+}
+
+double N(int64_t v) { return static_cast<double>(v); }
+
+const PlanColumn kColumns[] = {
+    {"variant", "", ColumnKind::kText, false, nullptr,
+     [](const PlanVariant& v, const PlanPoint&) { return v.name; }},
+    {"dtypes", "", ColumnKind::kText, false, nullptr,
+     [](const PlanVariant& v, const PlanPoint&) { return v.dtypes; }},
+    {"tp", "", ColumnKind::kInt, false,
+     [](const Plan&, const PlanVariant& v, const PlanPoint&) { return N(v.tp); }, nullptr},
+    {"pp", "", ColumnKind::kInt, false,
+     [](const Plan&, const PlanVariant& v, const PlanPoint&) { return N(v.pp); }, nullptr},
+    {"replicas", "", ColumnKind::kInt, false,
+     [](const Plan&, const PlanVariant& v, const PlanPoint&) { return N(v.replicas); }, nullptr},
+    {"idle_gpus", "", ColumnKind::kInt, false,
+     [](const Plan&, const PlanVariant& v, const PlanPoint&) { return N(v.idle_gpus); }, nullptr},
+    {"weights_bytes", "B", ColumnKind::kReal, false,
+     [](const Plan&, const PlanVariant& v, const PlanPoint&) { return v.weights_bytes; }, nullptr},
+    {"kv_bytes_per_sequence", "B", ColumnKind::kReal, false,
+     [](const Plan&, const PlanVariant& v, const PlanPoint&) { return v.kv_bytes_per_sequence; },
+     nullptr},
+    {"max_batch", "", ColumnKind::kInt, false,
+     [](const Plan&, const PlanVariant& v, const PlanPoint&) { return N(v.max_batch); }, nullptr},
+    {"point", "", ColumnKind::kCode, false,
+     [](const Plan&, const PlanVariant& v, const PlanPoint& pt) {
+       return &pt == &v.batch1 ? 0.0 : &pt == &v.largest ? 1.0 : 2.0;
+     },
+     nullptr},
+    {"label", "", ColumnKind::kText, false, nullptr,
+     [](const PlanVariant&, const PlanPoint& pt) { return pt.label; }},
+    {"batch", "", ColumnKind::kInt, false,
+     [](const Plan&, const PlanVariant&, const PlanPoint& pt) { return N(pt.batch); }, nullptr},
+    {"chips", "", ColumnKind::kInt, false,
+     [](const Plan&, const PlanVariant&, const PlanPoint& pt) { return N(pt.chips); }, nullptr},
+    {"ttft_s", "s", ColumnKind::kReal, false,
+     [](const Plan&, const PlanVariant&, const PlanPoint& pt) { return pt.ttft_s; }, nullptr},
+    {"time_per_output_token_s", "s", ColumnKind::kReal, false,
+     [](const Plan&, const PlanVariant&, const PlanPoint& pt) { return pt.tpot_s; }, nullptr},
+    {"request_s", "s", ColumnKind::kReal, false,
+     [](const Plan&, const PlanVariant&, const PlanPoint& pt) { return pt.request_s; }, nullptr},
+    {"output_tokens_per_s_per_gpu", "1/s", ColumnKind::kReal, false,
+     [](const Plan&, const PlanVariant&, const PlanPoint& pt) {
+       return pt.output_tokens_per_s_per_gpu;
+     },
+     nullptr},
+    {"input_tokens_per_s_per_gpu", "1/s", ColumnKind::kReal, false,
+     [](const Plan&, const PlanVariant&, const PlanPoint& pt) {
+       return pt.input_tokens_per_s_per_gpu;
+     },
+     nullptr},
+    {"cost_per_million_input_tokens", "$", ColumnKind::kReal, false,
+     [](const Plan&, const PlanVariant&, const PlanPoint& pt) { return pt.cost_per_m_input; },
+     nullptr},
+    {"cost_per_million_output_tokens", "$", ColumnKind::kReal, false,
+     [](const Plan&, const PlanVariant&, const PlanPoint& pt) { return pt.cost_per_m_output; },
+     nullptr},
+    {"prefill_bound", "", ColumnKind::kCode, false,
+     [](const Plan& p, const PlanVariant&, const PlanPoint& pt) {
+       return BoundCode(p, pt.prefill_bound);
+     },
+     nullptr},
+    {"decode_bound", "", ColumnKind::kCode, false,
+     [](const Plan& p, const PlanVariant&, const PlanPoint& pt) {
+       return BoundCode(p, pt.decode_bound);
+     },
+     nullptr},
+    {"expected_ttft_s", "s", ColumnKind::kReal, true,
+     [](const Plan&, const PlanVariant&, const PlanPoint& pt) {
+       return ExpectedOr(pt, pt.expected_ttft_s);
+     },
+     nullptr},
+    {"expected_time_per_output_token_s", "s", ColumnKind::kReal, true,
+     [](const Plan&, const PlanVariant&, const PlanPoint& pt) {
+       return ExpectedOr(pt, pt.expected_tpot_s);
+     },
+     nullptr},
+    {"expected_request_s", "s", ColumnKind::kReal, true,
+     [](const Plan&, const PlanVariant&, const PlanPoint& pt) {
+       return ExpectedOr(pt, pt.expected_request_s);
+     },
+     nullptr},
+    {"expected_output_tokens_per_s_per_gpu", "1/s", ColumnKind::kReal, true,
+     [](const Plan&, const PlanVariant&, const PlanPoint& pt) {
+       return ExpectedOr(pt, pt.expected_output_tokens_per_s_per_gpu);
+     },
+     nullptr},
+};
+
+}  // namespace
+
+Table PlanTable(const Plan& plan) {
+  bool expected = false;
+  for (const PlanVariant& v : plan.variants) expected = expected || v.batch1.expected_request_s > 0;
+  std::vector<std::string> bounds = VerdictLabels(plan.names);
+  bounds.emplace_back("compute (assumed)");
+  Table t;
+  for (const PlanColumn& c : kColumns) {
+    if (c.expected && !expected) continue;
+    std::vector<std::string> labels;
+    if (c.kind == ColumnKind::kCode) {
+      labels = std::string(c.id) == "point"
+                   ? std::vector<std::string>(std::begin(kPointIds), std::end(kPointIds))
+                   : bounds;
+    }
+    Column& col = t.Add({c.id, c.unit, Scope::kPoint, c.kind}, std::move(labels));
+    for (const PlanVariant& v : plan.variants) {
+      for (const PlanPoint* pt : {&v.batch1, &v.largest, &v.flop_limit}) {
+        switch (c.kind) {
+          case ColumnKind::kText:
+            col.texts.push_back(c.text(v, *pt));
+            break;
+          case ColumnKind::kReal:
+            col.reals.push_back(c.get(plan, v, *pt));
+            break;
+          default:
+            col.ints.push_back(static_cast<int64_t>(c.get(plan, v, *pt)));
+            break;
+        }
+      }
+    }
+  }
+  return t;
+}
+
+}  // namespace roofline
