@@ -2,6 +2,7 @@
 #ifndef ROOFLINE_MODEL_ANALYSIS_H_
 #define ROOFLINE_MODEL_ANALYSIS_H_
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,60 @@
 #include "roofline/op_analysis.h"
 
 namespace roofline {
+
+/// What decides how a step is costed, and so which published runs its trust band comes from
+/// (roofline/trust.h): the runtime, whether framework modules are counted (--modules), the phase,
+/// whether the step spans several chips (tensor or pipeline parallelism), the device's vendor and
+/// whether the model routes tokens to experts.
+struct TrustKey {
+  Runtime runtime = Runtime::kEager;
+  bool modules = false;
+  Phase phase = Phase::kDecode;
+  bool parallel = false;
+  std::string vendor;
+  bool moe = false;
+  /// Not a criterion: the step's figures were overridden (--ceilings spec, --efficiency), which
+  /// no published run was costed with.
+  bool overridden = false;
+};
+
+/// How much of a key a band's group matches: the criteria are dropped in this order until the
+/// group holds enough runs (kTrustMinRows).
+enum class TrustLevel {
+  kOwn,         ///< runtime, modules, phase, parallelism, vendor, dense or MoE: the key's own
+  kAnyVendor,   ///< ... any vendor, dense or MoE
+  kAnyLayout,   ///< ... and one chip or several
+  kAnyModules,  ///< runtime and phase only
+  kPhase,       ///< the phase only
+  kAll,         ///< every run with an expected time
+};
+
+/// Runs a band needs in its group.
+inline constexpr int kTrustMinRows = 3;
+
+/// A published run behind a band.
+struct TrustRun {
+  std::string id, stack, hw;
+  double measured_s = 0, expected_s = 0;
+  double error = 0;  ///< (expected - measured) / measured
+};
+
+/// How far to trust an expected time: the signed errors (expected - measured) / measured of the
+/// published runs of the nearest group that has enough of them.
+struct TrustBand {
+  TrustKey key;
+  TrustLevel level = TrustLevel::kOwn;  ///< the group the figures come from
+  std::vector<TrustRun> runs;  ///< that group's runs, in file order (none: nothing to go by)
+  double median_error = 0, min_error = 0, max_error = 0;
+
+  /// The measured time an expected time `e` suggests, at the group's largest, median and smallest
+  /// error: e / (1 + error). An optimistic model (negative errors) gives a range above `e`.
+  double Low(double e) const { return e / (1 + max_error); }
+  double Central(double e) const { return e / (1 + median_error); }
+  double High(double e) const { return e / (1 + min_error); }
+  bool own() const { return level == TrustLevel::kOwn; }
+  bool empty() const { return runs.empty(); }
+};
 
 /// One phase (prefill or decode) of a model on a device.
 /// Its kernels, classes, costs (one instance each; `repeat` says how many per step) and totals
@@ -33,6 +88,8 @@ struct PhaseResult : GraphCosts {
   double expected_ttft_s = 0;            ///< prefill
   double expected_time_per_token_s = 0;  ///< decode
   double expected_tokens_per_s = 0;      ///< decode
+  /// How far to trust the expected time (roofline/trust.h AttachBands); none: not attached.
+  std::optional<TrustBand> band;
 };
 
 /// Everything `roofline model` reports.

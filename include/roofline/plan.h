@@ -57,6 +57,9 @@ struct PlanVariant {
   PlanPoint batch1;                  ///< memory-bound lower end
   PlanPoint largest;                 ///< at the largest batch that fits
   PlanPoint flop_limit;              ///< every FLOP at the tensor peak (the upper limit)
+  /// How far to trust the expected TTFT and time per output token (roofline/trust.h
+  /// AttachBands); none: not attached.
+  std::optional<TrustBand> prefill_band, decode_band;
   double flops_per_request = 0;
 };
 

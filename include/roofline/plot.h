@@ -99,6 +99,8 @@ struct HtmlDocument {
   std::vector<std::string> charts;  ///< SVG documents, inlined (their <title>s are tooltips)
   std::vector<HtmlTable> tables;    ///< sortable: a click on a header sorts by that column
   std::string why;                  ///< the why section, preformatted (empty: none)
+  /// How far to trust the expected times: a sentence per trust band (roofline/trust.h).
+  std::vector<std::string> trust;
   /// Every ceiling and figure the numbers rest on, with its provenance and source.
   std::vector<std::string> assumptions;
   std::string text;  ///< the command's table output, in a collapsed section

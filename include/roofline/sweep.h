@@ -190,6 +190,14 @@ struct SweepResult {
   /// The expected-time columns, when the cost model has efficiency data: their choices.
   bool has_expected = false;
   ExpectedOptions expected;
+  /// How far to trust the expected times (roofline/trust.h AttachBands), per phase (prefill,
+  /// decode) and layout (one chip, several: tensor or pipeline parallel); none: not attached.
+  std::array<std::array<std::optional<TrustBand>, 2>, 2> bands;
+  /// The band of a phase of point `p`, or null.
+  const TrustBand* BandOf(const SweepPoint& p, Phase phase) const {
+    const auto& b = bands[phase == Phase::kPrefill ? 0 : 1][p.chips > 1 ? 1 : 0];
+    return b.has_value() ? &*b : nullptr;
+  }
 };
 
 /// Runs the sweep (one or two axes) for the selected phases.

@@ -16,7 +16,9 @@ namespace roofline {
 /// Which columns of the registry a table takes.
 enum class SweepColumns {
   kCsv,  ///< the CSV's (a stable set scripts rely on)
-  kAll,  ///< every column: the CSV's, then capacity, FLOPs, bytes and the verdict per class
+  kAll,  ///< every column: the CSV's, then capacity, FLOPs, bytes, the trust band's range of
+         ///< measured times (expected_low_s, expected_high_s, when bands are attached) and the
+         ///< verdict per class
 };
 
 /// The sweep as a table (rows: points in grid order, phases in order within each point). The

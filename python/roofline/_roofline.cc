@@ -22,6 +22,7 @@
 #include "roofline/setup.h"
 #include "roofline/sweep.h"
 #include "roofline/sweep_table.h"
+#include "roofline/trust.h"
 #include "tools/roofline/commands.h"
 
 namespace nb = nanobind;
@@ -100,6 +101,9 @@ nb::object SweepColumns(const std::vector<std::pair<std::string, std::string>>& 
   const CostModel model(setup->device, setup->cost);
   Result<SweepResult> r = RunSweep(setup->config, setup->workload, model, s.phases, *axes);
   if (!r.ok()) Raise(r.status());
+  if (Status b = AttachBands(*r, setup->config, setup->device, *db); !b.ok()) {
+    r->notes.push_back("no trust band: " + b.ToString());
+  }
   std::ostringstream head;
   WriteSweepJson(*r, s.model, setup->device.id, JsonLayout::kColumns, head, /*with_data=*/false);
   Table t = SweepTable(*r, SweepColumns::kAll);

@@ -250,6 +250,11 @@ class Results(unittest.TestCase):
         self.assertEqual(p.phase, "prefill")
         self.assertGreater(p.time_s, 0)
         self.assertLessEqual(p.time_s, p.expected_time_s)
+        # How far to trust it: the published runs costed alike, and the range they suggest.
+        band = p.expected_band
+        self.assertGreaterEqual(band.rows, 3)
+        self.assertLessEqual(band.low_s, band.high_s)
+        self.assertEqual(len(band.runs), band.rows)
 
     def test_readme_python_section_runs_as_written(self):
         with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
@@ -341,6 +346,9 @@ class Results(unittest.TestCase):
         self.assertEqual(status, 0, err)
         self.assertEqual(list(a["expected_time_s"]), json.loads(out)["data"]["expected_time_s"])
         self.assertEqual(len(s.rows()), 4)
+        # The trust band's range of measured times brackets nothing smaller than its low end.
+        self.assertTrue(all(lo <= hi for lo, hi in zip(a["expected_low_s"], a["expected_high_s"])))
+        self.assertEqual(list(a["expected_low_s"]), json.loads(out)["data"]["expected_low_s"])
         # Across devices: every device's rows, a device column first.
         multi = roofline.sweep("llama-3-8b", vary={"hw": ["h100-sxm", "h200"], "batch": (1, 4)},
                                phase="decode")

@@ -30,6 +30,15 @@ double ExpectedOr(const PlanPoint& pt, double v) {
   return pt.expected_request_s > 0 ? v : std::numeric_limits<double>::quiet_NaN();
 }
 
+/// The low or high end of the range a trust band gives an expected time; NaN without one.
+double InBand(const std::optional<TrustBand>& band, const PlanPoint& pt, double expected,
+              bool high) {
+  if (!band.has_value() || band->empty() || pt.expected_request_s <= 0) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return high ? band->High(expected) : band->Low(expected);
+}
+
 /// A phase's verdict as a code among VerdictLabels, then "compute (assumed)".
 double BoundCode(const Plan& p, const std::optional<Verdict>& v) {
   return v.has_value() ? static_cast<double>(VerdictCode(p.names, *v))
@@ -119,6 +128,27 @@ const PlanColumn kColumns[] = {
     {"expected_output_tokens_per_s_per_gpu", "1/s", ColumnKind::kReal, true,
      [](const Plan&, const PlanVariant&, const PlanPoint& pt) {
        return ExpectedOr(pt, pt.expected_output_tokens_per_s_per_gpu);
+     },
+     nullptr},
+    // The trust bands' ranges of measured times (roofline/trust.h; NaN where none).
+    {"expected_ttft_low_s", "s", ColumnKind::kReal, true,
+     [](const Plan&, const PlanVariant& v, const PlanPoint& pt) {
+       return InBand(v.prefill_band, pt, pt.expected_ttft_s, false);
+     },
+     nullptr},
+    {"expected_ttft_high_s", "s", ColumnKind::kReal, true,
+     [](const Plan&, const PlanVariant& v, const PlanPoint& pt) {
+       return InBand(v.prefill_band, pt, pt.expected_ttft_s, true);
+     },
+     nullptr},
+    {"expected_time_per_output_token_low_s", "s", ColumnKind::kReal, true,
+     [](const Plan&, const PlanVariant& v, const PlanPoint& pt) {
+       return InBand(v.decode_band, pt, pt.expected_tpot_s, false);
+     },
+     nullptr},
+    {"expected_time_per_output_token_high_s", "s", ColumnKind::kReal, true,
+     [](const Plan&, const PlanVariant& v, const PlanPoint& pt) {
+       return InBand(v.decode_band, pt, pt.expected_tpot_s, true);
      },
      nullptr},
 };

@@ -2,6 +2,7 @@
 #include "roofline/sweep_table.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace roofline {
 namespace {
@@ -13,7 +14,7 @@ struct SweepColumn {
   Scope scope;
   ColumnKind kind;
   bool csv;  ///< in the CSV's set (SweepColumns::kCsv)
-  enum class When { kAlways, kExpected, kChips } when;
+  enum class When { kAlways, kExpected, kChips, kBand } when;
   /// kReal: the value; kInt, kBool, kCode: the integer (a code indexes the column's labels).
   double (*get)(const SweepPoint&, const PhasePoint&, const SweepResult&);
 };
@@ -89,6 +90,19 @@ const SweepColumn kMoreColumns[] = {
      [](const SweepPoint&, const PhasePoint& ph, const SweepResult&) { return ph.bytes; }},
     {"overhead_time_s", "s", Scope::kStep, ColumnKind::kReal, true, SweepColumn::When::kAlways,
      [](const SweepPoint&, const PhasePoint& ph, const SweepResult&) { return ph.overhead_s; }},
+    // The trust band's range of measured times (roofline/trust.h; NaN where none is attached).
+    {"expected_low_s", "s", Scope::kStep, ColumnKind::kReal, false, SweepColumn::When::kBand,
+     [](const SweepPoint& p, const PhasePoint& ph, const SweepResult& r) {
+       const TrustBand* b = r.BandOf(p, ph.phase);
+       return b != nullptr && !b->empty() ? b->Low(ph.expected_time_s)
+                                          : std::numeric_limits<double>::quiet_NaN();
+     }},
+    {"expected_high_s", "s", Scope::kStep, ColumnKind::kReal, false, SweepColumn::When::kBand,
+     [](const SweepPoint& p, const PhasePoint& ph, const SweepResult& r) {
+       const TrustBand* b = r.BandOf(p, ph.phase);
+       return b != nullptr && !b->empty() ? b->High(ph.expected_time_s)
+                                          : std::numeric_limits<double>::quiet_NaN();
+     }},
 };
 
 /// "norms/elementwise" -> "norms_elementwise".
@@ -104,6 +118,10 @@ bool Wanted(const SweepColumn& c, const SweepResult& r, bool expected) {
       return expected;
     case SweepColumn::When::kChips:
       return r.chips_tracked;
+    case SweepColumn::When::kBand:
+      return expected && std::any_of(r.bands.begin(), r.bands.end(), [](const auto& by_layout) {
+               return by_layout[0].has_value() || by_layout[1].has_value();
+             });
     default:
       return true;
   }

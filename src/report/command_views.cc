@@ -11,6 +11,7 @@
 #include "roofline/published.h"
 #include "roofline/report.h"
 #include "roofline/setup.h"
+#include "roofline/trust.h"
 #include "roofline/views.h"
 
 namespace roofline {
@@ -126,6 +127,9 @@ Result<Views> PlanViews(const Scenario& s, PlanRequest fleet, const ViewRequest&
   if (!made.ok()) return made.status();
   auto plan = std::make_shared<Plan>(std::move(made).value());
   plan->model = s.model;
+  if (Status b = AttachBands(*plan, setup->config, setup->device, **loaded); !b.ok()) {
+    plan->assumptions.push_back("no trust band: " + b.ToString());
+  }
   Views v;
   switch (request.format) {
     case OutputFormat::kJson:

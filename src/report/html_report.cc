@@ -111,6 +111,11 @@ std::string RenderHtml(const HtmlDocument& doc) {
   if (!doc.charts.empty()) {
     out += "<p>Hover over a marker or a column of a chart for its figures.</p>\n";
   }
+  if (!doc.trust.empty()) {
+    out += "<h2>How far to trust the expected times</h2>\n<ul class=\"assumptions\">\n";
+    for (const std::string& t : doc.trust) out += "<li>" + XmlEscape(t) + "</li>\n";
+    out += "</ul>\n";
+  }
   for (const HtmlTable& t : doc.tables) {
     out += "<table class=\"sortable\">";
     if (!t.caption.empty()) out += "<caption>" + XmlEscape(t.caption) + "</caption>";

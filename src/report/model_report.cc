@@ -10,6 +10,7 @@
 #include "roofline/kernel_table.h"
 #include "roofline/report.h"
 #include "roofline/units.h"
+#include "src/report/band_json.h"
 #include "src/report/expected_report.h"
 #include "src/report/kernel_json.h"
 #include "src/report/phrases.h"
@@ -227,6 +228,9 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model, int
                             Num(std::round(p.expected_tokens_per_s * 10) / 10))
               : "");
     }
+    if (s.has_expected && p.band.has_value()) {
+      out += "trust: " + DescribeBand(*p.band, s.expected_s) + "\n";
+    }
   }
   const MemoryFootprint& m = a.memory;
   out += fmt::format("\n== memory (per device, context {}) ==\n",
@@ -391,6 +395,7 @@ std::string RenderModelJson(const ModelAnalysis& a, const CostModel& model) {
     }
     if (p.totals.has_expected) {
       ph["expected_time_s"] = p.totals.expected_s;
+      if (p.band.has_value()) ph["expected_band"] = BandJson(*p.band, p.totals.expected_s);
       json x = ExpectedTotalsJson(p.totals);
       x["setup"] = ExpectedSetupJson(model, p.costs);
       if (p.phase == Phase::kPrefill) {

@@ -7,6 +7,7 @@
 
 #include "roofline/report.h"
 #include "roofline/units.h"
+#include "src/report/band_json.h"
 #include "src/report/table.h"
 
 namespace roofline {
@@ -79,6 +80,14 @@ std::string RenderPlanTable(const Plan& p) {
                             static_cast<double>(v.largest.chips) *
                             static_cast<double>(v.replicas)),
                        v.replicas);
+    if (expected && v.prefill_band.has_value()) {
+      out += "trust, TTFT at the largest batch: " +
+             DescribeBand(*v.prefill_band, v.largest.expected_ttft_s) + "\n";
+    }
+    if (expected && v.decode_band.has_value()) {
+      out += "trust, time per output token at the largest batch: " +
+             DescribeBand(*v.decode_band, v.largest.expected_tpot_s) + "\n";
+    }
   }
   if (p.variants.size() > 1) {
     const PlanVariant& a = p.variants[0];
@@ -145,6 +154,8 @@ std::string RenderPlanJson(const Plan& p) {
     jv["batch1"] = point(v.batch1);
     jv["largest_batch"] = point(v.largest);
     jv["flop_limit"] = point(v.flop_limit);
+    if (v.prefill_band.has_value()) jv["prefill_band"] = BandJson(*v.prefill_band, 0);
+    if (v.decode_band.has_value()) jv["decode_band"] = BandJson(*v.decode_band, 0);
     variants.push_back(jv);
   }
   j["variants"] = variants;

@@ -2,6 +2,8 @@
 // written, run, and handed back as views (roofline/views.h).
 #include "roofline/views.h"
 
+#include <fmt/format.h>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,6 +15,8 @@
 #include "roofline/report.h"
 #include "roofline/setup.h"
 #include "roofline/sweep.h"
+#include "roofline/trust.h"
+#include "roofline/units.h"
 #include "roofline/why.h"
 
 namespace roofline {
@@ -113,11 +117,24 @@ Result<Views> ModelViews(const Scenario& s, const ModelViewOptions& o, const Vie
   Result<ModelAnalysis> a = AnalyzeModel(st.config, st.workload, *r->model, s.phases);
   if (!a.ok()) return a.status();
   r->analysis = std::move(a).value();
+  // How far to trust each expected time; without the published runs (a data directory that
+  // lacks them), said in a note rather than failing the analysis.
+  if (r->model->has_expected()) {
+    if (Status b = AttachBands(r->analysis, st.device, st.cost.expected, **loaded); !b.ok()) {
+      r->analysis.notes.push_back("no trust band: " + b.ToString());
+    }
+  }
   // A bad --explain name fails before any file is written.
   if (!o.explain.empty()) {
     Result<std::string> e = RenderModelKernelExplain(r->analysis, *r->model, o.explain);
     if (!e.ok()) return e.status();
     r->explanation = std::move(e).value();
+    for (const PhaseResult& p : r->analysis.phases) {
+      if (!p.band.has_value() || p.band->empty()) continue;
+      r->explanation += fmt::format("\npublished runs behind the {} trust band ({}):\n",
+                                    NameOf(p.phase), DescribeTrustGroup(p.band->key, p.band->level));
+      r->explanation += RenderBandRuns(*p.band);
+    }
   }
   r->bound_only.emplace(BoundOnly(st.cost, st.device));
   r->title = s.model + " on " + st.device.id + " (" + DescribeWorkload(st.workload, st.config) + ")";
@@ -134,6 +151,12 @@ Result<Views> ModelViews(const Scenario& s, const ModelViewOptions& o, const Vie
     doc.title = run->title;
     doc.tables = ModelHtmlTables(run->analysis, *run->model);
     doc.why = why();
+    for (const PhaseResult& p : run->analysis.phases) {
+      if (!p.band.has_value() || !p.totals.has_expected) continue;
+      doc.trust.push_back(fmt::format("{}: expected {}; {}", NameOf(p.phase),
+                                      Seconds(p.totals.expected_s),
+                                      DescribeBand(*p.band, p.totals.expected_s)));
+    }
     doc.assumptions = CostModelAssumptions(*run->model);
     for (const std::string& n : run->analysis.notes) doc.assumptions.push_back(n);
     doc.text = RenderModelTable(run->analysis, *run->model);
@@ -202,6 +225,12 @@ Result<Views> DeviceSweepViews(const Scenario& s, const ViewRequest& request,
   Result<DeviceSweep> swept = RunDeviceSweep(setup->config, setup->workload, r->models, s.phases, axes);
   if (!swept.ok()) return swept.status();
   r->sweep = std::move(swept).value();
+  for (size_t i = 0; i < r->sweep.sweeps.size() && i < r->devices.size(); ++i) {
+    if (Status b = AttachBands(r->sweep.sweeps[i], setup->config, r->devices[i], **loaded);
+        !b.ok()) {
+      r->sweep.sweeps[i].notes.push_back("no trust band: " + b.ToString());
+    }
+  }
   r->title = SweepTitle(s.model + ": sweep hw", axes, *setup);
   std::shared_ptr<const DeviceSweepRun> run = r;
   Views v;
@@ -304,6 +333,9 @@ Result<Views> SweepViews(const Scenario& s, const SweepViewOptions& o, const Vie
   Result<SweepResult> swept = RunSweep(st.config, st.workload, *r->model, s.phases, *axes);
   if (!swept.ok()) return swept.status();
   r->sweep = std::move(swept).value();
+  if (Status b = AttachBands(r->sweep, st.config, st.device, **loaded); !b.ok()) {
+    r->sweep.notes.push_back("no trust band: " + b.ToString());
+  }
   r->title = SweepTitle(s.model + " on " + st.device.id + ": sweep", *axes, st);
   // A bad --explain name fails before any file is written.
   if (!o.explain.empty()) {
@@ -323,6 +355,17 @@ Result<Views> SweepViews(const Scenario& s, const SweepViewOptions& o, const Vie
     doc.text = RenderSweepTable(run->sweep, run->title);
     doc.assumptions = CostModelAssumptions(*run->model);
     doc.why = RenderSweepWhy(run->sweep).substr(1);
+    for (int ph = 0; ph < 2; ++ph) {
+      for (int layout = 0; layout < 2; ++layout) {
+        const std::optional<TrustBand>& b = run->sweep.bands[ph][layout];
+        if (!b.has_value()) continue;
+        doc.trust.push_back(fmt::format(
+            "{} on {}: {} (the JSON columns expected_low_s and expected_high_s give the range at "
+            "each point)",
+            ph == 0 ? "prefill" : "decode", layout == 0 ? "one chip" : "several chips",
+            DescribeBand(*b, 0)));
+      }
+    }
     return doc;
   };
   switch (request.format) {

@@ -1,0 +1,191 @@
+// Trust bands: the published runs grouped by how the model costs them, each group costed once.
+#include "roofline/trust.h"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <utility>
+
+#include "roofline/cost.h"
+
+namespace roofline {
+namespace {
+
+/// Whether a run of key `run` belongs to the group of `key` at `level`.
+bool InGroup(const TrustKey& run, const TrustKey& key, TrustLevel level) {
+  const int l = static_cast<int>(level);
+  if (l <= static_cast<int>(TrustLevel::kPhase) && run.phase != key.phase) return false;
+  if (l <= static_cast<int>(TrustLevel::kAnyModules) && run.runtime != key.runtime) return false;
+  if (l <= static_cast<int>(TrustLevel::kAnyLayout) && run.modules != key.modules) return false;
+  if (l <= static_cast<int>(TrustLevel::kAnyVendor) && run.parallel != key.parallel) return false;
+  if (l <= static_cast<int>(TrustLevel::kOwn) && (run.vendor != key.vendor || run.moe != key.moe)) {
+    return false;
+  }
+  return true;
+}
+
+constexpr std::array<TrustLevel, 6> kLevels = {TrustLevel::kOwn,        TrustLevel::kAnyVendor,
+                                               TrustLevel::kAnyLayout,  TrustLevel::kAnyModules,
+                                               TrustLevel::kPhase,      TrustLevel::kAll};
+
+}  // namespace
+
+TrustKey TrustKeyOf(const ExpectedOptions& options, Phase phase, const Workload& workload,
+                    const Device& device, bool moe) {
+  TrustKey k;
+  k.runtime = options.runtime;
+  k.modules = !options.modules.empty();
+  k.phase = phase;
+  k.parallel = workload.tp * workload.Stages() > 1;
+  k.vendor = device.vendor;
+  k.moe = moe;
+  k.overridden = options.ceilings == CeilingSet::kSpec ||
+                 std::any_of(options.class_efficiency.begin(), options.class_efficiency.end(),
+                             [](double e) { return e > 0; });
+  return k;
+}
+
+Result<std::vector<TrustBand>> TrustBands(const std::vector<TrustKey>& keys,
+                                          const std::vector<PublishedRun>& runs,
+                                          const DeviceDatabase& db, const ModelRegistry& registry,
+                                          std::shared_ptr<const EfficiencyData> efficiency) {
+  // Each run's key, for the runs on devices with expected times (the others have no error).
+  std::vector<TrustKey> run_keys(runs.size());
+  std::vector<bool> usable(runs.size(), false);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const Scenario& sc = runs[i].scenario;
+    Result<const Device*> device = db.Find(sc.hw);
+    if (!device.ok()) return Status::Invalid(runs[i].where + ".hw", device.status().what());
+    Result<TransformerConfig> config = ResolveModel(sc.model, registry);
+    if (!config.ok()) return Status::Invalid(runs[i].where + ".model", config.status().what());
+    usable[i] = CostModel::ExpectsTimesOn(**device);
+    run_keys[i] = TrustKeyOf(sc.expected, runs[i].phase, sc.workload, **device, config->experts > 0);
+  }
+  // The group of each key, then every run any group needs, costed once.
+  std::vector<TrustBand> bands(keys.size());
+  std::vector<bool> needed(runs.size(), false);
+  for (size_t b = 0; b < keys.size(); ++b) {
+    bands[b].key = keys[b];
+    for (TrustLevel level : kLevels) {
+      int rows = 0;
+      for (size_t i = 0; i < runs.size(); ++i) {
+        rows += usable[i] && InGroup(run_keys[i], keys[b], level) ? 1 : 0;
+      }
+      bands[b].level = level;
+      if (rows >= kTrustMinRows) break;
+    }
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (usable[i] && InGroup(run_keys[i], keys[b], bands[b].level)) needed[i] = true;
+    }
+  }
+  std::vector<PublishedRun> costed;
+  std::vector<size_t> index_of(runs.size(), runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (!needed[i]) continue;
+    index_of[i] = costed.size();
+    costed.push_back(runs[i]);
+  }
+  Result<PublishedValidation> v = ValidatePublished(costed, db, registry, std::move(efficiency));
+  if (!v.ok()) return v.status();
+  for (TrustBand& band : bands) {
+    std::vector<double> errors;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (index_of[i] == runs.size() || !InGroup(run_keys[i], band.key, band.level)) continue;
+      const PublishedCheck& c = v->checks[index_of[i]];
+      if (!c.has_expected) continue;
+      band.runs.push_back({c.run.id, c.run.stack, c.run.scenario.hw, c.run.measured_s,
+                           c.expected_s, c.error});
+      errors.push_back(c.error);
+    }
+    if (errors.empty()) continue;
+    std::sort(errors.begin(), errors.end());
+    const size_t n = errors.size();
+    band.min_error = errors.front();
+    band.max_error = errors.back();
+    band.median_error = n % 2 == 1 ? errors[n / 2] : (errors[n / 2 - 1] + errors[n / 2]) / 2;
+  }
+  return bands;
+}
+
+Result<std::vector<TrustBand>> TrustBands(const std::vector<TrustKey>& keys,
+                                          const DeviceDatabase& db) {
+  Result<std::vector<PublishedRun>> runs = LoadDefaultPublishedRuns();
+  if (!runs.ok()) return runs.status();
+  Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
+  if (!registry.ok()) return registry.status();
+  Result<EfficiencyData> data = LoadDefaultEfficiencyData();
+  if (!data.ok()) return data.status();
+  return TrustBands(keys, *runs, db, *registry,
+                    std::make_shared<const EfficiencyData>(std::move(data).value()));
+}
+
+Status AttachBands(ModelAnalysis& analysis, const Device& device, const ExpectedOptions& options,
+                   const DeviceDatabase& db) {
+  std::vector<TrustKey> keys;
+  std::vector<PhaseResult*> phases;
+  for (PhaseResult& p : analysis.phases) {
+    if (!p.totals.has_expected) continue;
+    keys.push_back(
+        TrustKeyOf(options, p.phase, analysis.workload, device, analysis.config.experts > 0));
+    phases.push_back(&p);
+  }
+  if (keys.empty()) return Status::Ok();
+  Result<std::vector<TrustBand>> bands = TrustBands(keys, db);
+  if (!bands.ok()) return bands.status();
+  for (size_t i = 0; i < phases.size(); ++i) phases[i]->band = std::move((*bands)[i]);
+  return Status::Ok();
+}
+
+Status AttachBands(SweepResult& sweep, const TransformerConfig& config, const Device& device,
+                   const DeviceDatabase& db) {
+  if (!sweep.has_expected) return Status::Ok();
+  // The (phase, layout) pairs the points hold.
+  std::array<std::array<bool, 2>, 2> present{};
+  for (const SweepPoint& p : sweep.points) {
+    for (const PhasePoint& ph : p.phases) {
+      if (ph.has_expected) present[ph.phase == Phase::kPrefill ? 0 : 1][p.chips > 1 ? 1 : 0] = true;
+    }
+  }
+  std::vector<TrustKey> keys;
+  std::vector<std::pair<int, int>> where;
+  for (int ph = 0; ph < 2; ++ph) {
+    for (int parallel = 0; parallel < 2; ++parallel) {
+      if (!present[ph][parallel]) continue;
+      Workload layout;
+      layout.tp = parallel == 1 ? 2 : 1;  // one chip or several: what the key tells apart
+      keys.push_back(TrustKeyOf(sweep.expected, ph == 0 ? Phase::kPrefill : Phase::kDecode,
+                                layout, device, config.experts > 0));
+      where.emplace_back(ph, parallel);
+    }
+  }
+  if (keys.empty()) return Status::Ok();
+  Result<std::vector<TrustBand>> bands = TrustBands(keys, db);
+  if (!bands.ok()) return bands.status();
+  for (size_t i = 0; i < where.size(); ++i) {
+    sweep.bands[where[i].first][where[i].second] = std::move((*bands)[i]);
+  }
+  return Status::Ok();
+}
+
+Status AttachBands(Plan& plan, const TransformerConfig& config, const Device& device,
+                   const DeviceDatabase& db) {
+  std::vector<TrustKey> keys;
+  std::vector<std::optional<TrustBand>*> slots;
+  for (PlanVariant& v : plan.variants) {
+    if (v.batch1.expected_request_s <= 0) continue;
+    Workload w;
+    w.tp = v.tp;
+    w.pp = v.pp;
+    for (Phase phase : {Phase::kPrefill, Phase::kDecode}) {
+      keys.push_back(TrustKeyOf(plan.request.cost.expected, phase, w, device, config.experts > 0));
+      slots.push_back(phase == Phase::kPrefill ? &v.prefill_band : &v.decode_band);
+    }
+  }
+  if (keys.empty()) return Status::Ok();
+  Result<std::vector<TrustBand>> bands = TrustBands(keys, db);
+  if (!bands.ok()) return bands.status();
+  for (size_t i = 0; i < slots.size(); ++i) *slots[i] = std::move((*bands)[i]);
+  return Status::Ok();
+}
+
+}  // namespace roofline

@@ -1,0 +1,206 @@
+// Trust bands: the published runs behind each band (data/validation/published_runs.json, each
+// with its source), the range they give, the fallback to the nearest group, and where the band is
+// printed (model, sweep, plan).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "roofline/model_registry.h"
+#include "roofline/plan.h"
+#include "roofline/published.h"
+#include "roofline/report.h"
+#include "roofline/sweep_table.h"
+#include "roofline/trust.h"
+#include "tests/cli_runner.h"
+#include "tests/test_util.h"
+
+namespace roofline {
+namespace {
+
+struct Published {
+  std::vector<PublishedRun> runs;
+  ModelRegistry registry;
+  std::shared_ptr<const EfficiencyData> data;
+};
+
+const Published& Runs() {
+  static const Published p = [] {
+    Published out;
+    Result<std::vector<PublishedRun>> runs = LoadDefaultPublishedRuns();
+    EXPECT_TRUE(runs.ok()) << runs.status().ToString();
+    if (runs.ok()) out.runs = *runs;
+    Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
+    EXPECT_TRUE(registry.ok());
+    if (registry.ok()) out.registry = *registry;
+    Result<EfficiencyData> data = LoadDefaultEfficiencyData();
+    EXPECT_TRUE(data.ok());
+    out.data = std::make_shared<const EfficiencyData>(data.ok() ? *data : EfficiencyData{});
+    return out;
+  }();
+  return p;
+}
+
+TrustKey Key(Runtime runtime, Phase phase, bool parallel, const std::string& vendor) {
+  TrustKey k;
+  k.runtime = runtime;
+  k.phase = phase;
+  k.parallel = parallel;
+  k.vendor = vendor;
+  return k;
+}
+
+// A band is its group's published runs: each costed as `validate published` costs it, each in the
+// group, and each measurement inside the range the band gives that run's expected time (the range
+// holds every error of the group by construction: a check of the arithmetic on real runs).
+TEST(Trust, ABandIsItsGroupsPublishedRuns) {
+  const Published& p = Runs();
+  Result<PublishedValidation> all = ValidatePublished(p.runs, testing::Db(), p.registry, p.data);
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  std::map<std::string, const PublishedCheck*> by_id;
+  for (const PublishedCheck& c : all->checks) by_id[c.run.id] = &c;
+  const std::vector<TrustKey> keys = {Key(Runtime::kEager, Phase::kDecode, false, "NVIDIA"),
+                                      Key(Runtime::kCudaGraph, Phase::kPrefill, false, "NVIDIA"),
+                                      Key(Runtime::kCompiled, Phase::kDecode, true, "NVIDIA")};
+  Result<std::vector<TrustBand>> bands =
+      TrustBands(keys, p.runs, testing::Db(), p.registry, p.data);
+  ASSERT_TRUE(bands.ok()) << bands.status().ToString();
+  ASSERT_EQ(bands->size(), keys.size());
+  for (const TrustBand& b : *bands) {
+    ASSERT_TRUE(b.own()) << static_cast<int>(b.key.runtime);
+    ASSERT_GE(static_cast<int>(b.runs.size()), kTrustMinRows);
+    std::vector<double> errors;
+    for (const TrustRun& r : b.runs) {
+      ASSERT_TRUE(by_id.count(r.id)) << r.id;
+      const PublishedCheck& c = *by_id[r.id];
+      EXPECT_EQ(c.run.phase, b.key.phase) << r.id;
+      EXPECT_EQ(c.run.scenario.expected.runtime, b.key.runtime) << r.id;
+      EXPECT_EQ(c.run.scenario.workload.tp * c.run.scenario.workload.Stages() > 1, b.key.parallel)
+          << r.id;
+      EXPECT_EQ(r.expected_s, c.expected_s) << r.id;
+      EXPECT_EQ(r.error, c.error) << r.id;
+      const double slack = 1e-12 * r.measured_s;
+      EXPECT_GE(r.measured_s, b.Low(r.expected_s) - slack) << r.id;
+      EXPECT_LE(r.measured_s, b.High(r.expected_s) + slack) << r.id;
+      errors.push_back(r.error);
+    }
+    std::sort(errors.begin(), errors.end());
+    EXPECT_EQ(b.min_error, errors.front());
+    EXPECT_EQ(b.max_error, errors.back());
+    EXPECT_LE(b.min_error, b.median_error);
+    EXPECT_LE(b.median_error, b.max_error);
+  }
+}
+
+// A group without enough runs takes the nearest one that has them, and says whose figures they are.
+TEST(Trust, AGroupWithoutRunsTakesTheNearestOne) {
+  const Published& p = Runs();
+  TrustKey moe = Key(Runtime::kEager, Phase::kDecode, true, "NVIDIA");
+  moe.moe = true;
+  const TrustKey intel = Key(Runtime::kCompiled, Phase::kPrefill, true, "Intel");
+  Result<std::vector<TrustBand>> bands =
+      TrustBands({moe, intel}, p.runs, testing::Db(), p.registry, p.data);
+  ASSERT_TRUE(bands.ok()) << bands.status().ToString();
+  for (const TrustBand& b : *bands) {
+    EXPECT_FALSE(b.own());
+    EXPECT_GE(static_cast<int>(b.runs.size()), kTrustMinRows);
+  }
+  const std::string said = DescribeBand((*bands)[0], 0.01);
+  EXPECT_EQ(said.rfind("not validated for decode, runtime eager", 0), 0u) << said;
+  EXPECT_NE(said.find("mixture of experts"), std::string::npos) << said;
+  EXPECT_NE(said.find("nearest group"), std::string::npos) << said;
+}
+
+// `model` prints a band after each phase with an expected time and gives it in JSON beside
+// expected_time_s; a device without expected times gets none; --explain lists the runs behind it.
+TEST(Trust, ModelPrintsABandBesideEachExpectedTime) {
+  const testing::CliOutput text = testing::RunCli({"model", "llama-3-8b", "--phase", "both"});
+  ASSERT_EQ(text.status, 0) << text.err;
+  size_t lines = 0;
+  for (size_t at = text.out.find("\ntrust: "); at != std::string::npos;
+       at = text.out.find("\ntrust: ", at + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 2u) << text.out;
+  const testing::CliOutput json =
+      testing::RunCli({"model", "llama-3-8b", "--phase", "decode", "--format", "json"});
+  ASSERT_EQ(json.status, 0) << json.err;
+  const nlohmann::json phase = nlohmann::json::parse(json.out)["phases"][0];
+  ASSERT_TRUE(phase.contains("expected_band"));
+  const nlohmann::json& band = phase["expected_band"];
+  const double expected = phase["expected_time_s"].get<double>();
+  EXPECT_NEAR(band["low_s"].get<double>(), expected / (1 + band["max_error"].get<double>()),
+              1e-15);
+  EXPECT_LE(band["low_s"].get<double>(), band["high_s"].get<double>());
+  EXPECT_EQ(band["runs"].size(), band["rows"].get<size_t>());
+  const testing::CliOutput groq = testing::RunCli({"model", "llama-3-70b", "--hw", "groq-lpu"});
+  ASSERT_EQ(groq.status, 0) << groq.err;
+  EXPECT_EQ(groq.out.find("trust:"), std::string::npos);
+  const testing::CliOutput explained =
+      testing::RunCli({"model", "llama-3-8b", "--phase", "decode", "--explain", "lm_head"});
+  ASSERT_EQ(explained.status, 0) << explained.err;
+  EXPECT_NE(explained.out.find("published runs behind the decode trust band"), std::string::npos);
+  EXPECT_NE(explained.out.find(band["runs"][0].get<std::string>()), std::string::npos);
+}
+
+// Sweeps carry the band's range as columns (JSON columns, npy, Python), not in the CSV's stable
+// set; along a tp sweep the band changes from one chip to several.
+TEST(Trust, SweepColumnsCarryTheRange) {
+  const testing::CliOutput csv = testing::RunCli(
+      {"sweep", "llama-3-8b", "--vary", "tp=1,2", "--format", "csv"});
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  EXPECT_EQ(csv.out.find("expected_low_s"), std::string::npos);
+  const testing::CliOutput json =
+      testing::RunCli({"sweep", "llama-3-8b", "--vary", "tp=1,2", "--format", "json"});
+  ASSERT_EQ(json.status, 0) << json.err;
+  const nlohmann::json doc = nlohmann::json::parse(json.out);
+  const nlohmann::json& data = doc["data"];
+  ASSERT_TRUE(data.contains("expected_low_s"));
+  const auto& low = data["expected_low_s"];
+  const auto& high = data["expected_high_s"];
+  const auto& expected = data["expected_time_s"];
+  const auto& tp = data["tp"];
+  ASSERT_EQ(low.size(), expected.size());
+  std::map<std::pair<int64_t, std::string>, double> ratio;  // low / expected per (tp, phase)
+  for (size_t i = 0; i < low.size(); ++i) {
+    ASSERT_TRUE(low[i].is_number()) << i;
+    EXPECT_LE(low[i].get<double>(), high[i].get<double>());
+    ratio[{tp[i].get<int64_t>(), data["phase"][i].get<std::string>()}] =
+        low[i].get<double>() / expected[i].get<double>();
+  }
+  EXPECT_NE(ratio.at({1, "decode"}), ratio.at({2, "decode"}));
+}
+
+// Plans carry the range of each operating point's expected TTFT and time per output token.
+TEST(Trust, PlanTableCarriesTheRange) {
+  PlanRequest r;
+  r.gpus = 8;
+  r.cost.efficiency = Runs().data;
+  Result<TransformerConfig> config = ResolveModel("llama-3-70b", Runs().registry);
+  ASSERT_TRUE(config.ok());
+  Result<Plan> plan = MakePlan(*config, Workload{}, testing::Dev("h100-sxm"), r);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_TRUE(AttachBands(*plan, *config, testing::Dev("h100-sxm"), testing::Db()).ok());
+  const Table t = PlanTable(*plan);
+  const Column* low = t.Find("expected_time_per_output_token_low_s");
+  const Column* mid = t.Find("expected_time_per_output_token_s");
+  const Column* high = t.Find("expected_time_per_output_token_high_s");
+  ASSERT_TRUE(low && mid && high);
+  for (size_t row = 0; row < t.rows(); ++row) {
+    if (std::isnan(mid->reals[row])) {
+      EXPECT_TRUE(std::isnan(low->reals[row]));  // the FLOP limit: no expected time, no range
+      continue;
+    }
+    EXPECT_LE(low->reals[row], high->reals[row]);
+    const PlanVariant& v = plan->variants[row / 3];
+    EXPECT_DOUBLE_EQ(high->reals[row], mid->reals[row] / (1 + v.decode_band->min_error));
+  }
+}
+
+}  // namespace
+}  // namespace roofline
