@@ -16,6 +16,9 @@ std::string Seconds(double seconds);
 std::string Sci(double value);
 /// A plain number with up to 4 significant digits: "295.2", "1024", "0.5".
 std::string Num(double value);
+/// A count and its noun, singular for one: "1 replica", "4 replicas" (`plural`: the noun + "s"
+/// unless given). The count is written as Num writes it.
+std::string Count(double n, std::string_view noun, std::string_view plural = {});
 
 }  // namespace roofline
 

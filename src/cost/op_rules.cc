@@ -97,9 +97,10 @@ void MatmulRule(const Graph& g, const Op& op, const MatmulSpec& s, const LevelMo
   const double m_each = s.experts > 0 ? D(s.m) / touched : D(s.m);
   if (t && s.experts > 0) {
     t->Add(fmt::format(
-        "  routed experts: {} tokens x top-{} over {} experts touch E*(1-(1-k/E)^T) "
-        "= {} of them (uniform routing): B read for those only, ~{} rows each",
-        Num(D(s.m) / D(s.expert_top_k)), s.expert_top_k, s.experts, Num(touched), Num(m_each)));
+        "  routed experts: {}, each routed to the top {} of {} experts, touch "
+        "E*(1-(1-k/E)^T) = {} of them (uniform routing): B read for those only, ~{} rows each",
+        Count(D(s.m) / D(s.expert_top_k), "token"), s.expert_top_k, s.experts, Num(touched),
+        Num(m_each)));
   }
   for (int l = 0; l < lv.num_levels; ++l) {
     if (l > 0 && lv.next_capacity[l] == 0) {

@@ -1,6 +1,7 @@
 #include "roofline/device_db.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -67,10 +68,18 @@ Result<const Device*> DeviceDatabase::Find(const std::string& id) const {
   for (const auto& d : devices_) {
     if (d.id == id) return &d;
   }
-  // Every device whose id starts with the one given ("h100": both H100s), the default first.
+  // Ids are lower case: "H100-SXM" is h100-sxm.
+  std::string lower = id;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const auto& d : devices_) {
+    if (d.id == lower) return &d;
+  }
+  // Every device whose id starts with the one given ("h100", "H100": both H100s), the default
+  // first.
   std::vector<std::string> matches;
   for (const auto& d : devices_) {
-    if (!id.empty() && d.id.rfind(id, 0) == 0) matches.push_back(d.id);
+    if (!lower.empty() && d.id.rfind(lower, 0) == 0) matches.push_back(d.id);
   }
   std::stable_partition(matches.begin(), matches.end(),
                         [](const std::string& m) { return m == kDefaultDeviceId; });

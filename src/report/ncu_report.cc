@@ -32,8 +32,10 @@ std::vector<size_t> Listed(const NcuSummary& s, int top) {
 std::string RenderNcuProfileTable(const NcuSummary& s, const std::string& file,
                                   const std::string& layout, const Device* dev,
                                   const std::string& device_note, int top) {
-  std::string out = fmt::format("profile: {}: Nsight Compute CSV, {}; {} launches of {} kernels\n",
-                                file, layout, s.launches, s.kernels.size());
+  std::string out = fmt::format(
+      "profile: {}: Nsight Compute CSV, {}; {} of {}\n", file, layout,
+      Count(static_cast<double>(s.launches), "launch", "launches"),
+      Count(static_cast<double>(s.kernels.size()), "kernel"));
   if (dev) {
     out += fmt::format("device: {} ({}): {}\n", dev->id, dev->name, device_note);
   } else {
@@ -66,8 +68,8 @@ std::string RenderNcuProfileTable(const NcuSummary& s, const std::string& file,
               {true, false, true, true, true, true, true, true, true, true, true, false});
   const std::vector<size_t> listed = Listed(s, top);
   if (listed.size() < s.kernels.size()) {
-    out += fmt::format("the {} kernels with the most time of {} (--top 0 lists every one)\n",
-                       listed.size(), s.kernels.size());
+    out += fmt::format("the {} with the most time of {} (--top 0 lists every one)\n",
+                       Count(static_cast<double>(listed.size()), "kernel"), s.kernels.size());
   }
   for (size_t i : listed) {
     const NcuKernelSummary& g = s.kernels[i];

@@ -36,9 +36,10 @@ std::string RenderPlanTable(const Plan& p) {
   for (const PlanVariant& v : p.variants) {
     out += fmt::format("\n== {} ({}) ==\n", v.name, v.dtypes);
     out += fmt::format(
-        "layout: tp {}{} x {} replicas{}; per device: weights {}, KV cache {} per "
+        "layout: tp {}{} x {}{}; per device: weights {}, KV cache {} per "
         "sequence ({} tokens); largest batch per replica {}\n",
-        v.tp, v.pp > 1 ? fmt::format(" x {} pipeline stages", v.pp) : "", v.replicas,
+        v.tp, v.pp > 1 ? fmt::format(" x {} pipeline stages", v.pp) : "",
+        Count(static_cast<double>(v.replicas), "replica"),
         v.idle_gpus > 0 ? fmt::format(" ({} {}s idle)", v.idle_gpus, noun) : "",
         Si(v.weights_bytes, "B"), Si(v.kv_bytes_per_sequence, "B"), r.prompt + r.output,
         v.max_batch);
@@ -75,11 +76,11 @@ std::string RenderPlanTable(const Plan& p) {
       t.AddRow(row);
     }
     out += t.Render();
-    out += fmt::format("fleet: {} output tokens/s at the largest batch ({} replicas)\n",
+    out += fmt::format("fleet: {} output tokens/s at the largest batch ({})\n",
                        Rate(v.largest.output_tokens_per_s_per_gpu *
                             static_cast<double>(v.largest.chips) *
                             static_cast<double>(v.replicas)),
-                       v.replicas);
+                       Count(static_cast<double>(v.replicas), "replica"));
     if (expected && v.prefill_band.has_value()) {
       out += "trust, TTFT at the largest batch: " +
              DescribeBand(*v.prefill_band, v.largest.expected_ttft_s) + "\n";

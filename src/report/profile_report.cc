@@ -85,8 +85,9 @@ std::string RenderLaunchCheck(const LaunchCheck& lc) {
 std::string RenderNsysProfileTable(const NsysReport& report, const NsysSummary& summary,
                                    const std::string& file, int top) {
   std::ostringstream out;
-  out << fmt::format("profile: {}: Nsight Systems {}; {} kernels, {} launches, {} of GPU time\n",
-                     file, report.report, report.kernels.size(), summary.launches,
+  out << fmt::format("profile: {}: Nsight Systems {}; {}, {}, {} of GPU time\n", file,
+                     report.report, Count(static_cast<double>(report.kernels.size()), "kernel"),
+                     Count(static_cast<double>(summary.launches), "launch", "launches"),
                      Seconds(summary.gpu_time_s));
   out << RenderLaunchCheck(summary.launch);
   out << "\nby op class (name patterns: docs/profiles.md):\n";
@@ -140,9 +141,10 @@ std::string RenderTorchProfileTable(const TorchTrace& trace, const TorchSummary&
   std::ostringstream out;
   const double total = summary.gpu_time_s;
   out << fmt::format(
-      "profile: {}: PyTorch trace, {}; {} kernels ({} of GPU time) under {} ops; "
+      "profile: {}: PyTorch trace, {}; {} ({} of GPU time) under {}; "
       "shapes {}\n",
-      file, trace.format, trace.kernels.size(), Seconds(total), trace.ops.size(),
+      file, trace.format, Count(static_cast<double>(trace.kernels.size()), "kernel"),
+      Seconds(total), Count(static_cast<double>(trace.ops.size()), "op"),
       trace.has_shapes ? "recorded" : "not recorded");
   if (device != nullptr) {
     out << fmt::format("device: {} ({}): {}\n", device->id, device->name, device_note);

@@ -269,7 +269,8 @@ std::string ValueName(const SignalId& s, const SignalValue& v, const ResourceNam
     case SignalKind::kAttentionShare:
       return v.yes ? "attention > conv+matmul" : "attention <= conv+matmul";
     case SignalKind::kChips:
-      return v.count < 0 ? std::string("no chip count") : fmt::format("{} chips", v.count);
+      return v.count < 0 ? std::string("no chip count")
+                         : Count(static_cast<double>(v.count), "chip");
     case SignalKind::kLargestShare:
       return ShareName(v.count);
     default:

@@ -22,8 +22,8 @@ std::string RenderValidationTable(const ValidationReport& r) {
   const Calibration& c = r.fit.calibration;
   out += fmt::format(
       "\nefficiency per class (least squares on log time): matmul {:.3f}, attention {:.3f}, "
-      "norms/elementwise {:.3f} ({} kernels)\n",
-      c.matmul, c.attention, c.vector, c.kernels);
+      "norms/elementwise {:.3f} ({})\n",
+      c.matmul, c.attention, c.vector, Count(static_cast<double>(c.kernels), "kernel"));
   out += fmt::format(
       "median |log(expected / measured)|: {:.3f} with the bound alone, {:.3f} "
       "calibrated\n",

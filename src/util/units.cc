@@ -46,8 +46,15 @@ std::string Num(double value) {
   if (std::fabs(value) >= 1e6 || (value != 0 && std::fabs(value) < 1e-3)) {
     return fmt::format("{:.4g}", value);
   }
-  if (value == std::floor(value)) return fmt::format("{:.0f}", value);
+  // Whole numbers, and from 10,000 up the nearest one ("12546", not "1.255e+04"): four
+  // significant digits would print an exponent there.
+  if (value == std::floor(value) || std::fabs(value) >= 1e4) return fmt::format("{:.0f}", value);
   return fmt::format("{:.4g}", value);
+}
+
+std::string Count(double n, std::string_view noun, std::string_view plural) {
+  if (n == 1) return "1 " + std::string(noun);
+  return Num(n) + " " + (plural.empty() ? std::string(noun) + "s" : std::string(plural));
 }
 
 }  // namespace roofline

@@ -26,7 +26,7 @@ int RunHw(Context& ctx) {
       "show",
       "every ceiling with provenance and the ridge point of each compute ceiling against "
       "each memory level. example: roofline hw show h100-sxm");
-  show->add_option("id", show_opts.id, "device id or path to a device JSON file")->required();
+  show->add_option("ID", show_opts.id, "device id or path to a device JSON file")->required();
   AddFormatOption(*show, show_opts.format, {"table", "json"});
   if (auto done = ParseArgs(app, ctx)) return *done;
 
@@ -37,7 +37,11 @@ int RunHw(Context& ctx) {
     return kExitOk;
   }
   Result<Device> device = ctx.ResolveHw(show_opts.id);
-  if (!device.ok()) return Fail(ctx, device.status());
+  if (!device.ok()) {
+    // The device is this command's argument, not an --hw option.
+    const Status& st = device.status();
+    return Fail(ctx, st.where() == "--hw" ? st.At("ID") : st);
+  }
   *ctx.out << (show_opts.format == OutputFormat::kJson ? RenderHwShowJson(*device)
                                                        : RenderHwShow(*device));
   return kExitOk;

@@ -29,6 +29,10 @@ int RunPlan(Context& ctx) {
   const ScenarioOptions options(
       app, Without(ScenarioFieldsOf(kScopeLlm),
                    {FieldId::kBatch, FieldId::kContext, FieldId::kPhase}));
+  // The plan chooses the layout: --tp has no fixed default here.
+  app.get_option("--tp")->description(
+      "tensor-parallel degree (default: the smallest power of two up to --gpus whose footprint "
+      "for one sequence fits a device)");
   OutputFormat format = OutputFormat::kTable;
   AddFormatOption(app, format, {"table", "json", "csv", "npy"});
   if (auto done = ParseArgs(app, ctx)) return *done;

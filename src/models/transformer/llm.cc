@@ -515,9 +515,9 @@ void AddNotes(const TransformerConfig& c, const Workload& w, Phase phase, LlmGra
   }
   if (c.experts > 0) {
     out.notes.push_back(fmt::format(
-        "MoE: {} tokens x top-{} of {} experts; expert weights read for the E(1-(1-k/E)^T) "
-        "experts touched under uniform routing",
-        out.tokens, c.experts_per_token, c.experts));
+        "MoE: {}, each routed to the top {} of {} experts; expert weights read for the "
+        "E(1-(1-k/E)^T) experts touched under uniform routing",
+        Count(static_cast<double>(out.tokens), "token"), c.experts_per_token, c.experts));
   }
   if (BitsOf(w.weight_dtype.value_or(act)) < BitsOf(act)) {
     out.notes.push_back(fmt::format(
