@@ -145,6 +145,10 @@ TEST(Trust, ModelPrintsABandBesideEachExpectedTime) {
       testing::RunCli({"model", "llama-3-8b", "--phase", "decode", "--explain", "lm_head"});
   ASSERT_EQ(explained.status, 0) << explained.err;
   EXPECT_NE(explained.out.find("published runs behind the decode trust band"), std::string::npos);
+  // --explain prints the derivation under the lines that say what ran, not the kernel table.
+  EXPECT_NE(explained.out.find("Kernel lm_head (decode"), std::string::npos);
+  EXPECT_EQ(explained.out.find("== decode =="), std::string::npos);
+  EXPECT_EQ(explained.out.rfind("<embedded>/data/models/llama-3-8b.json", 0), 0u);
   EXPECT_NE(explained.out.find(band["runs"][0].get<std::string>()), std::string::npos);
 }
 

@@ -74,6 +74,9 @@ std::string RenderModelsListJson(const ModelRegistry& registry,
 /// `roofline model`: per phase the kernel table, totals, latency, then the memory footprint.
 /// `top` > 0 shows only the `top` kernels of each phase with the most time (execution order).
 std::string RenderModelTable(const ModelAnalysis& analysis, const CostModel& model, int top = 0);
+/// The lines the model table starts with: model, device, parameters, workload, units and the
+/// expected-time setup (what `model --explain KERNEL` prints above the derivation).
+std::string RenderModelHeader(const ModelAnalysis& analysis, const CostModel& model);
 /// `roofline model --format json`: one document (see README for the fields).
 std::string RenderModelJson(const ModelAnalysis& analysis, const CostModel& model);
 /// `roofline model --format csv`: one row per kernel and phase.

@@ -212,7 +212,12 @@ def capture(module: Any, example_inputs: Any = (), kwargs: Optional[Dict[str, An
     one that is not affine in each dimension raises ``roofline_capture.CaptureError`` naming the
     tensor, op and module.
     """
-    import torch  # noqa: F401  (a clear ImportError without PyTorch)
+    try:
+        import torch
+    except ImportError:
+        raise ImportError("roofline.capture needs PyTorch: pip install torch (the capture runs "
+                          "the model on the meta device; nothing else of roofline needs it)") \
+            from None
 
     from roofline_capture import capture as _capture
 

@@ -429,6 +429,15 @@ class Results(unittest.TestCase):
         self.assertEqual(len(prof.to_pandas()), len(prof.kernels))
 
 
+@unittest.skipIf(HAVE_TORCH, "torch installed: capture works")
+class WithoutPyTorch(unittest.TestCase):
+    def test_capture_says_what_to_install(self):
+        with self.assertRaises(ImportError) as e:
+            roofline.capture(object())
+        self.assertIn("pip install torch", str(e.exception))
+        self.assertNotIn("\n", str(e.exception))
+
+
 @unittest.skipUnless(HAVE_TORCH, "torch not installed")
 class FromPyTorch(unittest.TestCase):
 

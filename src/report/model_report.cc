@@ -135,7 +135,7 @@ std::string RenderModelsListJson(const ModelRegistry& registry,
   return json{{"models", rows}, {"networks", nets}, {"warnings", warnings}}.dump(2) + "\n";
 }
 
-std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model, int top) {
+std::string RenderModelHeader(const ModelAnalysis& a, const CostModel& model) {
   const Device& d = model.device();
   std::string out;
   out += fmt::format("{} ({}, {} layers) on {} ({}){}\n", a.config.origin, a.config.architecture,
@@ -156,6 +156,12 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model, int
   for (const PhaseResult& p : a.phases)
     all_costs.insert(all_costs.end(), p.costs.begin(), p.costs.end());
   out += ExpectedSetupLine(model, all_costs);
+  return out;
+}
+
+std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model, int top) {
+  const Device& d = model.device();
+  std::string out = RenderModelHeader(a, model);
   const bool expected = model.has_expected();
   for (const PhaseResult& p : a.phases) {
     out += fmt::format("\n== {} ==\n", NameOf(p.phase));

@@ -131,7 +131,8 @@ Result<Views> ModelViews(const Scenario& s, const ModelViewOptions& o, const Vie
     r->explanation = std::move(e).value();
     for (const PhaseResult& p : r->analysis.phases) {
       if (!p.band.has_value() || p.band->empty()) continue;
-      r->explanation += fmt::format("\npublished runs behind the {} trust band ({}):\n",
+      r->explanation += fmt::format("\n{} trust: {}\npublished runs behind the {} trust band ({}):\n",
+                                    NameOf(p.phase), DescribeBand(*p.band, p.totals.expected_s),
                                     NameOf(p.phase), DescribeTrustGroup(p.band->key, p.band->level));
       r->explanation += RenderBandRuns(*p.band);
     }
@@ -171,8 +172,15 @@ Result<Views> ModelViews(const Scenario& s, const ModelViewOptions& o, const Vie
       v.out = [run](std::ostream& out) { out << RenderModelCsv(run->analysis, *run->model); };
       break;
     default:
+      if (!o.explain.empty()) {
+        // The derivation asked for, under the lines that say what ran (not the whole table).
+        v.out = [run](std::ostream& out) {
+          out << RenderModelHeader(run->analysis, *run->model) << run->explanation;
+        };
+        break;
+      }
       v.out = [run, why, top = o.top](std::ostream& out) {
-        out << RenderModelTable(run->analysis, *run->model, top) << run->explanation << why();
+        out << RenderModelTable(run->analysis, *run->model, top) << why();
       };
   }
   return v;

@@ -105,7 +105,9 @@ constexpr Field kFields[] = {
      kCeilings, kScopeBoth, false},
     {FieldId::kRuntime, "runtime", "--runtime", "RUNTIME", FieldType::kChoice, "eager",
      "expected times: how kernels are launched (eager: PyTorch eager, cuda-graph, compiled: "
-     "torch.compile with CUDA graphs)",
+     "torch.compile with CUDA graphs, launched as cuda-graph is; what compiling changes besides "
+     "is given apart: --fusion fused for the fused epilogues and norms, --weight-kernel "
+     "inductor-int8|inductor-fp8 for its quantized matmuls)",
      kRuntimes, kScopeBoth, true},
     {FieldId::kEfficiency, "efficiency", "--efficiency", "CLASS=F", FieldType::kPairs, "",
      "expected times: kernels of a class (matmul, attention, vector, comm) reach F of every "
