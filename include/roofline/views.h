@@ -50,9 +50,15 @@ struct Views {
   bool check_failed = false;
 };
 
+/// Kernels a network's table lists when --top is not given and the network has many.
+inline constexpr int kNetworkTopDefault = 30;
+
 /// `roofline model`: an LLM (per phase) or a network (graph file, ONNX model, preset).
 struct ModelViewOptions {
   int top = 0;          ///< table: the N kernels of each phase with the most time (0: all)
+  /// --top was given. Without it a network of more than kNetworkTopDefault * 2 kernels lists the
+  /// kNetworkTopDefault with the most time (a table that fits a terminal; --top 0: every one).
+  bool top_given = false;
   std::string explain;  ///< LLMs: the kernel whose figures are derived
 };
 /// Checks the request against the scenario (--top and --explain print as a table, networks take

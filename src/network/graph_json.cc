@@ -261,6 +261,15 @@ NetworkGraph ParseGraph(const json& doc, const std::string& origin) {
     RequireObject(n, f);
     NetNode node;
     node.name = RequireString(n, "name", f);
+    // A capture on the meta or CPU device records PyTorch's CPU attention op; a GPU runs its own
+    // fused kernel, so the node is named for what it computes.
+    constexpr std::string_view kCpuAttention = "_scaled_dot_product_flash_attention_for_cpu";
+    if (node.name.size() >= kCpuAttention.size() &&
+        node.name.compare(node.name.size() - kCpuAttention.size(), kCpuAttention.size(),
+                          kCpuAttention) == 0) {
+      node.name.replace(node.name.size() - kCpuAttention.size(), kCpuAttention.size(),
+                        "scaled_dot_product_attention");
+    }
     if (!node_names.insert(node.name).second) {
       throw JsonFieldError(JoinField(f, "name"),
                            fmt::format("duplicate node name '{}'", node.name));

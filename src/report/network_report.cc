@@ -57,8 +57,10 @@ std::string RenderNetworkTable(const NetworkAnalysis& a, const CostModel& model,
   // Node names of exported models repeat their module path ("/down_blocks.0/resnets.1/conv1/
   // Conv"): long ones are cut to the tail that keeps them unique, modules likewise among the
   // distinct modules.
+  // Among the kernels shown: a top-N table cuts its names to what keeps those apart.
+  const std::vector<size_t> shown = TopKernels(a, top);
   std::vector<std::string> names, modules;
-  for (size_t i = 0; i < a.kernels.size(); ++i) {
+  for (size_t i : shown) {
     names.push_back(a.costs[i].name);
     if (std::find(modules.begin(), modules.end(), a.info[i].module) == modules.end()) {
       modules.push_back(a.info[i].module);
@@ -71,11 +73,11 @@ std::string RenderNetworkTable(const NetworkAnalysis& a, const CostModel& model,
         static_cast<size_t>(std::find(modules.begin(), modules.end(), m) - modules.begin());
     return short_modules[at];
   };
-  const std::vector<size_t> shown = TopKernels(a, top);
-  for (size_t i : shown) {
+  for (size_t row = 0; row < shown.size(); ++row) {
+    const size_t i = shown[row];
     const KernelCost& c = a.costs[i];
     const NetKernelInfo& info = a.info[i];
-    table.AddRow({names[i], module_of(info.module), info.op, Si(c.flops, ""), Si(c.bytes[0], "B"),
+    table.AddRow({names[row], module_of(info.module), info.op, Si(c.flops, ""), Si(c.bytes[0], "B"),
                   Num(c.Intensity(0)), Seconds(c.time_s), model.BoundName(c),
                   Percent(a.totals.time_s > 0 ? c.time_s / a.totals.time_s : 0)});
   }

@@ -55,7 +55,10 @@ Result<Views> NetworkModelViews(const Scenario& s, const ModelViewOptions& o,
   if (!run.ok()) return run.status();
   std::shared_ptr<const NetworkRun> r = std::move(run).value();
   const DiffusionRun* per_image = r->diffusion ? &*r->diffusion : nullptr;
-  auto table = Once([r, per_image, top = o.top] {
+  const int top = o.top_given || r->analysis.kernels.size() <= 2 * kNetworkTopDefault
+                      ? o.top
+                      : kNetworkTopDefault;
+  auto table = Once([r, per_image, top] {
     return RenderNetworkTable(r->analysis, *r->model, top, per_image);
   });
   auto why = Once([r, model = s.model] { return RenderWhy(ExplainNetworkRun(*r, model)); });

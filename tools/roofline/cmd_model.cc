@@ -27,9 +27,11 @@ int RunModel(Context& ctx) {
   ModelViewOptions v;
   ViewRequest request;
   AddFormatOption(app, request.format, {"table", "json", "csv"});
-  app.add_option("--top", v.top,
-                 "table: show only the N kernels of each phase with the most time (0: all)")
-      ->check(CLI::Range(0, 1000000));
+  CLI::Option* top = app.add_option(
+      "--top", v.top,
+      "table: show only the N kernels of each phase with the most time (0: all; default: all "
+      "of an LLM, the 30 with the most time of a network of more than 60)");
+  top->check(CLI::Range(0, 1000000));
   app.add_option("--explain", v.explain,
                  "derive every figure of the kernel named KERNEL (bound and expected time, each "
                  "ceiling with its source)");
@@ -37,6 +39,7 @@ int RunModel(Context& ctx) {
   app.add_option("--report", request.report, "write a self-contained HTML report (tables and roofline)");
   if (auto done = ParseArgs(app, ctx)) return *done;
   if (Status st = options.Read(s); !st.ok()) return Fail(ctx, st);
+  v.top_given = top->count() > 0;
   Result<Views> views = ModelViews(s, v, request, [&ctx] { return ctx.Database(); });
   if (!views.ok()) return Fail(ctx, views.status());
   return Emit(ctx, *views, request);
