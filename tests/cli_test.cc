@@ -538,6 +538,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadArgs{{"sweep", "llama-3-8b", "--vary", "batch=1:8", "--plot", "/nonexistent/d/x.svg"},
                 "cannot open"},
         BadArgs{{"plan", "llama-3-8b", "--gpus", "0"}, "--gpus"},
+        BadArgs{{"model", "llama-3-8b", "--memory-fraction", "0"}, "--memory-fraction: must be"},
+        BadArgs{{"model", "llama-3-8b", "--memory-fraction", "1.5"}, "--memory-fraction"},
+        BadArgs{{"sweep", "llama-3-8b", "--vary", "batch=1:4", "--memory-fraction", "x"},
+                "--memory-fraction: 'x' is not a number"},
         BadArgs{{"plan", "llama-3-8b", "--output", "-1"}, "--output"},
         BadArgs{{"plan", "llama-3.1-405b", "--hw", "l4", "--gpus", "2"}, "does not fit"}),
     ArgsName);

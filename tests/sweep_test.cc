@@ -418,6 +418,31 @@ TEST(Plan, DoublingThePriceDoublesTheCostPerToken) {
   }
 }
 
+// An engine's memory reserve (--memory-fraction, as vLLM's gpu_memory_utilization 0.9) leaves
+// less room: the capacity is that fraction of the device's, and the largest batch shrinks.
+TEST(Plan, AnEnginesMemoryReserveLeavesLessRoom) {
+  PlanRequest r;
+  r.gpus = 8;
+  Workload reserved;
+  reserved.memory_fraction = 0.9;
+  const TransformerConfig c = PlanPreset("llama-3-70b");
+  const Result<Plan> all = MakePlan(c, Workload{}, Dev("h100-sxm"), r);
+  const Result<Plan> less = MakePlan(c, reserved, Dev("h100-sxm"), r);
+  ASSERT_TRUE(all.ok() && less.ok());
+  EXPECT_LT(less->variants[0].max_batch, all->variants[0].max_batch);
+  Workload w;
+  w.batch = 8;
+  w.memory_fraction = 0.9;
+  Result<ModelAnalysis> a = AnalyzeModel(c, w, CostModel(Dev("h100-sxm")), PhaseSelection::kDecode);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_FALSE(a->memory.fits());  // 141 GB of weights on one 80 GB device
+  w.tp = 4;
+  a = AnalyzeModel(c, w, CostModel(Dev("h100-sxm")), PhaseSelection::kDecode);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->memory.capacity_bytes, 0.9 * 80e9);  // the H100 SXM's 80 GB (device file)
+  EXPECT_EQ(a->memory.memory_fraction, 0.9);
+}
+
 TEST(Plan, ChoosesTheSmallestTensorParallelismThatFits) {
   // Llama-3-70B in bf16 (141 GB of weights) needs two 80 GB H100s; in fp8 one is enough.
   const Plan p = MakeTestPlan("llama-3-70b", "h100-sxm", 0);

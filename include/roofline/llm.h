@@ -44,7 +44,9 @@ struct MemoryFootprint {
   /// Prefilling the whole batch in one step: activations of its largest op. Informational:
   /// serving engines prefill in chunks, so this is not part of total_bytes().
   double prefill_workspace_bytes = 0;
-  double capacity_bytes = 0;  ///< device memory of one device
+  double capacity_bytes = 0;  ///< device memory of one device the engine may fill
+  /// The fraction of it that is (Workload::memory_fraction; 1: all of the device's memory).
+  double memory_fraction = 1;
   /// Where the weights stream from an external store (a first memory level that holds only
   /// weights): its capacity; the weights then take no room in `capacity_bytes`. 0: no store.
   double weights_store_bytes = 0;

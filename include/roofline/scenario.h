@@ -44,6 +44,7 @@ enum class FieldId : uint8_t {
   kFusion,
   kMla,
   kAllLogits,
+  kMemoryFraction,
   kTf32,
   kDims,
   kSteps,

@@ -52,6 +52,9 @@ struct Workload {
   FusionMode fusion = FusionMode::kEager;
   bool all_logits = false;  ///< prefill computes logits for every position, not the last
   MlaForm mla = MlaForm::kAuto;
+  /// The fraction of each device's memory the engine may fill with weights, KV cache and
+  /// workspace (vLLM's gpu_memory_utilization, SGLang's mem_fraction_static); 1: all of it.
+  double memory_fraction = 1;
 
   int64_t DecodeContext() const { return context > 0 ? context : prompt; }
   /// Pipeline stages as set (0 counts as one).

@@ -64,6 +64,9 @@ MemoryFootprint FootprintFromGraph(const TransformerConfig& c, const Workload& w
     m.weights_store_bytes = m.capacity_bytes;
     m.capacity_bytes = device.memory[1].total_capacity_bytes();
   }
+  // What an engine leaves unused (its reserve) is not room for the model.
+  m.memory_fraction = w.memory_fraction;
+  m.capacity_bytes *= w.memory_fraction;
   const double stages = static_cast<double>(m.stages);
   m.weights_bytes = (weights != nullptr ? WeightBytes(decode, *weights)
                                         : WeightBytes(decode, WeightUsesOf(decode))) /

@@ -241,6 +241,15 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model, int
   const MemoryFootprint& m = a.memory;
   out += fmt::format("\n== memory (per device, context {}) ==\n",
                      std::max(a.workload.prompt, a.workload.context));
+  // The room the engine may fill, and whether it fits; an engine's reserve is said either way.
+  const std::string room =
+      m.memory_fraction < 1
+          ? fmt::format("{} ({} of {}: --memory-fraction)", Si(m.capacity_bytes, "B"),
+                        Num(m.memory_fraction), Si(m.capacity_bytes / m.memory_fraction, "B"))
+          : Si(m.capacity_bytes, "B");
+  const std::string verdict =
+      std::string(m.fits() ? "fits" : "DOES NOT FIT") +
+      (m.memory_fraction < 1 ? "" : "; all of it usable: no engine reserve (--memory-fraction)");
   if (m.weights_store_bytes > 0) {
     // Weight streaming: the weights live in the far store, the rest in the next level.
     out += fmt::format(
@@ -248,14 +257,12 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model, int
         "workspace {} = {} of {} {} ({})\n",
         Si(m.weights_bytes, "B"), d.memory[0].name, Si(m.weights_store_bytes, "B"),
         Si(m.kv_cache_bytes, "B"), Si(m.kv_bytes_per_token, "B"), Si(m.workspace_bytes, "B"),
-        Si(m.resident_bytes(), "B"), Si(m.capacity_bytes, "B"), d.memory[1].name,
-        m.fits() ? "fits" : "DOES NOT FIT");
+        Si(m.resident_bytes(), "B"), room, d.memory[1].name, verdict);
   } else {
     out += fmt::format("weights {}, KV cache {} ({} per token), workspace {} = {} of {} ({})\n",
                        Si(m.weights_bytes, "B"), Si(m.kv_cache_bytes, "B"),
                        Si(m.kv_bytes_per_token, "B"), Si(m.workspace_bytes, "B"),
-                       Si(m.total_bytes(), "B"), Si(m.capacity_bytes, "B"),
-                       m.fits() ? "fits" : "DOES NOT FIT");
+                       Si(m.total_bytes(), "B"), room, verdict);
   }
   if (d.model_split || m.stages > 1) {
     out += fmt::format("chips per replica: {} = tp {} x {} pipeline stage{}{}\n", m.devices,
@@ -358,6 +365,7 @@ std::string RenderModelJson(const ModelAnalysis& a, const CostModel& model) {
   mem["prefill_workspace_bytes"] = a.memory.prefill_workspace_bytes;
   mem["total_bytes"] = a.memory.total_bytes();
   mem["capacity_bytes"] = a.memory.capacity_bytes;
+  mem["memory_fraction"] = a.memory.memory_fraction;
   mem["devices"] = a.memory.devices;
   mem["stages"] = a.memory.stages;
   mem["stages_chosen"] = a.stages_chosen;

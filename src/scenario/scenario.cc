@@ -81,6 +81,11 @@ constexpr Field kFields[] = {
      kScopeLlm, true},
     {FieldId::kAllLogits, "all_logits", "--all-logits", "", FieldType::kFlag, "",
      "prefill computes logits for every position", kNone, kScopeLlm, true},
+    {FieldId::kMemoryFraction, "memory_fraction", "--memory-fraction", "F", FieldType::kReal,
+     "", "the fraction of each device's memory an engine may fill with weights, KV cache and "
+     "workspace, in (0, 1] (vLLM's gpu_memory_utilization, 0.9 by default there; SGLang's "
+     "mem_fraction_static); default: all of it, no engine reserve",
+     kNone, kScopeLlm, true},
     {FieldId::kTf32, "tf32", "--tf32", "", FieldType::kFlag, "",
      "graph files and ONNX models: fp32 matmuls, convolutions and attention on TF32 tensor "
      "cores (PyTorch's default for cuDNN convolutions; matmuls need allow_tf32)",
@@ -387,6 +392,18 @@ Status SetField(Scenario& s, FieldId id, std::string_view text, const std::strin
     case FieldId::kCfg:
       s.cfg = flag;
       break;
+    case FieldId::kMemoryFraction: {
+      double f = 0;
+      const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), f);
+      if (ec != std::errc() || p != value.data() + value.size() || value.empty()) {
+        return Status::Invalid(where, "'" + value + "' is not a number");
+      }
+      if (!(f > 0 && f <= 1)) {
+        return Status::Invalid(where, fmt::format("must be in (0, 1], got {}", value));
+      }
+      s.workload.memory_fraction = f;
+      break;
+    }
     case FieldId::kLaunchOverheadUs: {
       double us = 0;
       const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), us);
@@ -472,6 +489,8 @@ std::string FieldText(const Scenario& s, FieldId id) {
       return std::string(kMla[static_cast<int>(w.mla)]);
     case FieldId::kAllLogits:
       return flag(w.all_logits);
+    case FieldId::kMemoryFraction:
+      return w.memory_fraction < 1 ? fmt::format("{}", w.memory_fraction) : std::string();
     case FieldId::kTf32:
       return flag(s.tf32);
     case FieldId::kDims: {
