@@ -15,6 +15,8 @@
 #include "roofline/plan.h"
 #include "roofline/published.h"
 #include "roofline/report.h"
+#include "roofline/setup.h"
+#include "roofline/sweep.h"
 #include "roofline/sweep_table.h"
 #include "roofline/trust.h"
 #include "tests/cli_runner.h"
@@ -78,12 +80,22 @@ TEST(Trust, ABandIsItsGroupsPublishedRuns) {
     for (const TrustRun& r : b.runs) {
       ASSERT_TRUE(by_id.count(r.id)) << r.id;
       const PublishedCheck& c = *by_id[r.id];
+      // Its own group: every criterion of the key holds for the run.
       EXPECT_EQ(c.run.phase, b.key.phase) << r.id;
       EXPECT_EQ(c.run.scenario.expected.runtime, b.key.runtime) << r.id;
+      EXPECT_EQ(!c.run.scenario.expected.modules.empty(), b.key.modules) << r.id;
       EXPECT_EQ(c.run.scenario.workload.tp * c.run.scenario.workload.Stages() > 1, b.key.parallel)
+          << r.id;
+      EXPECT_EQ(testing::Dev(c.run.scenario.hw).vendor, b.key.vendor) << r.id;
+      const Workload& w = c.run.scenario.workload;
+      const DType act = w.dtype.value_or(DType::kBf16);
+      EXPECT_EQ(w.weight_dtype.has_value() && BitsOf(*w.weight_dtype) < BitsOf(act),
+                b.key.quantized)
           << r.id;
       EXPECT_EQ(r.expected_s, c.expected_s) << r.id;
       EXPECT_EQ(r.error, c.error) << r.id;
+      // The range's arithmetic (true by construction): each run lies in the range its own
+      // expected time gives.
       const double slack = 1e-12 * r.measured_s;
       EXPECT_GE(r.measured_s, b.Low(r.expected_s) - slack) << r.id;
       EXPECT_LE(r.measured_s, b.High(r.expected_s) + slack) << r.id;
@@ -110,6 +122,25 @@ TEST(Trust, AGroupWithoutRunsTakesTheNearestOne) {
     EXPECT_FALSE(b.own());
     EXPECT_GE(static_cast<int>(b.runs.size()), kTrustMinRows);
   }
+  // The published rows hold no MoE run, so the MoE key falls back; every run of the group taken
+  // keeps the criteria its level keeps.
+  for (const TrustBand& b : *bands) {
+    for (const TrustRun& r : b.runs) {
+      const PublishedRun* run = nullptr;
+      for (const PublishedRun& x : p.runs) run = x.id == r.id ? &x : run;
+      ASSERT_NE(run, nullptr);
+      EXPECT_EQ(run->phase, b.key.phase) << r.id;
+      if (b.level <= TrustLevel::kAnyModules) {
+        EXPECT_EQ(run->scenario.expected.runtime, b.key.runtime) << r.id;
+      }
+      if (b.level <= TrustLevel::kAnyVendor) {
+        EXPECT_EQ(run->scenario.workload.tp * run->scenario.workload.Stages() > 1, b.key.parallel)
+            << r.id;
+      }
+    }
+  }
+  // No published run is a compiled prefill: the Intel key keeps only its phase.
+  EXPECT_EQ((*bands)[1].level, TrustLevel::kPhase);
   const std::string said = DescribeBand((*bands)[0], 0.01);
   EXPECT_EQ(said.rfind("not validated for decode, runtime eager", 0), 0u) << said;
   EXPECT_NE(said.find("mixture of experts"), std::string::npos) << said;
@@ -152,6 +183,24 @@ TEST(Trust, ModelPrintsABandBesideEachExpectedTime) {
   EXPECT_NE(explained.out.find(band["runs"][0].get<std::string>()), std::string::npos);
 }
 
+// Figures the user overrode were never validated: the band gives the errors, no range.
+TEST(Trust, OverriddenFiguresGetNoRange) {
+  const testing::CliOutput json = testing::RunCli(
+      {"model", "llama-3-8b", "--phase", "decode", "--efficiency", "matmul=0.5", "--format",
+       "json"});
+  ASSERT_EQ(json.status, 0) << json.err;
+  const nlohmann::json band = nlohmann::json::parse(json.out)["phases"][0]["expected_band"];
+  EXPECT_FALSE(band["validated"].get<bool>());
+  EXPECT_EQ(band["overridden"], "--efficiency");
+  EXPECT_FALSE(band.contains("low_s"));
+  const testing::CliOutput text = testing::RunCli(
+      {"model", "llama-3-8b", "--phase", "decode", "--launch-overhead-us", "5"});
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("with --launch-overhead-us the figures are not the model's own"),
+            std::string::npos);
+  EXPECT_EQ(text.out.find("expect "), std::string::npos);
+}
+
 // Sweeps carry the band's range as columns (JSON columns, npy, Python), not in the CSV's stable
 // set; along a tp sweep the band changes from one chip to several.
 TEST(Trust, SweepColumnsCarryTheRange) {
@@ -177,7 +226,28 @@ TEST(Trust, SweepColumnsCarryTheRange) {
     ratio[{tp[i].get<int64_t>(), data["phase"][i].get<std::string>()}] =
         low[i].get<double>() / expected[i].get<double>();
   }
-  EXPECT_NE(ratio.at({1, "decode"}), ratio.at({2, "decode"}));
+  EXPECT_EQ(ratio.size(), 4u);
+  // The bands differ by layout: one chip has its own group; several chips (eager, unquantized,
+  // NVIDIA) have fewer than 3 runs and borrow the nearest group's.
+  Scenario s;
+  s.model = "llama-3-8b";
+  Result<roofline::Setup> setup = Resolve(s, testing::Db());
+  ASSERT_TRUE(setup.ok());
+  const CostModel model(setup->device, setup->cost);
+  Result<SweepAxis> axis = ParseSweepAxis("tp=1,2");
+  ASSERT_TRUE(axis.ok());
+  Result<SweepResult> r =
+      RunSweep(setup->config, setup->workload, model, PhaseSelection::kBoth, {*axis});
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(AttachBands(*r, setup->config, setup->workload, setup->device, setup->cost,
+                          testing::Db())
+                  .ok());
+  const TrustBand* one = r->BandOf(r->points[0], Phase::kDecode);
+  const TrustBand* several = r->BandOf(r->points[1], Phase::kDecode);
+  ASSERT_TRUE(one != nullptr && several != nullptr);
+  EXPECT_TRUE(one->own());
+  EXPECT_FALSE(several->own());
+  EXPECT_TRUE(several->key.parallel);
 }
 
 // Plans carry the range of each operating point's expected TTFT and time per output token.
@@ -198,6 +268,7 @@ TEST(Trust, PlanTableCarriesTheRange) {
   for (size_t row = 0; row < t.rows(); ++row) {
     if (std::isnan(mid->reals[row])) {
       EXPECT_TRUE(std::isnan(low->reals[row]));  // the FLOP limit: no expected time, no range
+      EXPECT_TRUE(std::isnan(t.Find("ttft_s")->reals[row]));  // nor a TTFT (the text's "-")
       continue;
     }
     EXPECT_LE(low->reals[row], high->reals[row]);

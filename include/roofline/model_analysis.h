@@ -26,9 +26,13 @@ struct TrustKey {
   bool parallel = false;
   std::string vendor;
   bool moe = false;
-  /// Not a criterion: the step's figures were overridden (--ceilings spec, --efficiency), which
-  /// no published run was costed with.
-  bool overridden = false;
+  /// Weight-only quantization: the weights are narrower than the activations (int4 or int8
+  /// weights with bf16 activations run dequantizing kernels a dense step does not).
+  bool quantized = false;
+  /// Not a criterion: the choices that changed the step's figures from the model's own
+  /// ("--ceilings spec", "--efficiency", "--launch-overhead-us", "a calibrated device"), which
+  /// no published run was costed with; empty when none did.
+  std::string overridden;
 };
 
 /// How much of a key a band's group matches: the criteria are dropped in this order until the
@@ -37,7 +41,7 @@ enum class TrustLevel {
   kOwn,         ///< runtime, modules, phase, parallelism, vendor, dense or MoE: the key's own
   kAnyVendor,   ///< ... any vendor, dense or MoE
   kAnyLayout,   ///< ... and one chip or several
-  kAnyModules,  ///< runtime and phase only
+  kAnyModules,  ///< runtime and phase only (modules and weight quantization dropped)
   kPhase,       ///< the phase only
   kAll,         ///< every run with an expected time
 };

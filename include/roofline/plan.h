@@ -47,6 +47,7 @@ struct PlanPoint {
 struct PlanVariant {
   std::string name;  ///< "as configured", "fp8 (W8A8, fp8 KV)"
   std::string dtypes;
+  DType act = DType::kBf16, weight = DType::kBf16;  ///< activations and decoder weights
   int64_t tp = 1;
   int64_t pp = 1;  ///< pipeline stages (SRAM-only devices: the fewest that hold the model)
   int64_t replicas = 1;

@@ -20,9 +20,9 @@
 namespace roofline {
 
 /// The key of a step of `workload` on `device` costed under `options`; `moe`: the model routes
-/// tokens to experts.
+/// tokens to experts; `launch_overhead_s`: the --launch-overhead-us figure (an override).
 TrustKey TrustKeyOf(const ExpectedOptions& options, Phase phase, const Workload& workload,
-                    const Device& device, bool moe);
+                    const Device& device, bool moe, double launch_overhead_s = 0);
 
 /// The bands of `keys` from the runs in `runs` (devices from `db`, models from `registry`, the
 /// given efficiency data): each group's runs are costed once. Errors name the runs' file.
@@ -30,17 +30,20 @@ Result<std::vector<TrustBand>> TrustBands(const std::vector<TrustKey>& keys,
                                           const std::vector<PublishedRun>& runs,
                                           const DeviceDatabase& db, const ModelRegistry& registry,
                                           std::shared_ptr<const EfficiencyData> efficiency);
-/// The same from the default published runs, model presets and efficiency data.
+/// The same from the default published runs and model presets, with `efficiency` (null: the
+/// default efficiency data).
 Result<std::vector<TrustBand>> TrustBands(const std::vector<TrustKey>& keys,
-                                          const DeviceDatabase& db);
+                                          const DeviceDatabase& db,
+                                          std::shared_ptr<const EfficiencyData> efficiency = nullptr);
 
 /// Attaches each phase's band (when the phase has an expected time) from the default runs: a
 /// model analysed on `device` under `options`.
-Status AttachBands(ModelAnalysis& analysis, const Device& device, const ExpectedOptions& options,
+Status AttachBands(ModelAnalysis& analysis, const Device& device, const CostOptions& options,
                    const DeviceDatabase& db);
-/// A sweep's bands per phase, on one chip and on several (SweepResult::bands), for `config`.
-Status AttachBands(SweepResult& sweep, const TransformerConfig& config, const Device& device,
-                   const DeviceDatabase& db);
+/// A sweep's bands per phase, on one chip and on several (SweepResult::bands), for `config`
+/// swept from `base` under `options`.
+Status AttachBands(SweepResult& sweep, const TransformerConfig& config, const Workload& base,
+                   const Device& device, const CostOptions& options, const DeviceDatabase& db);
 /// A plan's bands per variant and phase (PlanVariant::prefill_band, decode_band), under the
 /// plan's own expected-time choices, for `config`.
 Status AttachBands(Plan& plan, const TransformerConfig& config, const Device& device,

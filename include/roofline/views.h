@@ -48,6 +48,7 @@ struct Views {
   /// A check the result makes failed (validate published: a time bound above a measured run):
   /// the views are written all the same and the command exits with status 1.
   bool check_failed = false;
+  std::string check_message;  ///< why the check failed, one line for stderr
 };
 
 /// Kernels a network's table lists when --top is not given and the network has many.

@@ -101,7 +101,7 @@ nb::object SweepColumns(const std::vector<std::pair<std::string, std::string>>& 
   const CostModel model(setup->device, setup->cost);
   Result<SweepResult> r = RunSweep(setup->config, setup->workload, model, s.phases, *axes);
   if (!r.ok()) Raise(r.status());
-  if (Status b = AttachBands(*r, setup->config, setup->device, *db); !b.ok()) {
+  if (Status b = AttachBands(*r, setup->config, setup->workload, setup->device, setup->cost, *db); !b.ok()) {
     r->notes.push_back("no trust band: " + b.ToString());
   }
   std::ostringstream head;

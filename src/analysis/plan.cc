@@ -61,6 +61,8 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   PlanVariant v;
   v.name = std::move(name);
   const DType act = w.dtype.value_or(c.torch_dtype);
+  v.act = act;
+  v.weight = w.weight_dtype.value_or(act);
   v.dtypes = fmt::format("activations {}, weights {}, kv {}", NameOf(act),
                          NameOf(w.weight_dtype.value_or(act)), NameOf(w.kv_dtype.value_or(act)));
   const int64_t context = r.prompt + r.output;

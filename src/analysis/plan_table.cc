@@ -30,10 +30,15 @@ double ExpectedOr(const PlanPoint& pt, double v) {
   return pt.expected_request_s > 0 ? v : std::numeric_limits<double>::quiet_NaN();
 }
 
+/// A figure the plan gives, or NaN where it gives none (0: the FLOP limit's TTFT and time per
+/// token, the costs without --price-per-hour; the text prints "-").
+double OrNone(double v) { return v > 0 ? v : std::numeric_limits<double>::quiet_NaN(); }
+
 /// The low or high end of the range a trust band gives an expected time; NaN without one.
 double InBand(const std::optional<TrustBand>& band, const PlanPoint& pt, double expected,
               bool high) {
-  if (!band.has_value() || band->empty() || pt.expected_request_s <= 0) {
+  if (!band.has_value() || band->empty() || !band->key.overridden.empty() ||
+      pt.expected_request_s <= 0) {
     return std::numeric_limits<double>::quiet_NaN();
   }
   return high ? band->High(expected) : band->Low(expected);
@@ -79,9 +84,11 @@ const PlanColumn kColumns[] = {
     {"chips", "", ColumnKind::kInt, false,
      [](const Plan&, const PlanVariant&, const PlanPoint& pt) { return N(pt.chips); }, nullptr},
     {"ttft_s", "s", ColumnKind::kReal, false,
-     [](const Plan&, const PlanVariant&, const PlanPoint& pt) { return pt.ttft_s; }, nullptr},
+     [](const Plan&, const PlanVariant&, const PlanPoint& pt) { return OrNone(pt.ttft_s); },
+     nullptr},
     {"time_per_output_token_s", "s", ColumnKind::kReal, false,
-     [](const Plan&, const PlanVariant&, const PlanPoint& pt) { return pt.tpot_s; }, nullptr},
+     [](const Plan&, const PlanVariant&, const PlanPoint& pt) { return OrNone(pt.tpot_s); },
+     nullptr},
     {"request_s", "s", ColumnKind::kReal, false,
      [](const Plan&, const PlanVariant&, const PlanPoint& pt) { return pt.request_s; }, nullptr},
     {"output_tokens_per_s_per_gpu", "1/s", ColumnKind::kReal, false,
@@ -95,10 +102,14 @@ const PlanColumn kColumns[] = {
      },
      nullptr},
     {"cost_per_million_input_tokens", "$", ColumnKind::kReal, false,
-     [](const Plan&, const PlanVariant&, const PlanPoint& pt) { return pt.cost_per_m_input; },
+     [](const Plan&, const PlanVariant&, const PlanPoint& pt) {
+       return OrNone(pt.cost_per_m_input);
+     },
      nullptr},
     {"cost_per_million_output_tokens", "$", ColumnKind::kReal, false,
-     [](const Plan&, const PlanVariant&, const PlanPoint& pt) { return pt.cost_per_m_output; },
+     [](const Plan&, const PlanVariant&, const PlanPoint& pt) {
+       return OrNone(pt.cost_per_m_output);
+     },
      nullptr},
     {"prefill_bound", "", ColumnKind::kCode, false,
      [](const Plan& p, const PlanVariant&, const PlanPoint& pt) {

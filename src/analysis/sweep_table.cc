@@ -94,14 +94,16 @@ const SweepColumn kMoreColumns[] = {
     {"expected_low_s", "s", Scope::kStep, ColumnKind::kReal, false, SweepColumn::When::kBand,
      [](const SweepPoint& p, const PhasePoint& ph, const SweepResult& r) {
        const TrustBand* b = r.BandOf(p, ph.phase);
-       return b != nullptr && !b->empty() ? b->Low(ph.expected_time_s)
-                                          : std::numeric_limits<double>::quiet_NaN();
+       return b != nullptr && !b->empty() && b->key.overridden.empty()
+                  ? b->Low(ph.expected_time_s)
+                  : std::numeric_limits<double>::quiet_NaN();
      }},
     {"expected_high_s", "s", Scope::kStep, ColumnKind::kReal, false, SweepColumn::When::kBand,
      [](const SweepPoint& p, const PhasePoint& ph, const SweepResult& r) {
        const TrustBand* b = r.BandOf(p, ph.phase);
-       return b != nullptr && !b->empty() ? b->High(ph.expected_time_s)
-                                          : std::numeric_limits<double>::quiet_NaN();
+       return b != nullptr && !b->empty() && b->key.overridden.empty()
+                  ? b->High(ph.expected_time_s)
+                  : std::numeric_limits<double>::quiet_NaN();
      }},
 };
 

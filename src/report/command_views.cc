@@ -209,6 +209,11 @@ Result<Views> PublishedViews(const std::string& file, const ViewRequest& request
   }
   // A bound above a real run is a counting error.
   v.check_failed = result->bounds_above != 0;
+  if (v.check_failed) {
+    v.check_message = fmt::format(
+        "the time bound is above {} of the published measurements: a counting error",
+        result->bounds_above);
+  }
   return v;
 }
 

@@ -1,6 +1,8 @@
 // Trust bands in words: the group a band comes from, the range it gives and the runs behind it.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,19 @@
 
 namespace roofline {
 
+namespace {
+
+/// The stacks among a band's runs.
+double Stacks(const TrustBand& band) {
+  std::vector<std::string> stacks;
+  for (const TrustRun& r : band.runs) {
+    if (std::find(stacks.begin(), stacks.end(), r.stack) == stacks.end()) stacks.push_back(r.stack);
+  }
+  return static_cast<double>(stacks.size());
+}
+
+}  // namespace
+
 std::string DescribeTrustGroup(const TrustKey& key, TrustLevel level) {
   const int l = static_cast<int>(level);
   std::vector<std::string> parts;
@@ -19,7 +34,8 @@ std::string DescribeTrustGroup(const TrustKey& key, TrustLevel level) {
     parts.push_back("runtime " + std::string(NameOf(key.runtime)));
   }
   if (l <= static_cast<int>(TrustLevel::kAnyLayout)) {
-    parts.emplace_back(key.modules ? "framework modules counted" : "one kernel per op");
+    parts.emplace_back(key.modules ? "framework modules counted" : "modules not counted");
+    parts.emplace_back(key.quantized ? "weight-only quantized" : "unquantized weights");
   }
   if (l <= static_cast<int>(TrustLevel::kAnyVendor)) {
     parts.emplace_back(key.parallel ? "several chips" : "one chip");
@@ -34,29 +50,46 @@ std::string DescribeTrustGroup(const TrustKey& key, TrustLevel level) {
   return out;
 }
 
+namespace {
+
+/// A signed error as words: "16% below", "7% above", "0%".
+std::string Side(double e) {
+  const long pct = std::lround(100 * std::abs(e));
+  if (pct == 0) return "0%";
+  return fmt::format("{}% {}", pct, e < 0 ? "below" : "above");
+}
+
+}  // namespace
+
 std::string DescribeBand(const TrustBand& band, double expected_s) {
   if (band.empty()) return "no published run to go by";
-  std::string figures =
-      fmt::format("the expected time was {:+.0f}% to {:+.0f}% off the measurement (median {:+.0f}%)",
-                  100 * band.min_error, 100 * band.max_error, 100 * band.median_error);
-  if (expected_s > 0) {
-    figures += fmt::format(": expect {} to {}, most likely {}", Seconds(band.Low(expected_s)),
-                           Seconds(band.High(expected_s)), Seconds(band.Central(expected_s)));
+  std::string figures = fmt::format(
+      "the expected time ran from {} to {} the measured time (median {}; {} of {})",
+      Side(band.min_error), Side(band.max_error), Side(band.median_error),
+      Count(static_cast<double>(band.runs.size()), "run"), Count(Stacks(band), "stack"));
+  const bool overridden = !band.key.overridden.empty();
+  if (expected_s > 0 && !overridden) {
+    figures += fmt::format(": expect {} to {} ({} at the median error)",
+                           Seconds(band.Low(expected_s)), Seconds(band.High(expected_s)),
+                           Seconds(band.Central(expected_s)));
   }
   const std::string group = DescribeTrustGroup(band.key, band.level);
-  const std::string caveat =
-      band.key.overridden ? " (for the model's own figures: --ceilings spec and --efficiency "
-                            "choices are not validated)"
-                          : "";
+  std::string out;
   if (band.own()) {
-    return fmt::format("on {} published runs costed alike ({}) {}{}", band.runs.size(), group,
-                       figures, caveat);
+    out = fmt::format("on the published runs costed as this step is ({}) {}", group, figures);
+  } else {
+    out = fmt::format(
+        "not validated for {} (fewer than {} published runs); on the nearest group with them "
+        "({}) {}",
+        DescribeTrustGroup(band.key, TrustLevel::kOwn), kTrustMinRows, group, figures);
   }
-  return fmt::format(
-      "not validated for {} (fewer than {} published runs); on the nearest group with them, {} "
-      "runs ({}), {}{}",
-      DescribeTrustGroup(band.key, TrustLevel::kOwn), kTrustMinRows, band.runs.size(), group,
-      figures, caveat);
+  if (overridden) {
+    out += fmt::format(
+        "; with {} the figures are not the model's own, which no published run was costed with: "
+        "no range",
+        band.key.overridden);
+  }
+  return out;
 }
 
 std::string RenderBandRuns(const TrustBand& band) {
@@ -72,8 +105,11 @@ std::string RenderBandRuns(const TrustBand& band) {
 nlohmann::json BandJson(const TrustBand& band, double expected_s) {
   nlohmann::json j;
   j["group"] = DescribeTrustGroup(band.key, band.level);
-  j["validated"] = band.own() && !band.empty();
+  const bool overridden = !band.key.overridden.empty();
+  j["validated"] = band.own() && !band.empty() && !overridden;
   j["own_group"] = DescribeTrustGroup(band.key, TrustLevel::kOwn);
+  j["level"] = static_cast<int>(band.level);  // 0: the step's own group; higher: criteria dropped
+  if (overridden) j["overridden"] = band.key.overridden;
   j["rows"] = band.runs.size();
   std::vector<std::string> ids;
   for (const TrustRun& r : band.runs) ids.push_back(r.id);
@@ -81,7 +117,7 @@ nlohmann::json BandJson(const TrustBand& band, double expected_s) {
     j["min_error"] = band.min_error;
     j["median_error"] = band.median_error;
     j["max_error"] = band.max_error;
-    if (expected_s > 0) {
+    if (expected_s > 0 && !overridden) {
       j["low_s"] = band.Low(expected_s);
       j["median_s"] = band.Central(expected_s);
       j["high_s"] = band.High(expected_s);

@@ -123,7 +123,7 @@ Result<Views> ModelViews(const Scenario& s, const ModelViewOptions& o, const Vie
   // How far to trust each expected time; without the published runs (a data directory that
   // lacks them), said in a note rather than failing the analysis.
   if (r->model->has_expected()) {
-    if (Status b = AttachBands(r->analysis, st.device, st.cost.expected, **loaded); !b.ok()) {
+    if (Status b = AttachBands(r->analysis, st.device, st.cost, **loaded); !b.ok()) {
       r->analysis.notes.push_back("no trust band: " + b.ToString());
     }
   }
@@ -237,7 +237,8 @@ Result<Views> DeviceSweepViews(const Scenario& s, const ViewRequest& request,
   if (!swept.ok()) return swept.status();
   r->sweep = std::move(swept).value();
   for (size_t i = 0; i < r->sweep.sweeps.size() && i < r->devices.size(); ++i) {
-    if (Status b = AttachBands(r->sweep.sweeps[i], setup->config, r->devices[i], **loaded);
+    if (Status b = AttachBands(r->sweep.sweeps[i], setup->config, setup->workload, r->devices[i],
+                                  r->models[i].options(), **loaded);
         !b.ok()) {
       r->sweep.sweeps[i].notes.push_back("no trust band: " + b.ToString());
     }
@@ -256,6 +257,16 @@ Result<Views> DeviceSweepViews(const Scenario& s, const ViewRequest& request,
       t.caption = ds.devices[i];
       doc.tables.push_back(std::move(t));
       for (std::string& a : CostModelAssumptions(run->models[i])) doc.assumptions.push_back(a);
+      for (int ph = 0; ph < 2; ++ph) {
+        for (int layout = 0; layout < 2; ++layout) {
+          const std::optional<TrustBand>& b = ds.sweeps[i].bands[ph][layout];
+          if (!b.has_value()) continue;
+          doc.trust.push_back(fmt::format("{}, {} on {}: {}", ds.devices[i],
+                                          ph == 0 ? "prefill" : "decode",
+                                          layout == 0 ? "one chip" : "several chips",
+                                          DescribeBand(*b, 0)));
+        }
+      }
     }
     doc.text = RenderDeviceSweepTable(ds, run->title);
     return doc;
@@ -344,7 +355,7 @@ Result<Views> SweepViews(const Scenario& s, const SweepViewOptions& o, const Vie
   Result<SweepResult> swept = RunSweep(st.config, st.workload, *r->model, s.phases, *axes);
   if (!swept.ok()) return swept.status();
   r->sweep = std::move(swept).value();
-  if (Status b = AttachBands(r->sweep, st.config, st.device, **loaded); !b.ok()) {
+  if (Status b = AttachBands(r->sweep, st.config, st.workload, st.device, st.cost, **loaded); !b.ok()) {
     r->sweep.notes.push_back("no trust band: " + b.ToString());
   }
   r->title = SweepTitle(s.model + " on " + st.device.id + ": sweep", *axes, st);

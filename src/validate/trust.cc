@@ -16,7 +16,10 @@ bool InGroup(const TrustKey& run, const TrustKey& key, TrustLevel level) {
   const int l = static_cast<int>(level);
   if (l <= static_cast<int>(TrustLevel::kPhase) && run.phase != key.phase) return false;
   if (l <= static_cast<int>(TrustLevel::kAnyModules) && run.runtime != key.runtime) return false;
-  if (l <= static_cast<int>(TrustLevel::kAnyLayout) && run.modules != key.modules) return false;
+  if (l <= static_cast<int>(TrustLevel::kAnyLayout) &&
+      (run.modules != key.modules || run.quantized != key.quantized)) {
+    return false;
+  }
   if (l <= static_cast<int>(TrustLevel::kAnyVendor) && run.parallel != key.parallel) return false;
   if (l <= static_cast<int>(TrustLevel::kOwn) && (run.vendor != key.vendor || run.moe != key.moe)) {
     return false;
@@ -31,7 +34,7 @@ constexpr std::array<TrustLevel, 6> kLevels = {TrustLevel::kOwn,        TrustLev
 }  // namespace
 
 TrustKey TrustKeyOf(const ExpectedOptions& options, Phase phase, const Workload& workload,
-                    const Device& device, bool moe) {
+                    const Device& device, bool moe, double launch_overhead_s) {
   TrustKey k;
   k.runtime = options.runtime;
   k.modules = !options.modules.empty();
@@ -39,9 +42,17 @@ TrustKey TrustKeyOf(const ExpectedOptions& options, Phase phase, const Workload&
   k.parallel = workload.tp * workload.Stages() > 1;
   k.vendor = device.vendor;
   k.moe = moe;
-  k.overridden = options.ceilings == CeilingSet::kSpec ||
-                 std::any_of(options.class_efficiency.begin(), options.class_efficiency.end(),
-                             [](double e) { return e > 0; });
+  const DType act = workload.dtype.value_or(DType::kBf16);
+  k.quantized = workload.weight_dtype.has_value() && BitsOf(*workload.weight_dtype) < BitsOf(act);
+  std::vector<std::string> changed;
+  if (options.ceilings == CeilingSet::kSpec) changed.emplace_back("--ceilings spec");
+  if (std::any_of(options.class_efficiency.begin(), options.class_efficiency.end(),
+                  [](double e) { return e > 0; })) {
+    changed.emplace_back("--efficiency");
+  }
+  if (launch_overhead_s > 0) changed.emplace_back("--launch-overhead-us");
+  if (device.calibration.has_value()) changed.emplace_back("a calibrated device");
+  for (const std::string& c : changed) k.overridden += (k.overridden.empty() ? "" : ", ") + c;
   return k;
 }
 
@@ -108,36 +119,42 @@ Result<std::vector<TrustBand>> TrustBands(const std::vector<TrustKey>& keys,
 }
 
 Result<std::vector<TrustBand>> TrustBands(const std::vector<TrustKey>& keys,
-                                          const DeviceDatabase& db) {
+                                          const DeviceDatabase& db,
+                                          std::shared_ptr<const EfficiencyData> efficiency) {
   Result<std::vector<PublishedRun>> runs = LoadDefaultPublishedRuns();
   if (!runs.ok()) return runs.status();
   Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
   if (!registry.ok()) return registry.status();
-  Result<EfficiencyData> data = LoadDefaultEfficiencyData();
-  if (!data.ok()) return data.status();
-  return TrustBands(keys, *runs, db, *registry,
-                    std::make_shared<const EfficiencyData>(std::move(data).value()));
+  if (efficiency == nullptr) {
+    Result<EfficiencyData> data = LoadDefaultEfficiencyData();
+    if (!data.ok()) return data.status();
+    efficiency = std::make_shared<const EfficiencyData>(std::move(data).value());
+  }
+  return TrustBands(keys, *runs, db, *registry, std::move(efficiency));
 }
 
-Status AttachBands(ModelAnalysis& analysis, const Device& device, const ExpectedOptions& options,
+Status AttachBands(ModelAnalysis& analysis, const Device& device, const CostOptions& options,
                    const DeviceDatabase& db) {
   std::vector<TrustKey> keys;
   std::vector<PhaseResult*> phases;
   for (PhaseResult& p : analysis.phases) {
     if (!p.totals.has_expected) continue;
-    keys.push_back(
-        TrustKeyOf(options, p.phase, analysis.workload, device, analysis.config.experts > 0));
+    Workload w = analysis.workload;
+    if (!w.dtype.has_value()) w.dtype = analysis.act;
+    if (!w.weight_dtype.has_value()) w.weight_dtype = analysis.weight;
+    keys.push_back(TrustKeyOf(options.expected, p.phase, w, device, analysis.config.experts > 0,
+                              options.launch_overhead_s));
     phases.push_back(&p);
   }
   if (keys.empty()) return Status::Ok();
-  Result<std::vector<TrustBand>> bands = TrustBands(keys, db);
+  Result<std::vector<TrustBand>> bands = TrustBands(keys, db, options.efficiency);
   if (!bands.ok()) return bands.status();
   for (size_t i = 0; i < phases.size(); ++i) phases[i]->band = std::move((*bands)[i]);
   return Status::Ok();
 }
 
-Status AttachBands(SweepResult& sweep, const TransformerConfig& config, const Device& device,
-                   const DeviceDatabase& db) {
+Status AttachBands(SweepResult& sweep, const TransformerConfig& config, const Workload& base,
+                   const Device& device, const CostOptions& options, const DeviceDatabase& db) {
   if (!sweep.has_expected) return Status::Ok();
   // The (phase, layout) pairs the points hold.
   std::array<std::array<bool, 2>, 2> present{};
@@ -151,15 +168,17 @@ Status AttachBands(SweepResult& sweep, const TransformerConfig& config, const De
   for (int ph = 0; ph < 2; ++ph) {
     for (int parallel = 0; parallel < 2; ++parallel) {
       if (!present[ph][parallel]) continue;
-      Workload layout;
+      Workload layout = base;
       layout.tp = parallel == 1 ? 2 : 1;  // one chip or several: what the key tells apart
-      keys.push_back(TrustKeyOf(sweep.expected, ph == 0 ? Phase::kPrefill : Phase::kDecode,
-                                layout, device, config.experts > 0));
+      layout.pp = 1;
+      if (!layout.dtype.has_value()) layout.dtype = config.torch_dtype;
+      keys.push_back(TrustKeyOf(options.expected, ph == 0 ? Phase::kPrefill : Phase::kDecode,
+                                layout, device, config.experts > 0, options.launch_overhead_s));
       where.emplace_back(ph, parallel);
     }
   }
   if (keys.empty()) return Status::Ok();
-  Result<std::vector<TrustBand>> bands = TrustBands(keys, db);
+  Result<std::vector<TrustBand>> bands = TrustBands(keys, db, options.efficiency);
   if (!bands.ok()) return bands.status();
   for (size_t i = 0; i < where.size(); ++i) {
     sweep.bands[where[i].first][where[i].second] = std::move((*bands)[i]);
@@ -176,13 +195,16 @@ Status AttachBands(Plan& plan, const TransformerConfig& config, const Device& de
     Workload w;
     w.tp = v.tp;
     w.pp = v.pp;
+    w.dtype = v.act;
+    w.weight_dtype = v.weight;
     for (Phase phase : {Phase::kPrefill, Phase::kDecode}) {
-      keys.push_back(TrustKeyOf(plan.request.cost.expected, phase, w, device, config.experts > 0));
+      keys.push_back(TrustKeyOf(plan.request.cost.expected, phase, w, device, config.experts > 0,
+                                plan.request.cost.launch_overhead_s));
       slots.push_back(phase == Phase::kPrefill ? &v.prefill_band : &v.decode_band);
     }
   }
   if (keys.empty()) return Status::Ok();
-  Result<std::vector<TrustBand>> bands = TrustBands(keys, db);
+  Result<std::vector<TrustBand>> bands = TrustBands(keys, db, plan.request.cost.efficiency);
   if (!bands.ok()) return bands.status();
   for (size_t i = 0; i < slots.size(); ++i) *slots[i] = std::move((*bands)[i]);
   return Status::Ok();

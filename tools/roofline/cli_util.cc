@@ -152,6 +152,9 @@ int Emit(Context& ctx, const Views& views, const ViewRequest& request) {
   for (const auto& [path, text] : views.files) files.emplace_back(path, text());
   if (Status w = WriteFilesAtomically(files); !w.ok()) return Fail(ctx, w);
   views.out(*ctx.out);
+  if (views.check_failed && !views.check_message.empty()) {
+    *ctx.err << "check failed: " << views.check_message << "\n";
+  }
   return views.check_failed ? kExitCheckFailed : kExitOk;
 }
 
