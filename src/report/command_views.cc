@@ -2,7 +2,6 @@
 // handed back as views (roofline/views.h).
 #include <fmt/format.h>
 
-#include <ctime>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,19 +12,10 @@
 #include "roofline/setup.h"
 #include "roofline/trust.h"
 #include "roofline/views.h"
+#include "src/measure/cpu/timing.h"
 
 namespace roofline {
 namespace {
-
-/// Today in UTC, YYYY-MM-DD: the date a calibration is stored with.
-std::string Today() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%d", &tm);
-  return buf;
-}
 
 /// Whether --hw names a file (a path or a .json name) rather than a database id.
 bool IsFile(const std::string& hw) {
@@ -60,7 +50,7 @@ Views ValidationViews(std::shared_ptr<const ValidationReport> r, const Device& d
     Device d = device;
     d.calibration = r->fit.calibration;
     d.calibration->method = "roofline validate --device " + o.run.device + ": " + r->title;
-    d.calibration->date = Today();
+    d.calibration->date = measure_internal::TodayUtc();
     v.files.emplace_back(hw, [d = std::move(d)] { return DeviceToJson(d) + "\n"; });
   }
   return v;
