@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 
+#include "roofline/engine.h"
 #include "roofline/op_analysis.h"
 #include "tests/test_util.h"
 
@@ -172,6 +173,11 @@ TEST(Invariants, TheBoundIsNeverAboveTheExpectedTime) {
   int checked = 0;
   std::map<std::string, std::set<int>> weight_kernel_regimes;  // the regimes that ran
   size_t compiled_turn = 0;
+  // Every engine's host work (data/engines) is a step term too: half the cost models take one.
+  Result<std::vector<Engine>> engines = ListEngines();
+  ASSERT_TRUE(engines.ok()) << engines.status().ToString();
+  ASSERT_FALSE(engines->empty());
+  size_t engine_turn = 0;
   for (const Device& d : Db().devices()) {
     if (d.model_split || d.memory.front().weights_only) {
       // SRAM-only and wafer-scale devices have no expected-time model: bounds only.
@@ -208,6 +214,10 @@ TEST(Invariants, TheBoundIsNeverAboveTheExpectedTime) {
         o.expected.fp16_accumulate = rng() % 2 == 0;
         // Half the time norms, rotary embeddings and attention launch as HuggingFace's modules.
         if (rng() % 2 == 0) o.expected.modules = "hf-transformers";
+        if (rng() % 2 == 0) {
+          o.step_terms.push_back(std::make_shared<const EngineHost>(std::make_shared<const Engine>(
+              (*engines)[engine_turn++ % engines->size()])));
+        }
         const CostModel model(d, o);
         for (int i = 0; i < 60; ++i) {
           const OpRequest r = RandomRequest(rng);

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -146,6 +147,10 @@ struct UsedCeiling {
   double value = 0;  ///< FLOP/s or B/s; 0 when the spec ceiling has none
   Quantity figure;   ///< the figure, with its provenance (published, measured, assumed, spec)
 };
+
+/// The options a prefill runs under: `options` with the engine's prefill runtime in place of
+/// the runtime (ExpectedOptions::prefill_runtime); null when that changes nothing.
+std::optional<CostOptions> PrefillOptions(const CostOptions& options);
 
 /// Checks the options (a launch overhead between 0 and 1 s); errors name the flag.
 Status Validate(const CostOptions& options);

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -200,6 +201,12 @@ Result<EfficiencyData> LoadDefaultEfficiencyData();
 struct ExpectedOptions {
   CeilingSet ceilings = CeilingSet::kAchievable;
   Runtime runtime = Runtime::kEager;
+  /// A prefill launched otherwise than `runtime` (an engine that replays graphs in decode only:
+  /// Engine::runtime); absent: `runtime` in both phases.
+  std::optional<Runtime> prefill_runtime;
+  /// `--engine SPEC` as given ("vllm@0.6.3", a path); the engine's host work is a step term
+  /// (CostOptions::step_terms) and its runtime choices fill the fields not given.
+  std::string engine;
   /// `--efficiency CLASS=F`: kernels of the class reach F (in [0.001, 1]) of every ceiling used,
   /// in place of the model's efficiency; 0 = the model's own.
   std::array<double, kNumClasses> class_efficiency{};

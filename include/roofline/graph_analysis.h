@@ -35,11 +35,17 @@ struct Totals {
   double expected_s = 0;
   /// The host sets the step's pace (StepTime::host_bound).
   bool host_bound = false;
+  /// The serving engine's host work in the step (--engine; EngineHost), serial and overlapped,
+  /// what it added to the step, and whether its overlapped part set the pace.
+  double engine_host_s = 0;
+  double engine_exposed_s = 0;
+  bool engine_bound = false;
   /// Expected time of the kernels by verdict (index: BoundKind).
   std::array<double, 4> expected_by_bound{};
-  /// The share of the step that is launch overhead (GPU gaps and host time not hidden).
+  /// The share of the step that is launch overhead (GPU gaps and host launch time not
+  /// hidden; an engine's host work is not a launch overhead).
   double overhead_share() const {
-    return expected_s > 0 ? (expected_s - expected_roofline_s) / expected_s : 0;
+    return expected_s > 0 ? (expected_s - engine_exposed_s - expected_roofline_s) / expected_s : 0;
   }
 };
 
@@ -62,6 +68,10 @@ struct GraphCosts {
   const Kernel* named_kernels = nullptr;
   size_t named_count = 0;
   Totals totals;                                 ///< repeats included
+  /// What an engine's per-request and per-layer host work counts (StepTime::requests, layers):
+  /// set by the caller that knows the step's batch and the model's layers; 0 otherwise.
+  int64_t step_requests = 0;
+  int64_t step_layers = 0;
 
   // Time of the kernels bound by each kind of resource, repeats included.
   double compute_bound_s = 0;
@@ -81,9 +91,11 @@ struct GraphCosts {
 };
 
 /// Fuses `graph` under `fusion`, classifies each kernel and costs it on the model's device.
-/// `with_trace` fills `traces` with each kernel's derivation.
+/// `with_trace` fills `traces` with each kernel's derivation; `step_requests` and `step_layers`
+/// are what an engine's host work counts (GraphCosts).
 GraphCosts AnalyzeGraph(const Graph& graph, const CostModel& model, FusionMode fusion,
-                        bool with_trace = false);
+                        bool with_trace = false, int64_t step_requests = 0,
+                        int64_t step_layers = 0);
 
 /// Costs `out.kernels` (fused from a graph of the same structure) again on `graph` as it is now,
 /// reusing `out`'s storage: a sweep re-sizes one graph from point to point. `out.classes` is

@@ -26,6 +26,8 @@
 
 namespace roofline {
 
+struct Engine;
+
 /// One line describing an op request: "matmul batch=1 m=2048 n=4096 k=4096 A=bf16 B=bf16(weight)".
 std::string DescribeOp(const OpRequest& request);
 
@@ -48,6 +50,15 @@ std::string RenderHwListJson(const DeviceDatabase& db);
 std::string RenderHwShow(const Device& device);
 /// `roofline hw show --format json`: the device in schema form plus a "ridge_points" table.
 std::string RenderHwShowJson(const Device& device);
+
+/// `roofline engines list`: one line per engine entry (id, versions, label, runtime, host work).
+std::string RenderEngineList(const std::vector<Engine>& engines);
+/// `engines list --format json`: {"engines": [EngineJson...]}.
+std::string RenderEngineListJson(const std::vector<Engine>& engines);
+/// `roofline engines show`: one entry with every figure, its provenance and source.
+std::string RenderEngineShow(const Engine& engine);
+/// `engines show --format json`: the entry as EngineJson.
+std::string RenderEngineShowJson(const Engine& engine);
 
 /// `model --explain KERNEL`: the derivation of every figure of the kernels named KERNEL in each
 /// phase (FLOPs, bytes per level, time terms, the bound, and the expected time with the

@@ -56,8 +56,9 @@ enum class FieldId : uint8_t {
   kWeightKernel,
   kAccumulate,
   kModules,
+  kEngine,
 };
-inline constexpr int kNumFields = static_cast<int>(FieldId::kModules) + 1;
+inline constexpr int kNumFields = static_cast<int>(FieldId::kEngine) + 1;
 
 /// What an LLM, a network (graph file, ONNX model, network preset) or both take.
 enum FieldScope : uint8_t { kScopeLlm = 1, kScopeNetwork = 2, kScopeBoth = 3 };

@@ -22,9 +22,17 @@ struct Setup {
   CostOptions cost;
 };
 
+struct Engine;
+
+/// Fills the fields of `s` the user did not set with what its engine runs (--engine: fusion,
+/// runtime per phase, modules where they can run, the weight kernel of its weight dtype) and
+/// returns the engine; null without --engine. Errors name --engine or the engine file.
+Result<std::shared_ptr<const Engine>> ApplyEngineFields(Scenario& s);
+
 /// The cost options a scenario asks for on `device`: its launch overhead and expected-time
 /// choices with `efficiency` (LoadDefaultEfficiencyData when null), its --weight-kernel and
-/// --modules checked there. Errors name the flag or the file. With `refuse_unused`, a choice
+/// --modules checked there; under --engine, its choices (ApplyEngineFields) and its host work
+/// as a step term. Errors name the flag or the file. With `refuse_unused`, a choice
 /// the user gave other than its default is refused on a device with no expected times
 /// (SRAM-only chips: the choice would be silently ignored); a run read from a file states its
 /// runtime whatever the device.

@@ -5,6 +5,7 @@
 #ifndef ROOFLINE_STEP_TERM_H_
 #define ROOFLINE_STEP_TERM_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -20,6 +21,13 @@ struct StepTime {
   double time_s = 0;    ///< the step's expected time (the terms set it)
   /// The host sets the pace: it needs longer to launch the kernels than the GPU to run them.
   bool host_bound = false;
+  // What an engine's host work grows with (EngineHost): the requests the step serves (its
+  // batch) and the model's layers. Zero where the caller does not say.
+  int64_t requests = 0;
+  int64_t layers = 0;
+  double engine_host_s = 0;     ///< the engine's host work in the step (serial and overlapped)
+  double engine_exposed_s = 0;  ///< what that work added to the step's time
+  bool engine_bound = false;    ///< the engine's overlapped host work sets the step's pace
 };
 
 /// One term of a step's expected time. Small and stateless: `Apply` changes the step's time,

@@ -41,8 +41,10 @@ bool SameWork(const Graph& g, const Kernel& a, const Kernel& b) {
 }  // namespace
 
 GraphCosts AnalyzeGraph(const Graph& graph, const CostModel& model, FusionMode fusion,
-                        bool with_trace) {
+                        bool with_trace, int64_t step_requests, int64_t step_layers) {
   GraphCosts g;
+  g.step_requests = step_requests;
+  g.step_layers = step_layers;
   g.kernels = Fuse(graph, fusion);
   g.classes.reserve(g.kernels.size());
   for (const Kernel& k : g.kernels) g.classes.push_back(ClassOf(graph, k));
@@ -155,9 +157,14 @@ void CostKernels(const Graph& graph, const CostModel& model, GraphCosts& g, bool
     StepTime step;
     step.gpu_s = totals.expected_gpu_s;
     step.host_s = totals.expected_host_s;
+    step.requests = g.step_requests;
+    step.layers = g.step_layers;
     step = ApplyStepTerms(step, model.options().step_terms);
     totals.expected_s = step.time_s;
     totals.host_bound = step.host_bound;
+    totals.engine_host_s = step.engine_host_s;
+    totals.engine_exposed_s = step.engine_exposed_s;
+    totals.engine_bound = step.engine_bound;
   } else {
     totals.expected_s = std::max(totals.expected_gpu_s, totals.expected_host_s);
   }

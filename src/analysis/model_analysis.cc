@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "roofline/flip.h"
 #include "roofline/kernel_class.h"
 #include "roofline/units.h"
@@ -13,7 +15,16 @@ PhaseResult RunPhase(const TransformerConfig& c, const Workload& w, const CostMo
                      LlmGraph graph, DType compute) {
   PhaseResult r;
   r.phase = graph.phase;
-  static_cast<GraphCosts&>(r) = AnalyzeGraph(graph.graph, model, w.fusion);
+  // A prefill under the engine's own prefill runtime (eager where decode replays a graph).
+  std::optional<CostModel> prefill_model;
+  if (graph.phase == Phase::kPrefill) {
+    if (std::optional<CostOptions> o = PrefillOptions(model.options())) {
+      prefill_model.emplace(model.device(), *std::move(o));
+    }
+  }
+  static_cast<GraphCosts&>(r) =
+      AnalyzeGraph(graph.graph, prefill_model ? *prefill_model : model, w.fusion,
+                   /*with_trace=*/false, w.batch, c.layers);
   const Device& d = model.device();
   const int ceiling = model.ResolveEngine({true, compute});
   if (ceiling >= 0 && r.totals.time_s > 0) {

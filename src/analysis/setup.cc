@@ -6,20 +6,51 @@
 #include <algorithm>
 #include <memory>
 
+#include "roofline/engine.h"
 #include "roofline/model_registry.h"
 
 namespace roofline {
 
-Result<CostOptions> MakeCostOptions(const Scenario& s, const Device& d,
+Result<std::shared_ptr<const Engine>> ApplyEngineFields(Scenario& s) {
+  if (s.expected.engine.empty()) return std::shared_ptr<const Engine>();
+  Result<Engine> loaded = LoadEngine(s.expected.engine, "--engine");
+  if (!loaded.ok()) return loaded.status();
+  auto e = std::make_shared<const Engine>(std::move(loaded).value());
+  Workload& w = s.workload;
+  if (!s.Given(FieldId::kFusion) && e->fused) {
+    w.fusion = *e->fused ? FusionMode::kFused : FusionMode::kEager;
+  }
+  if (!s.Given(FieldId::kRuntime)) {
+    if (e->runtime[1]) s.expected.runtime = *e->runtime[1];
+    s.expected.prefill_runtime = e->runtime[0];
+  }
+  // The engine's modules where they can run (eager kernels, flash attention, not compiled).
+  if (!s.Given(FieldId::kModules) && !e->modules.empty() && w.fusion == FusionMode::kEager &&
+      w.attention == AttentionImpl::kFlash && s.expected.runtime != Runtime::kCompiled) {
+    s.expected.modules = e->modules;
+  }
+  if (!s.Given(FieldId::kWeightKernel) && w.weight_dtype.has_value()) {
+    const auto k = e->weight_kernels.find(std::string(NameOf(*w.weight_dtype)));
+    if (k != e->weight_kernels.end()) s.expected.weight_kernel = k->second;
+  }
+  return e;
+}
+
+Result<CostOptions> MakeCostOptions(const Scenario& given, const Device& d,
                                     std::shared_ptr<const EfficiencyData> efficiency,
                                     bool refuse_unused) {
+  Scenario s = given;
+  Result<std::shared_ptr<const Engine>> engine = ApplyEngineFields(s);
+  if (!engine.ok()) return engine.status();
   CostOptions c;
+  if (*engine) c.step_terms.push_back(std::make_shared<const EngineHost>(*engine));
   c.launch_overhead_s = s.launch_overhead_s;
   if (Status st = Validate(c); !st.ok()) return st;
   if (refuse_unused && !CostModel::ExpectsTimesOn(d)) {
     // The first expected-time field given, in table order.
     for (FieldId id : {FieldId::kEfficiency, FieldId::kWeightKernel, FieldId::kAccumulate,
-                       FieldId::kModules, FieldId::kRuntime, FieldId::kCeilings}) {
+                       FieldId::kModules, FieldId::kRuntime, FieldId::kCeilings,
+                       FieldId::kEngine}) {
       if (s.Given(id) && FieldText(s, id) != FieldText(Scenario{}, id)) {
         return Status::Invalid(
             std::string(FieldOf(id).flag),
@@ -40,7 +71,9 @@ Result<CostOptions> MakeCostOptions(const Scenario& s, const Device& d,
     if (Status st = CheckWeightKernel(data, s.expected.weight_kernel, d, s.expected.runtime,
                                       "--weight-kernel");
         !st.ok()) {
-      return st;
+      // The engine's kernel where it was measured; elsewhere the weights stream as without.
+      if (s.Given(FieldId::kWeightKernel)) return st;
+      c.expected.weight_kernel.clear();
     }
   }
   if (!s.expected.modules.empty()) {
@@ -58,11 +91,15 @@ Result<Setup> Resolve(const Scenario& s, const DeviceDatabase& db) {
   Result<TransformerConfig> config = ResolveModel(s.model, *registry);
   if (!config.ok()) return config.status();
   if (Status st = Validate(s, /*is_network=*/false); !st.ok()) return st;
+  Scenario with_engine = s;
+  Result<std::shared_ptr<const Engine>> engine = ApplyEngineFields(with_engine);
+  if (!engine.ok()) return engine.status();
   Result<Device> device = ResolveDevice(s.hw, db);
   if (!device.ok()) return device.status();
   Result<CostOptions> cost = MakeCostOptions(s, *device);
   if (!cost.ok()) return cost.status();
-  return Setup{std::move(config).value(), s.workload, std::move(device).value(), *cost};
+  return Setup{std::move(config).value(), with_engine.workload, std::move(device).value(),
+               *cost};
 }
 
 CostModel BoundOnly(const CostOptions& cost, const Device& device) {

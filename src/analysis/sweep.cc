@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <thread>
 
@@ -532,7 +533,15 @@ Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const
     const Graph& graph = (*entry)->graph.graph;
     if (p == Phase::kDecode) footprint_from(**entry);
     GraphCosts& a = (*entry)->analysis;
-    CostKernels(graph, model, a);
+    a.step_requests = w.batch;
+    a.step_layers = c.layers;
+    if (p == Phase::kPrefill && model.options().expected.prefill_runtime) {
+      // The engine launches its prefill otherwise (made only under such an engine).
+      std::optional<CostOptions> o = PrefillOptions(model.options());
+      CostKernels(graph, o ? CostModel(model.device(), *std::move(o)) : model, a);
+    } else {
+      CostKernels(graph, model, a);
+    }
     if ((*entry)->twins_pending) GraphCache::FixTwins(**entry);
     PhasePoint& pp = out.emplace_back();
     pp.phase = p;

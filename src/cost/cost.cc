@@ -363,6 +363,14 @@ std::string CostModel::CeilingName(const EngineTerm& term) const {
   return device_->compute[term.ceiling].engine;
 }
 
+std::optional<CostOptions> PrefillOptions(const CostOptions& options) {
+  const std::optional<Runtime>& r = options.expected.prefill_runtime;
+  if (!r || *r == options.expected.runtime) return std::nullopt;
+  CostOptions o = options;
+  o.expected.runtime = *r;
+  return o;
+}
+
 Status Validate(const CostOptions& o) {
   if (!(o.launch_overhead_s >= 0 && o.launch_overhead_s <= 1)) {
     return Status::Invalid("--launch-overhead-us", "must be between 0 and 1e6 microseconds");

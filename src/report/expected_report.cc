@@ -1,11 +1,14 @@
 // Expected times in reports (docs/expected-time.md).
 #include "src/report/expected_report.h"
 
+#include "roofline/engine.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <vector>
 
+#include "roofline/engine.h"
 #include "roofline/units.h"
 
 namespace roofline {
@@ -185,11 +188,62 @@ std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCo
           ? fmt::format(", x {:.2f} = {} with the Python of --modules {}", model.host_factor(),
                         Seconds(model.host_per_launch_s()), model.used_modules()->name)
           : "";
+  std::string engine;
+  if (const Engine* e = EngineOf(model.options().step_terms)) engine = EnginePhrase(*e);
+  const std::string prefill =
+      o.prefill_runtime && *o.prefill_runtime != o.runtime
+          ? fmt::format(" in decode, {} in prefill", NameOf(*o.prefill_runtime))
+          : "";
   return fmt::format(
-      "expected times: {} ceilings ({});\n  runtime {} ({} host per launch{}, {} between "
-      "kernels){}{}; --explain shows the derivation\n",
-      NameOf(o.ceilings), parts, NameOf(o.runtime), Seconds(launch.host_s.value), python,
-      Seconds(launch.gap_s.value), modules, kernel);
+      "expected times: {} ceilings ({});\n  runtime {}{} ({} host per launch{}, {} between "
+      "kernels){}{}{}; --explain shows the derivation\n",
+      NameOf(o.ceilings), parts, NameOf(o.runtime), prefill, Seconds(launch.host_s.value),
+      python, Seconds(launch.gap_s.value), modules, kernel, engine);
+}
+
+std::string EnginePhrase(const Engine& e) {
+  std::string host;
+  for (const HostPart& p : e.host) {
+    std::string figures;
+    for (int k = 0; k < kNumHostPer; ++k) {
+      if (const auto& f = p.per[static_cast<size_t>(k)]) {
+        figures += fmt::format("{}{} per {}", figures.empty() ? "" : " + ", Seconds(f->value_s),
+                               NameOf(static_cast<HostPer>(k)));
+      }
+    }
+    host += fmt::format("{}{} {} ({})", host.empty() ? "" : ", ", p.name, figures, NameOf(p.mode));
+  }
+  return fmt::format(";\n  engine {} {} ({}; {}): host work {}", e.name, e.versions, e.label,
+                     e.chosen_as, host.empty() ? "none counted (no step-level figure)" : host);
+}
+
+json EngineJson(const Engine& e) {
+  json j;
+  j["id"] = e.id;
+  j["name"] = e.name;
+  j["versions"] = e.versions;
+  j["label"] = e.label;
+  j["chosen_as"] = e.chosen_as;
+  j["file"] = e.file;
+  j["calibrated"] = e.calibrated;
+  json runtime = json::object();
+  if (e.runtime[0]) runtime["prefill"] = std::string(NameOf(*e.runtime[0]));
+  if (e.runtime[1]) runtime["decode"] = std::string(NameOf(*e.runtime[1]));
+  j["runtime"] = runtime;
+  json host = json::array();
+  for (const HostPart& p : e.host) {
+    json part = {{"name", p.name}, {"mode", std::string(NameOf(p.mode))}};
+    for (int k = 0; k < kNumHostPer; ++k) {
+      if (const auto& f = p.per[static_cast<size_t>(k)]) {
+        part[fmt::format("per_{}_s", NameOf(static_cast<HostPer>(k)))] = {
+            {"value", f->value_s}, {"provenance", f->provenance}, {"source", f->source}};
+      }
+    }
+    host.push_back(part);
+  }
+  j["host"] = host;
+  j["notes"] = e.notes;
+  return j;
 }
 
 json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& costs) {
@@ -200,6 +254,8 @@ json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& co
   const EfficiencyData& data = *model.options().efficiency;
   j["ceilings"] = std::string(NameOf(o.ceilings));
   j["runtime"] = std::string(NameOf(o.runtime));
+  if (o.prefill_runtime) j["prefill_runtime"] = std::string(NameOf(*o.prefill_runtime));
+  if (const Engine* e = EngineOf(model.options().step_terms)) j["engine"] = EngineJson(*e);
   json used = json::object();
   json acc16 = json::object();
   const std::vector<int> acc16_engines = Fp16AccumulateEngines(costs);
@@ -309,9 +365,18 @@ std::string ExpectedTotalsLine(const Totals& t) {
                         Seconds(t.expected_host_s))
       : top == 3 ? std::string("mostly launch-bound kernels")
                  : fmt::format("mostly {}-bound kernels", kKinds[top]);
-  return fmt::format("expected: {} ({:.2f}x the bound), {}; launch overhead {:.1f}% of it\n",
+  std::string engine;
+  if (t.engine_host_s > 0) {
+    engine = t.engine_bound
+                 ? fmt::format("; the engine's host work ({}) is longer than the GPU's step and "
+                               "sets its pace",
+                               Seconds(t.engine_host_s))
+                 : fmt::format("; engine host work {}, {} of it exposed",
+                               Seconds(t.engine_host_s), Seconds(t.engine_exposed_s));
+  }
+  return fmt::format("expected: {} ({:.2f}x the bound), {}; launch overhead {:.1f}% of it{}\n",
                      Seconds(t.expected_s), t.time_s > 0 ? t.expected_s / t.time_s : 0.0, verdict,
-                     100 * t.overhead_share());
+                     100 * t.overhead_share(), engine);
 }
 
 json ExpectedTotalsJson(const Totals& t) {
@@ -321,6 +386,10 @@ json ExpectedTotalsJson(const Totals& t) {
   j["host_launch_s"] = t.expected_host_s;
   j["roofline_s"] = t.expected_roofline_s;
   j["overhead_share"] = t.overhead_share();
+  if (t.engine_host_s > 0) {
+    j["engine_host_s"] = t.engine_host_s;
+    j["engine_exposed_s"] = t.engine_exposed_s;
+  }
   j["compute_bound_time_s"] = t.expected_by_bound[0];
   j["memory_bound_time_s"] = t.expected_by_bound[1];
   j["comm_bound_time_s"] = t.expected_by_bound[2];

@@ -11,6 +11,8 @@
 
 namespace roofline {
 
+struct Engine;
+
 /// "expected times: achievable ceilings (tensor.bf16 794.5 TFLOP/s, published; ...), runtime
 /// eager (...)" for the ceilings kernels of `costs` use; empty without efficiency data.
 std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCost>& costs);
@@ -29,6 +31,10 @@ std::string WeightKernelProvenancePhrase(const CostModel::UsedWeightKernel& wk);
 std::string ModuleLaunchesPhrase(const EfficiencyData::ModuleLaunches& m);
 /// "expected: 10.2 ms (1.27x the bound), memory:hbm; launch overhead 12.3% of it".
 std::string ExpectedTotalsLine(const Totals& totals);
+/// The engine's part of the setup line: ";\n  engine vLLM 0.4-0.5 (...): host work ...".
+std::string EnginePhrase(const Engine& e);
+/// An engine as JSON: its entry, runtime per phase and host work with sources.
+nlohmann::json EngineJson(const Engine& e);
 /// A step's expected figures as JSON (time, roofline, GPU, host, overhead share, per verdict).
 nlohmann::json ExpectedTotalsJson(const Totals& totals);
 

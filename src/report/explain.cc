@@ -2,7 +2,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
+#include "roofline/engine.h"
 #include "roofline/report.h"
 #include "roofline/suggest.h"
 #include "roofline/units.h"
@@ -102,7 +104,15 @@ Result<std::string> RenderModelKernelExplain(const ModelAnalysis& a, const CostM
       if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
       if (name != kernel) continue;
       Trace trace;
-      const KernelCost c = model.Evaluate(p.graph.graph, p.kernels[i], &trace);
+      // A prefill under the engine's own prefill runtime, as the analysis costed it.
+      std::optional<CostModel> prefill_model;
+      if (p.phase == Phase::kPrefill) {
+        if (std::optional<CostOptions> o = PrefillOptions(model.options())) {
+          prefill_model.emplace(model.device(), *std::move(o));
+        }
+      }
+      const KernelCost c =
+          (prefill_model ? *prefill_model : model).Evaluate(p.graph.graph, p.kernels[i], &trace);
       out += fmt::format("\nKernel {} ({}{}{}, x{} per step):\n", c.name, NameOf(p.phase),
                          p.kernels[i].group.empty() ? "" : ", ", p.kernels[i].group, c.repeat);
       for (const auto& line : trace.lines) out += "  " + line + "\n";
@@ -111,6 +121,30 @@ Result<std::string> RenderModelKernelExplain(const ModelAnalysis& a, const CostM
   if (out.empty()) {
     return Status::NotFound("--explain",
                             "no kernel named '" + kernel + "'" + DidYouMean(kernel, names));
+  }
+  // The step's terms, each with what it did and its figures' sources.
+  const Engine* engine = EngineOf(model.options().step_terms);
+  for (const PhaseResult& p : a.phases) {
+    if (!p.totals.has_expected) continue;
+    StepTime step;
+    step.gpu_s = p.totals.expected_gpu_s;
+    step.host_s = p.totals.expected_host_s;
+    step.requests = a.workload.batch;
+    step.layers = a.config.layers;
+    step.time_s = step.gpu_s;
+    out += fmt::format("\nStep ({}): the kernels' expected times sum to {} of GPU time\n",
+                       NameOf(p.phase), Seconds(step.gpu_s));
+    for (const auto& term : model.options().step_terms) {
+      term->Apply(step);
+      out += "  " + term->Explain(step) + "\n";
+    }
+    out += fmt::format("  step: {}\n", Seconds(step.time_s));
+  }
+  if (engine != nullptr) {
+    out += fmt::format("\nEngine {} {} ({}), from {}:\n", engine->name, engine->versions,
+                       engine->chosen_as, engine->file);
+    for (const std::string& line : DescribeHostWork(*engine)) out += "  " + line + "\n";
+    if (!engine->notes.empty()) out += "  notes: " + engine->notes + "\n";
   }
   return "\nExplanation (1 FLOP = one multiply or one add; GB = 1e9 B)\n" + out;
 }

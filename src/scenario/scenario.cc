@@ -137,6 +137,14 @@ constexpr Field kFields[] = {
      "RMSNorm 8 kernels, rotary embedding 10, attention 10-12; LLM configs, with --fusion eager "
      "and flash attention); default: one kernel each",
      kNone, kScopeLlm, true},
+    {FieldId::kEngine, "engine", "--engine", "NAME[@VERSION]", FieldType::kText, "",
+     "the serving engine that runs the model (vllm, sglang, tensorrt-llm, tensorrt-llm-pytorch, "
+     "tgi, llama.cpp, transformers, gpt-fast, mlc; `roofline engines list`), optionally at a "
+     "version (vllm@0.6.3), or an engine file: its runtime per phase, fusion, modules and "
+     "weight kernels fill the options not given, and its host work per step, request and "
+     "layer is added to each step (serial, or overlapped with the GPU's work); default: none, "
+     "kernels and their launches only",
+     kNone, kScopeLlm, true},
 };
 static_assert(std::size(kFields) == kNumFields);
 
@@ -441,6 +449,10 @@ Status SetField(Scenario& s, FieldId id, std::string_view text, const std::strin
     case FieldId::kModules:
       s.expected.modules = value;
       break;
+    case FieldId::kEngine:
+      if (value.empty()) return Status::Invalid(where, "empty engine name");
+      s.expected.engine = value;
+      break;
   }
   s.given.set(static_cast<size_t>(id));
   return Status::Ok();
@@ -521,6 +533,8 @@ std::string FieldText(const Scenario& s, FieldId id) {
       return s.expected.fp16_accumulate ? "fp16" : "fp32";
     case FieldId::kModules:
       return s.expected.modules;
+    case FieldId::kEngine:
+      return s.expected.engine;
   }
   return {};
 }

@@ -17,9 +17,10 @@ namespace {
 using nlohmann::json;
 
 /// The keys of a run that describe it, beside the scenario's fields.
-constexpr const char* kRunKeys[] = {"id",     "measured", "framework",        "stack",
-                                    "source", "quote",    "gpu_as_published", "notes",
-                                    "holdout", "blind",   "blind_expected_s"};
+constexpr const char* kRunKeys[] = {"id",      "measured", "framework",        "stack",
+                                    "source",  "quote",    "gpu_as_published", "notes",
+                                    "holdout", "blind",    "blind_expected_s", "engine_version",
+                                    "checked"};
 /// The scenario fields every run must state (the others take the tool's defaults).
 constexpr FieldId kRequiredFields[] = {FieldId::kModel,       FieldId::kHw,
                                        FieldId::kTp,          FieldId::kBatch,
@@ -104,11 +105,11 @@ PublishedRun ParseRun(const json& r, const std::string& field) {
   p.stack = RequireString(r, "stack", where, "every run names the software that runs its steps");
   if (p.stack.size() > 32 || p.stack[0] < 'a' || p.stack[0] > 'z' ||
       !std::all_of(p.stack.begin(), p.stack.end(), [](char ch) {
-        return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
+        return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '.';
       })) {
-    throw JsonFieldError(
-        where + ".stack",
-        "expected a short lowercase name (a letter, then a-z, 0-9, '-'), got '" + p.stack + "'");
+    throw JsonFieldError(where + ".stack",
+                         "expected a short lowercase name (a letter, then a-z, 0-9, '-', '.'), "
+                         "got '" + p.stack + "'");
   }
   p.source = RequireString(r, "source", where, "every run needs its source");
   p.quote = RequireString(r, "quote", where, "every run quotes its source");

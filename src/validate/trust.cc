@@ -36,7 +36,8 @@ constexpr std::array<TrustLevel, 6> kLevels = {TrustLevel::kOwn,        TrustLev
 TrustKey TrustKeyOf(const ExpectedOptions& options, Phase phase, const Workload& workload,
                     const Device& device, bool moe, double launch_overhead_s) {
   TrustKey k;
-  k.runtime = options.runtime;
+  k.runtime = phase == Phase::kPrefill ? options.prefill_runtime.value_or(options.runtime)
+                                       : options.runtime;
   k.modules = !options.modules.empty();
   k.phase = phase;
   k.parallel = workload.tp * workload.Stages() > 1;

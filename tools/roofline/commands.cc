@@ -53,6 +53,8 @@ int RunHelpMarkdown(Context& ctx) {
       {"models", "list", "--help"},
       {"hw", "list", "--help"},
       {"hw", "show", "--help"},
+      {"engines", "list", "--help"},
+      {"engines", "show", "--help"},
       {"op", "--help"},
       {"op", "matmul", "--help"},
       {"op", "attention", "--help"},
@@ -120,6 +122,8 @@ const std::vector<Command>& Commands() {
        RunSweepCommand},
       {"plan", "serving estimate for a fleet: batch, latency, throughput, cost per token", RunPlan},
       {"hw", "the device database: `hw list`, `hw show ID`", RunHw},
+      {"engines", "serving engines for --engine: `engines list`, `engines show NAME[@VERSION]`",
+       RunEngines},
       {"op",
        "one operator on one device: matmul, attention, elementwise, conv2d, norm, softmax, "
        "embedding",

@@ -53,6 +53,7 @@ int Run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
 // Subcommands (one file each).
 int RunDefault(Context& ctx);
 int RunHw(Context& ctx);
+int RunEngines(Context& ctx);
 int RunOp(Context& ctx);
 int RunModel(Context& ctx);
 int RunModels(Context& ctx);
