@@ -3,6 +3,7 @@
 # scripts/sanitize.sh) and runs each for SECONDS (default 30), seeded from the project's own
 # fixtures and data files, FUZZ_JOBS targets at a time (default: one per core).
 #   scripts/fuzz.sh [SECONDS] [TARGET ...]     targets: hf_config device profile_json efficiency engine
+#                                              calibrate
 #                                              published scenario graph_json onnx ncu_long ncu_raw
 #                                              nsys_csv torch_trace torch_trace_gz (default: all)
 # A run fails on any crash, sanitizer report, leak or input slower than 2 s (a hang); the input
@@ -13,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
 shift || true
-all=(hf_config device profile_json efficiency engine published scenario graph_json onnx ncu_long ncu_raw nsys_csv
+all=(hf_config device profile_json efficiency engine calibrate published scenario graph_json onnx ncu_long ncu_raw nsys_csv
      torch_trace torch_trace_gz)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
@@ -29,6 +30,7 @@ seed() {  # TARGET -> files
     profile_json) ls fuzz/seeds/profile_json/* ;;
     efficiency) ls data/efficiency.json ;;
     engine) ls data/engines/*.json ;;
+    calibrate) ls tests/fixtures/calibrate/* ;;
     published) ls fuzz/seeds/published/* data/validation/published_runs.json ;;
     scenario) ls fuzz/seeds/scenario/* ;;
     graph_json) ls tests/fixtures/graphs/*.json tests/fixtures/captured/*.json ;;

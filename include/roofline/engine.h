@@ -43,6 +43,9 @@ struct HostFigure {
 struct HostPart {
   std::string name;
   HostMode mode = HostMode::kSerial;
+  /// The phase whose steps it runs in; absent: every step (a calibrated engine fits decode and
+  /// prefill apart).
+  std::optional<Phase> phase;
   /// By HostPer: seconds per step, per request and per layer (absent: none).
   std::array<std::optional<HostFigure>, kNumHostPer> per;
 };
@@ -66,8 +69,10 @@ struct Engine {
   std::string source;         ///< where the runtime choices were read (code, docs)
   bool calibrated = false;    ///< written by `roofline calibrate` from the user's own runs
 
-  /// The host work of one step, split by mode.
-  double HostSeconds(HostMode mode, int64_t requests, int64_t layers) const;
+  /// The host work of one step, split by mode; `phase`: the step's (absent: parts of every
+  /// phase count).
+  double HostSeconds(HostMode mode, int64_t requests, int64_t layers,
+                     std::optional<Phase> phase = std::nullopt) const;
 };
 
 /// The engine a spec names: "vllm" (its latest entry), "vllm@0.6.3" (the entry whose range
@@ -77,6 +82,10 @@ Result<Engine> LoadEngine(std::string_view spec, const std::string& where = "--e
 
 /// Every entry of an engine file's text; `origin` names it in errors.
 Result<std::vector<Engine>> ParseEngineFile(std::string_view text, const std::string& origin);
+
+/// An engine file holding `e` as its one entry, as ParseEngineFile reads it back (what
+/// `roofline calibrate` writes).
+std::string EngineFileText(const Engine& e);
 
 /// The engines compiled in (data/engines/*.json), each file's entries in order.
 Result<std::vector<Engine>> ListEngines();

@@ -4,6 +4,7 @@
 #define ROOFLINE_GRAPH_ANALYSIS_H_
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,7 @@ struct GraphCosts {
   /// set by the caller that knows the step's batch and the model's layers; 0 otherwise.
   int64_t step_requests = 0;
   int64_t step_layers = 0;
+  std::optional<Phase> step_phase;
 
   // Time of the kernels bound by each kind of resource, repeats included.
   double compute_bound_s = 0;
@@ -95,7 +97,7 @@ struct GraphCosts {
 /// are what an engine's host work counts (GraphCosts).
 GraphCosts AnalyzeGraph(const Graph& graph, const CostModel& model, FusionMode fusion,
                         bool with_trace = false, int64_t step_requests = 0,
-                        int64_t step_layers = 0);
+                        int64_t step_layers = 0, std::optional<Phase> step_phase = std::nullopt);
 
 /// Costs `out.kernels` (fused from a graph of the same structure) again on `graph` as it is now,
 /// reusing `out`'s storage: a sweep re-sizes one graph from point to point. `out.classes` is

@@ -27,6 +27,7 @@
 namespace roofline {
 
 struct Engine;
+struct EngineCalibration;
 
 /// One line describing an op request: "matmul batch=1 m=2048 n=4096 k=4096 A=bf16 B=bf16(weight)".
 std::string DescribeOp(const OpRequest& request);
@@ -59,6 +60,12 @@ std::string RenderEngineListJson(const std::vector<Engine>& engines);
 std::string RenderEngineShow(const Engine& engine);
 /// `engines show --format json`: the entry as EngineJson.
 std::string RenderEngineShowJson(const Engine& engine);
+
+/// `roofline calibrate`: the fit per phase, its errors and each run; `written`: the engine file
+/// written (named at the end).
+std::string RenderCalibration(const EngineCalibration& calibration, const std::string& written);
+/// `calibrate --format json`: the same with the engine entry written.
+std::string RenderCalibrationJson(const EngineCalibration& calibration);
 
 /// `model --explain KERNEL`: the derivation of every figure of the kernels named KERNEL in each
 /// phase (FLOPs, bytes per level, time terms, the bound, and the expected time with the

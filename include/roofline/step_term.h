@@ -7,9 +7,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "roofline/workload.h"
 
 namespace roofline {
 
@@ -25,6 +28,7 @@ struct StepTime {
   // batch) and the model's layers. Zero where the caller does not say.
   int64_t requests = 0;
   int64_t layers = 0;
+  std::optional<Phase> phase;  ///< the step's phase, where the caller knows it
   double engine_host_s = 0;     ///< the engine's host work in the step (serial and overlapped)
   double engine_exposed_s = 0;  ///< what that work added to the step's time
   bool engine_bound = false;    ///< the engine's overlapped host work sets the step's pace

@@ -20,9 +20,13 @@
 namespace roofline {
 
 /// The key of a step of `workload` on `device` costed under `options`; `moe`: the model routes
-/// tokens to experts; `launch_overhead_s`: the --launch-overhead-us figure (an override).
+/// tokens to experts; `launch_overhead_s`: the --launch-overhead-us figure (an override);
+/// `calibrated_engine`: the engine's host work was fitted to the user's runs (an override).
 TrustKey TrustKeyOf(const ExpectedOptions& options, Phase phase, const Workload& workload,
-                    const Device& device, bool moe, double launch_overhead_s = 0);
+                    const Device& device, bool moe, double launch_overhead_s = 0,
+                    bool calibrated_engine = false);
+/// Whether `options` hold an engine written by `roofline calibrate`.
+bool CalibratedEngine(const CostOptions& options);
 
 /// The bands of `keys` from the runs in `runs` (devices from `db`, models from `registry`, the
 /// given efficiency data): each group's runs are costed once. Errors name the runs' file.

@@ -143,6 +143,17 @@ Result<Views> ValidateOpViews(const OpRequest& op, const std::string& hw,
 /// above a measured run: a counting error.
 Result<Views> PublishedViews(const std::string& file, const ViewRequest& request);
 
+/// `roofline calibrate`: the runs of `files` (and `check`, predicted only) fit the host work of
+/// `engine` (or the runs' own), with `defaults` for what benchmark files do not state; the
+/// engine file `output` is a view file. Errors name the file and row, or the flag.
+struct CalibrateViewOptions {
+  std::vector<std::string> files;
+  std::vector<std::string> check;
+  std::string output;  ///< -o FILE: the engine file to write
+};
+Result<Views> CalibrateViews(const Scenario& defaults, const CalibrateViewOptions& options,
+                             const ViewRequest& request, const DatabaseSource& db);
+
 }  // namespace roofline
 
 #endif  // ROOFLINE_VIEWS_H_

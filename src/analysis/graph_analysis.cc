@@ -41,10 +41,12 @@ bool SameWork(const Graph& g, const Kernel& a, const Kernel& b) {
 }  // namespace
 
 GraphCosts AnalyzeGraph(const Graph& graph, const CostModel& model, FusionMode fusion,
-                        bool with_trace, int64_t step_requests, int64_t step_layers) {
+                        bool with_trace, int64_t step_requests, int64_t step_layers,
+                        std::optional<Phase> step_phase) {
   GraphCosts g;
   g.step_requests = step_requests;
   g.step_layers = step_layers;
+  g.step_phase = step_phase;
   g.kernels = Fuse(graph, fusion);
   g.classes.reserve(g.kernels.size());
   for (const Kernel& k : g.kernels) g.classes.push_back(ClassOf(graph, k));
@@ -159,6 +161,7 @@ void CostKernels(const Graph& graph, const CostModel& model, GraphCosts& g, bool
     step.host_s = totals.expected_host_s;
     step.requests = g.step_requests;
     step.layers = g.step_layers;
+    step.phase = g.step_phase;
     step = ApplyStepTerms(step, model.options().step_terms);
     totals.expected_s = step.time_s;
     totals.host_bound = step.host_bound;

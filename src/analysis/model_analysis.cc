@@ -24,7 +24,7 @@ PhaseResult RunPhase(const TransformerConfig& c, const Workload& w, const CostMo
   }
   static_cast<GraphCosts&>(r) =
       AnalyzeGraph(graph.graph, prefill_model ? *prefill_model : model, w.fusion,
-                   /*with_trace=*/false, w.batch, c.layers);
+                   /*with_trace=*/false, w.batch, c.layers, graph.phase);
   const Device& d = model.device();
   const int ceiling = model.ResolveEngine({true, compute});
   if (ceiling >= 0 && r.totals.time_s > 0) {

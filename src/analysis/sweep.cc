@@ -535,6 +535,7 @@ Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const
     GraphCosts& a = (*entry)->analysis;
     a.step_requests = w.batch;
     a.step_layers = c.layers;
+    a.step_phase = p;
     if (p == Phase::kPrefill && model.options().expected.prefill_runtime) {
       // The engine launches its prefill otherwise (made only under such an engine).
       std::optional<CostOptions> o = PrefillOptions(model.options());

@@ -157,7 +157,7 @@ Engine ReadEntry(const json& j, const std::string& where, const std::string& id,
     for (const json& p : j.at("host")) {
       const std::string pw = fmt::format("{}[{}]", hw, i++);
       RequireObject(p, pw);
-      CheckKeys(p, pw, {"name", "mode", "per_step_s", "per_request_s", "per_layer_s"});
+      CheckKeys(p, pw, {"name", "mode", "phase", "per_step_s", "per_request_s", "per_layer_s"});
       HostPart part;
       part.name = RequireString(p, "name", pw);
       const std::string mode = RequireString(p, "mode", pw);
@@ -167,6 +167,16 @@ Engine ReadEntry(const json& j, const std::string& where, const std::string& id,
         part.mode = HostMode::kOverlapped;
       } else {
         throw JsonFieldError(pw + ".mode", "'" + mode + "': expected serial or overlapped");
+      }
+      if (p.contains("phase")) {
+        const std::string ph = RequireString(p, "phase", pw);
+        if (ph == "prefill") {
+          part.phase = Phase::kPrefill;
+        } else if (ph == "decode") {
+          part.phase = Phase::kDecode;
+        } else {
+          throw JsonFieldError(pw + ".phase", "'" + ph + "': expected prefill or decode");
+        }
       }
       bool any = false;
       for (int k = 0; k < kNumHostPer; ++k) {
@@ -234,12 +244,13 @@ std::string_view NameOf(HostPer p) {
   return "";
 }
 
-double Engine::HostSeconds(HostMode mode, int64_t requests, int64_t layers) const {
+double Engine::HostSeconds(HostMode mode, int64_t requests, int64_t layers,
+                           std::optional<Phase> phase) const {
   double s = 0;
   const std::array<double, kNumHostPer> times = {1.0, static_cast<double>(requests),
                                                  static_cast<double>(layers)};
   for (const HostPart& p : host) {
-    if (p.mode != mode) continue;
+    if (p.mode != mode || (p.phase && phase && *p.phase != *phase)) continue;
     for (int k = 0; k < kNumHostPer; ++k) {
       if (p.per[static_cast<size_t>(k)]) s += p.per[static_cast<size_t>(k)]->value_s * times[k];
     }
@@ -277,6 +288,38 @@ Result<std::vector<Engine>> ParseEngineFile(std::string_view text, const std::st
   } catch (const json::exception& e) {
     return Status::Invalid(origin, std::string("malformed engine file: ") + e.what());
   }
+}
+
+std::string EngineFileText(const Engine& e) {
+  json entry;
+  entry["versions"] = e.versions;
+  if (!e.label.empty()) entry["label"] = e.label;
+  json runtime = json::object();
+  if (e.runtime[0]) runtime["prefill"] = std::string(NameOf(*e.runtime[0]));
+  if (e.runtime[1]) runtime["decode"] = std::string(NameOf(*e.runtime[1]));
+  if (!runtime.empty()) entry["runtime"] = runtime;
+  if (e.fused) entry["fusion"] = *e.fused ? "fused" : "eager";
+  if (!e.modules.empty()) entry["modules"] = e.modules;
+  if (!e.weight_kernels.empty()) entry["weight_kernels"] = e.weight_kernels;
+  if (!e.source.empty()) entry["source"] = e.source;
+  if (!e.notes.empty()) entry["notes"] = e.notes;
+  if (e.calibrated) entry["calibrated"] = true;
+  json host = json::array();
+  for (const HostPart& p : e.host) {
+    json part = {{"name", p.name}, {"mode", std::string(NameOf(p.mode))}};
+    if (p.phase) part["phase"] = std::string(NameOf(*p.phase));
+    for (int k = 0; k < kNumHostPer; ++k) {
+      if (const auto& f = p.per[static_cast<size_t>(k)]) {
+        part[std::string(kHostPerKeys[k])] = {
+            {"value", f->value_s}, {"provenance", f->provenance}, {"source", f->source}};
+      }
+    }
+    host.push_back(part);
+  }
+  if (!host.empty()) entry["host"] = host;
+  json file = {{"schema_version", 1}, {"id", e.id}, {"name", e.name}};
+  file["entries"] = json::array({entry});
+  return file.dump(1) + "\n";
 }
 
 Result<std::vector<Engine>> ListEngines() {
@@ -326,8 +369,10 @@ Result<Engine> LoadEngine(std::string_view spec, const std::string& where) {
 }
 
 void EngineHost::Apply(StepTime& step) const {
-  const double over = engine_->HostSeconds(HostMode::kOverlapped, step.requests, step.layers);
-  const double serial = engine_->HostSeconds(HostMode::kSerial, step.requests, step.layers);
+  const double over =
+      engine_->HostSeconds(HostMode::kOverlapped, step.requests, step.layers, step.phase);
+  const double serial =
+      engine_->HostSeconds(HostMode::kSerial, step.requests, step.layers, step.phase);
   const double before = step.time_s;
   step.engine_bound = over > step.time_s;
   step.time_s = std::max(step.time_s, over) + serial;
@@ -337,8 +382,8 @@ void EngineHost::Apply(StepTime& step) const {
 
 std::string EngineHost::Explain(const StepTime& step) const {
   const Engine& e = *engine_;
-  const double over = e.HostSeconds(HostMode::kOverlapped, step.requests, step.layers);
-  const double serial = e.HostSeconds(HostMode::kSerial, step.requests, step.layers);
+  const double over = e.HostSeconds(HostMode::kOverlapped, step.requests, step.layers, step.phase);
+  const double serial = e.HostSeconds(HostMode::kSerial, step.requests, step.layers, step.phase);
   std::string out = fmt::format("engine host work ({} {}, {}): ", e.name, e.versions,
                                 e.label.empty() ? "as its file says" : e.label);
   if (e.host.empty()) {
@@ -368,7 +413,8 @@ std::vector<std::string> DescribeHostWork(const Engine& e) {
     for (int k = 0; k < kNumHostPer; ++k) {
       const auto& f = p.per[static_cast<size_t>(k)];
       if (!f) continue;
-      out.push_back(fmt::format("{}: {}, {} per {} ({}: {})", p.name, NameOf(p.mode),
+      out.push_back(fmt::format("{}: {}{}, {} per {} ({}: {})", p.name, NameOf(p.mode),
+                                p.phase ? fmt::format(", {} only", NameOf(*p.phase)) : "",
                                 Seconds(f->value_s), NameOf(static_cast<HostPer>(k)),
                                 f->provenance, f->source));
     }

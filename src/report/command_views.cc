@@ -7,12 +7,14 @@
 #include <string>
 #include <utility>
 
+#include "roofline/calibrate.h"
 #include "roofline/published.h"
 #include "roofline/report.h"
 #include "roofline/setup.h"
 #include "roofline/trust.h"
 #include "roofline/views.h"
 #include "src/measure/cpu/timing.h"
+#include "src/util/json_util.h"
 
 namespace roofline {
 namespace {
@@ -204,6 +206,50 @@ Result<Views> PublishedViews(const std::string& file, const ViewRequest& request
         "the time bound is above {} of the published measurements: a counting error",
         result->bounds_above);
   }
+  return v;
+}
+
+Result<Views> CalibrateViews(const Scenario& defaults, const CalibrateViewOptions& options,
+                             const ViewRequest& request, const DatabaseSource& db) {
+  if (options.files.empty()) return Status::Invalid("RUNS", "give one or more files of runs");
+  if (options.output.empty()) {
+    return Status::Invalid("-o", "give the engine file to write (-o engine.json)");
+  }
+  if (request.format != OutputFormat::kTable && request.format != OutputFormat::kJson) {
+    return Status::Invalid("--format", "calibrate prints a table or JSON");
+  }
+  auto read = [&](const std::vector<std::string>& files,
+                  std::vector<CalibrationRun>& out) -> Status {
+    for (const std::string& f : files) {
+      Result<std::string> text = ReadTextFile(f);
+      if (!text.ok()) return text.status();
+      Result<std::vector<CalibrationRun>> runs = ReadCalibrationRuns(*text, f, defaults);
+      if (!runs.ok()) return runs.status();
+      out.insert(out.end(), runs->begin(), runs->end());
+    }
+    return Status::Ok();
+  };
+  std::vector<CalibrationRun> runs, check;
+  if (Status st = read(options.files, runs); !st.ok()) return st;
+  if (Status st = read(options.check, check); !st.ok()) return st;
+  Result<const DeviceDatabase*> loaded = db();
+  if (!loaded.ok()) return loaded.status();
+  Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
+  if (!registry.ok()) return registry.status();
+  Result<EfficiencyData> data = LoadDefaultEfficiencyData();
+  if (!data.ok()) return data.status();
+  Result<EngineCalibration> cal =
+      Calibrate(runs, check, defaults.expected.engine, options.files,
+                measure_internal::TodayUtc(), **loaded, *registry,
+                std::make_shared<const EfficiencyData>(std::move(data).value()));
+  if (!cal.ok()) return cal.status();
+  auto result = std::make_shared<const EngineCalibration>(std::move(cal).value());
+  Views v;
+  const std::string written = options.output;
+  v.out = [result, written, json = request.format == OutputFormat::kJson](std::ostream& out) {
+    out << (json ? RenderCalibrationJson(*result) : RenderCalibration(*result, written));
+  };
+  v.files.emplace_back(written, [result] { return EngineFileText(result->engine); });
   return v;
 }
 

@@ -233,6 +233,7 @@ json EngineJson(const Engine& e) {
   json host = json::array();
   for (const HostPart& p : e.host) {
     json part = {{"name", p.name}, {"mode", std::string(NameOf(p.mode))}};
+    if (p.phase) part["phase"] = std::string(NameOf(*p.phase));
     for (int k = 0; k < kNumHostPer; ++k) {
       if (const auto& f = p.per[static_cast<size_t>(k)]) {
         part[fmt::format("per_{}_s", NameOf(static_cast<HostPer>(k)))] = {

@@ -131,6 +131,7 @@ Result<std::string> RenderModelKernelExplain(const ModelAnalysis& a, const CostM
     step.host_s = p.totals.expected_host_s;
     step.requests = a.workload.batch;
     step.layers = a.config.layers;
+    step.phase = p.phase;
     step.time_s = step.gpu_s;
     out += fmt::format("\nStep ({}): the kernels' expected times sum to {} of GPU time\n",
                        NameOf(p.phase), Seconds(step.gpu_s));

@@ -1,6 +1,8 @@
 // Trust bands: the published runs grouped by how the model costs them, each group costed once.
 #include "roofline/trust.h"
 
+#include "roofline/engine.h"
+
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -33,8 +35,14 @@ constexpr std::array<TrustLevel, 6> kLevels = {TrustLevel::kOwn,        TrustLev
 
 }  // namespace
 
+bool CalibratedEngine(const CostOptions& options) {
+  const Engine* e = EngineOf(options.step_terms);
+  return e != nullptr && e->calibrated;
+}
+
 TrustKey TrustKeyOf(const ExpectedOptions& options, Phase phase, const Workload& workload,
-                    const Device& device, bool moe, double launch_overhead_s) {
+                    const Device& device, bool moe, double launch_overhead_s,
+                    bool calibrated_engine) {
   TrustKey k;
   k.runtime = phase == Phase::kPrefill ? options.prefill_runtime.value_or(options.runtime)
                                        : options.runtime;
@@ -53,6 +61,7 @@ TrustKey TrustKeyOf(const ExpectedOptions& options, Phase phase, const Workload&
   }
   if (launch_overhead_s > 0) changed.emplace_back("--launch-overhead-us");
   if (device.calibration.has_value()) changed.emplace_back("a calibrated device");
+  if (calibrated_engine) changed.emplace_back("a calibrated engine");
   for (const std::string& c : changed) k.overridden += (k.overridden.empty() ? "" : ", ") + c;
   return k;
 }
@@ -144,7 +153,7 @@ Status AttachBands(ModelAnalysis& analysis, const Device& device, const CostOpti
     if (!w.dtype.has_value()) w.dtype = analysis.act;
     if (!w.weight_dtype.has_value()) w.weight_dtype = analysis.weight;
     keys.push_back(TrustKeyOf(options.expected, p.phase, w, device, analysis.config.experts > 0,
-                              options.launch_overhead_s));
+                              options.launch_overhead_s, CalibratedEngine(options)));
     phases.push_back(&p);
   }
   if (keys.empty()) return Status::Ok();
@@ -174,7 +183,8 @@ Status AttachBands(SweepResult& sweep, const TransformerConfig& config, const Wo
       layout.pp = 1;
       if (!layout.dtype.has_value()) layout.dtype = config.torch_dtype;
       keys.push_back(TrustKeyOf(options.expected, ph == 0 ? Phase::kPrefill : Phase::kDecode,
-                                layout, device, config.experts > 0, options.launch_overhead_s));
+                                layout, device, config.experts > 0, options.launch_overhead_s,
+                                CalibratedEngine(options)));
       where.emplace_back(ph, parallel);
     }
   }
@@ -200,7 +210,8 @@ Status AttachBands(Plan& plan, const TransformerConfig& config, const Device& de
     w.weight_dtype = v.weight;
     for (Phase phase : {Phase::kPrefill, Phase::kDecode}) {
       keys.push_back(TrustKeyOf(plan.request.cost.expected, phase, w, device, config.experts > 0,
-                                plan.request.cost.launch_overhead_s));
+                                plan.request.cost.launch_overhead_s,
+                                CalibratedEngine(plan.request.cost)));
       slots.push_back(phase == Phase::kPrefill ? &v.prefill_band : &v.decode_band);
     }
   }

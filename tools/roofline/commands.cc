@@ -54,6 +54,7 @@ int RunHelpMarkdown(Context& ctx) {
       {"hw", "list", "--help"},
       {"hw", "show", "--help"},
       {"engines", "list", "--help"},
+      {"calibrate", "--help"},
       {"engines", "show", "--help"},
       {"op", "--help"},
       {"op", "matmul", "--help"},
@@ -124,6 +125,8 @@ const std::vector<Command>& Commands() {
       {"hw", "the device database: `hw list`, `hw show ID`", RunHw},
       {"engines", "serving engines for --engine: `engines list`, `engines show NAME[@VERSION]`",
        RunEngines},
+      {"calibrate", "fit an engine's host work to your own runs: an engine file for --engine",
+       RunCalibrate},
       {"op",
        "one operator on one device: matmul, attention, elementwise, conv2d, norm, softmax, "
        "embedding",

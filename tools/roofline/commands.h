@@ -54,6 +54,7 @@ int Run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
 int RunDefault(Context& ctx);
 int RunHw(Context& ctx);
 int RunEngines(Context& ctx);
+int RunCalibrate(Context& ctx);
 int RunOp(Context& ctx);
 int RunModel(Context& ctx);
 int RunModels(Context& ctx);
