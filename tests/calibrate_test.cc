@@ -212,9 +212,33 @@ TEST(Calibrate, TheEngineFileWrittenIsTheOneEngineReadsAndItsBandsSaySo) {
   const nlohmann::json& ph = mj.at("phases").at(0);
   EXPECT_NEAR(ph.at("expected").at("engine_host_s").get<double>(), step + 8 * per_request, 1e-12);
   EXPECT_FALSE(ph.at("expected_band").at("validated").get<bool>());
+  // The bound is the kernels' alone: the same as without the engine (at the fusion it runs),
+  // and below the expected time.
+  const testing::CliOutput plain = testing::RunCli({"model", "llama-3-8b", "--hw", "h100-sxm",
+                                                    "--phase", "decode", "--batch", "8",
+                                                    "--fusion", "fused", "--format", "json"});
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  const nlohmann::json plain_json = nlohmann::json::parse(plain.out);
+  const nlohmann::json& pp = plain_json.at("phases").at(0);
+  EXPECT_EQ(ph.at("time_s"), pp.at("time_s"));
+  EXPECT_GE(ph.at("expected").at("time_s").get<double>(), ph.at("time_s").get<double>());
   EXPECT_NE(ph.at("expected_band").at("overridden").get<std::string>().find("a calibrated engine"),
             std::string::npos);
   std::remove(out.c_str());
+}
+
+TEST(Calibrate, RunsTheToolCannotCostNameTheirFileAndRow) {
+  const std::string path = ::testing::TempDir() + "/calibrate_unknown_model.csv";
+  std::ofstream(path) << "model,hw,batch,tpot_ms\nllama-3-8b,h100-sxm,1,7\nno-such-model,h100-sxm,1,7\n";
+  const std::string out = ::testing::TempDir() + "/calibrate_unknown_model_engine.json";
+  std::remove(out.c_str());
+  const testing::CliOutput r = testing::RunCli({"calibrate", path, "-o", out});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(path + ": line 3.model"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::ifstream(out).good());  // nothing written
+  std::remove(path.c_str());
 }
 
 TEST(Calibrate, CheckRunsArePredictedNotFitted) {

@@ -22,8 +22,9 @@ namespace roofline {
 
 /// One measured step: a scenario of one phase and the time it took.
 struct CalibrationRun {
-  std::string id;       ///< "<file>: <row or line>", for errors and the table
+  std::string id;       ///< the row ("line 3 tpot", "runs[2] (a) ttft"), for the table
   std::string file;     ///< the file it was read from
+  std::string where;    ///< "<file>: <row>", for errors
   Scenario scenario;    ///< what ran (its phase in scenario.phases)
   Phase phase = Phase::kDecode;
   double measured_s = 0;  ///< decode: time per output token; prefill: time to first token

@@ -43,6 +43,8 @@ CalibrationRun Run(std::string id, const std::string& path, Scenario s, Phase ph
     throw JsonFieldError(in_file.where(), in_file.what());
   }
   CalibrationRun r;
+  // Errors name the file and the row ("runs.csv: line 3"); a published run's where has both.
+  r.where = where.rfind(path, 0) == 0 ? where : path + ": " + where;
   r.id = std::move(id);
   r.file = path;
   s.phases = phase == Phase::kPrefill ? PhaseSelection::kPrefill : PhaseSelection::kDecode;
@@ -180,7 +182,9 @@ void ReadRow(std::vector<CalibrationRun>& out, const std::map<std::string, std::
   Scenario s = defaults;
   double ttft = 0, tpot = 0;
   std::string id = where;
-  for (const auto& [key, text] : row) {
+  for (const auto& cell : row) {
+    const std::string& key = cell.first;
+    const std::string& text = cell.second;
     const Field* field = FindField(key);
     const bool known = key == "ttft_s" || key == "ttft_ms" || key == "tpot_s" ||
                        key == "tpot_ms" || key == "id" ||
@@ -589,7 +593,7 @@ Result<EngineCalibration> Calibrate(const std::vector<CalibrationRun>& runs,
     cal.base = runs.front().scenario.expected.engine;
     for (const CalibrationRun& r : runs) {
       if (r.scenario.expected.engine != cal.base) {
-        return Status::Invalid(r.id, fmt::format("engine '{}' where the first run names '{}': "
+        return Status::Invalid(r.where, fmt::format("engine '{}' where the first run names '{}': "
                                                  "calibrate one engine at a time (--engine)",
                                                  r.scenario.expected.engine, cal.base));
       }
@@ -606,21 +610,21 @@ Result<EngineCalibration> Calibrate(const std::vector<CalibrationRun>& runs,
     Scenario s = r.scenario;
     if (!cal.base.empty()) s.expected.engine = cal.base;
     Result<std::shared_ptr<const Engine>> applied = ApplyEngineFields(s);
-    if (!applied.ok()) return InFile(applied.status(), r.id);
+    if (!applied.ok()) return InFile(applied.status(), r.where);
     Result<const Device*> device = db.Find(s.hw);
-    if (!device.ok()) return Status::Invalid(r.id + ".hw", device.status().what());
+    if (!device.ok()) return Status::Invalid(r.where + ".hw", device.status().what());
     Result<TransformerConfig> config = ResolveModel(s.model, registry);
-    if (!config.ok()) return Status::Invalid(r.id + ".model", config.status().what());
-    if (Status st = Validate(s, /*is_network=*/false); !st.ok()) return InFile(st, r.id);
+    if (!config.ok()) return Status::Invalid(r.where + ".model", config.status().what());
+    if (Status st = Validate(s, /*is_network=*/false); !st.ok()) return InFile(st, r.where);
     Result<CostOptions> o = MakeCostOptions(s, **device, efficiency, /*refuse_unused=*/false);
-    if (!o.ok()) return InFile(o.status(), r.id);
+    if (!o.ok()) return InFile(o.status(), r.where);
     Result<Workload> staged = ResolveStages(*config, s.workload, **device);
-    if (!staged.ok()) return Status::Invalid(r.id, staged.status().ToString());
+    if (!staged.ok()) return Status::Invalid(r.where, staged.status().ToString());
     auto expected = [&](const CostOptions& options) -> Result<double> {
       Result<PhaseResult> ph = AnalyzePhase(*config, *staged, CostModel(**device, options), r.phase);
-      if (!ph.ok()) return Status::Invalid(r.id, ph.status().ToString());
+      if (!ph.ok()) return Status::Invalid(r.where, ph.status().ToString());
       if (!ph->totals.has_expected) {
-        return Status::Invalid(r.id + ".hw", "device '" + (*device)->id +
+        return Status::Invalid(r.where + ".hw", "device '" + (*device)->id +
                                                  "' has no expected times (only the bound): "
                                                  "nothing to calibrate against");
       }
