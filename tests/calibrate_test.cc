@@ -158,6 +158,10 @@ TEST(Calibrate, BadFilesGiveOneLineNamingFileAndRow) {
            Case{R"({"runs": [{"model": "llama-3-8b", "hw": "h100-sxm", "tpot_s": [1]}]})", false,
                 "f: runs[0].tpot_s", "expected a string or a number"},
            Case{R"({"something": 1})", false, "f", "not a file calibrate reads"},
+           Case{"model,hw,tpot_s\nllama-3-8b,h100-sxm,1e-320\n", false, "f: line 2.tpot_s",
+                "under a microsecond"},
+           Case{R"({"time_to_first_token": {"avg": 50, "unit": "ms"}, "inter_token_latency": {"avg": 9, "unit": "ms"}, "input_sequence_length": {"avg": 9, "unit": "ms"}, "output_sequence_length": {"avg": 9}})",
+                true, "f: result.input_sequence_length.unit", "tokens"},
            Case{R"({"runs": [)", false, "f:1", ""},
        }) {
     Result<std::vector<CalibrationRun>> r =
@@ -238,6 +242,21 @@ TEST(Calibrate, RunsTheToolCannotCostNameTheirFileAndRow) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_NE(r.err.find(path + ": line 3.model"), std::string::npos) << r.err;
   EXPECT_FALSE(std::ifstream(out).good());  // nothing written
+  std::remove(path.c_str());
+}
+
+TEST(Calibrate, HostWorkNoEngineCouldHaveIsRefusedAndNothingWritten) {
+  // Two 5-second prefills of a 512-token prompt: the fitted "host work" would be seconds a
+  // step, which no engine file takes (at most 1 s): refused, no file.
+  const std::string path = ::testing::TempDir() + "/calibrate_slow.csv";
+  std::ofstream(path) << "model,hw,batch,prompt,ttft_s\nllama-3-8b,h100-sxm,1,512,5\n"
+                         "llama-3-8b,h100-sxm,1,512,5.2\n";
+  const std::string out = ::testing::TempDir() + "/calibrate_slow_engine.json";
+  std::remove(out.c_str());
+  const testing::CliOutput r = testing::RunCli({"calibrate", path, "-o", out});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("not host work"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::ifstream(out).good());
   std::remove(path.c_str());
 }
 

@@ -220,6 +220,8 @@ TEST(Engines, BadEngineFilesGiveOneLineNamingTheField) {
                 "bad.json: entries[0].host[0].per_step_s"},
            Case{R"({"schema_version": 1, "id": "x", "name": "X", "entries": [{"versions": "1", "host": [{"name": "a", "mode": "serial"}]}]})",
                 "bad.json: entries[0].host[0]"},
+           Case{R"({"schema_version": 1, "id": "x", "name": "X", "entries": [{"versions": "99999999"}]})",
+                "bad.json: entries[0].versions"},
        }) {
     Result<std::vector<Engine>> r = ParseEngineFile(c.text, "bad.json");
     ASSERT_FALSE(r.ok()) << c.text;
@@ -238,6 +240,16 @@ TEST(Engines, BadEngineFilesGiveOneLineNamingTheField) {
   EXPECT_TRUE(r.out.empty());
   EXPECT_NE(r.err.find(path + ": entries[0].fusion"), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+  std::remove(path.c_str());
+  // A kernel or modules name the efficiency data does not hold: the engine file is named.
+  {
+    std::ofstream f(path);
+    f << R"({"schema_version": 1, "id": "x", "name": "X", "entries": [{"versions": "1", "weight_kernels": {"int4": "marlin"}}]})";
+  }
+  const testing::CliOutput kernel = testing::RunCli({"model", "llama-3-8b", "--engine", path});
+  EXPECT_EQ(kernel.status, 2);
+  EXPECT_NE(kernel.err.find(path + ": entry 1.weight_kernels.int4"), std::string::npos)
+      << kernel.err;
   std::remove(path.c_str());
   const testing::CliOutput unknown = testing::RunCli({"model", "llama-3-8b", "--engine", "vlm"});
   EXPECT_EQ(unknown.status, 2);

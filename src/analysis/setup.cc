@@ -67,6 +67,25 @@ Result<CostOptions> MakeCostOptions(const Scenario& given, const Device& d,
     efficiency = std::make_shared<const EfficiencyData>(std::move(data).value());
   }
   const EfficiencyData& data = *efficiency;
+  // An engine file's own names are checked against the data, its file named: a kernel it
+  // names must exist (it may be unmeasured on this device: then the weights stream as without),
+  // and so must its modules.
+  if (*engine) {
+    const Engine& e = **engine;
+    const std::string where = (e.file.empty() ? e.id : e.file) + ": entry " + e.versions;
+    for (const auto& entry : e.weight_kernels) {
+      const std::string& dtype = entry.first;
+      const std::string& kernel = entry.second;
+      if (std::none_of(data.weight_kernels.begin(), data.weight_kernels.end(),
+                       [&kernel](const auto& k) { return k.name == kernel; })) {
+        return Status::Invalid(where + ".weight_kernels." + dtype,
+                               "no weight kernel '" + kernel + "' in " + data.origin);
+      }
+    }
+    if (!e.modules.empty() && !FindModuleLaunches(data, e.modules, where + ".modules").ok()) {
+      return FindModuleLaunches(data, e.modules, where + ".modules").status();
+    }
+  }
   if (!s.expected.weight_kernel.empty()) {
     if (Status st = CheckWeightKernel(data, s.expected.weight_kernel, d, s.expected.runtime,
                                       "--weight-kernel");

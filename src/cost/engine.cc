@@ -72,6 +72,7 @@ std::optional<VersionRange> ParseRange(std::string_view text) {
   const std::string_view low = dash == std::string_view::npos ? text : text.substr(0, dash);
   if (!PlainVersion(low)) return std::nullopt;
   r.low = VersionNumbers(low);
+  if (r.low.empty()) return std::nullopt;  // a number too large to read
   if (dash == std::string_view::npos) {
     r.high = r.low;
   } else {
@@ -79,6 +80,7 @@ std::optional<VersionRange> ParseRange(std::string_view text) {
     if (!high.empty()) {
       if (!PlainVersion(high)) return std::nullopt;
       r.high = VersionNumbers(high);
+      if (r.high.empty()) return std::nullopt;
       if (CompareVersions(r.high, r.low, std::max(r.low.size(), r.high.size())) < 0 &&
           CompareVersions(r.high, r.low, r.high.size()) < 0) {
         return std::nullopt;
@@ -390,6 +392,7 @@ std::string EngineHost::Explain(const StepTime& step) const {
     return out + "none counted (no step-level figure for these versions; see `roofline engines "
                  "show " + e.id + "`)";
   }
+  if (serial + over == 0) return out + "none in this phase";
   if (serial > 0) out += fmt::format("{} serial, added to the step", Seconds(serial));
   if (over > 0) {
     out += fmt::format("{}{} overlapped with the GPU's work{}", serial > 0 ? "; " : "",

@@ -57,9 +57,13 @@ std::string RenderCalibration(const EngineCalibration& c, const std::string& wri
     out += "  on these runs, before: " + ErrorsPhrase(p.before) + "\n";
     out += "  on these runs, after:  " + ErrorsPhrase(p.after) + "\n";
     out += "  leaving one run out:   " +
-           (p.loo.runs > 0 ? ErrorsPhrase(p.loo) : std::string("- (fewer than 3 runs)")) + "\n";
+           (p.loo.runs > 0 ? ErrorsPhrase(p.loo)
+                           : std::string(p.runs < 3 ? "- (fewer than 3 runs)" : "- (skipped)")) +
+           "\n";
     out += "  leaving one setting out: " +
-           (p.loso.runs > 0 ? ErrorsPhrase(p.loso) : std::string("- (one setting)")) + "\n";
+           (p.loso.runs > 0 ? ErrorsPhrase(p.loso)
+                            : std::string(p.settings < 2 ? "- (one setting)" : "- (skipped)")) +
+           "\n";
     if (p.check_before.runs > 0) {
       out += "  --check runs, before: " + ErrorsPhrase(p.check_before) + "\n";
       out += "  --check runs, after:  " + ErrorsPhrase(p.check_after) + "\n";

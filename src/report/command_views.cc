@@ -226,6 +226,9 @@ Result<Views> CalibrateViews(const Scenario& defaults, const CalibrateViewOption
       Result<std::vector<CalibrationRun>> runs = ReadCalibrationRuns(*text, f, defaults);
       if (!runs.ok()) return runs.status();
       out.insert(out.end(), runs->begin(), runs->end());
+      if (out.size() > 2000) {
+        return Status::Invalid(f, "more than 2000 runs in all: at most 2000 are fitted");
+      }
     }
     return Status::Ok();
   };

@@ -1,7 +1,6 @@
 // Expected times in reports (docs/expected-time.md).
 #include "src/report/expected_report.h"
 
-#include "roofline/engine.h"
 
 #include <fmt/format.h>
 
@@ -190,15 +189,19 @@ std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCo
           : "";
   std::string engine;
   if (const Engine* e = EngineOf(model.options().step_terms)) engine = EnginePhrase(*e);
-  const std::string prefill =
-      o.prefill_runtime && *o.prefill_runtime != o.runtime
-          ? fmt::format(" in decode, {} in prefill", NameOf(*o.prefill_runtime))
-          : "";
+  std::string prefill;
+  if (o.prefill_runtime && *o.prefill_runtime != o.runtime) {
+    const auto& pl = model.options().efficiency->launch[static_cast<size_t>(*o.prefill_runtime)];
+    prefill = fmt::format(", prefill {} ({} host per launch, {} between kernels)",
+                          NameOf(*o.prefill_runtime), Seconds(pl.host_s.value),
+                          Seconds(pl.gap_s.value));
+  }
   return fmt::format(
       "expected times: {} ceilings ({});\n  runtime {}{} ({} host per launch{}, {} between "
-      "kernels){}{}{}; --explain shows the derivation\n",
-      NameOf(o.ceilings), parts, NameOf(o.runtime), prefill, Seconds(launch.host_s.value),
-      python, Seconds(launch.gap_s.value), modules, kernel, engine);
+      "kernels){}{}{}{}; --explain shows the derivation\n",
+      NameOf(o.ceilings), parts, prefill.empty() ? "" : "decode ", NameOf(o.runtime),
+      Seconds(launch.host_s.value), python, Seconds(launch.gap_s.value), prefill, modules,
+      kernel, engine);
 }
 
 std::string EnginePhrase(const Engine& e) {

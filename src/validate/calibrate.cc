@@ -47,7 +47,6 @@ CalibrationRun Run(std::string id, const std::string& path, Scenario s, Phase ph
   r.where = where.rfind(path, 0) == 0 ? where : path + ": " + where;
   r.id = std::move(id);
   r.file = path;
-  s.phases = phase == Phase::kPrefill ? PhaseSelection::kPrefill : PhaseSelection::kDecode;
   r.setting = SettingOf(s, phase);
   r.scenario = std::move(s);
   r.phase = phase;
@@ -57,6 +56,7 @@ CalibrationRun Run(std::string id, const std::string& path, Scenario s, Phase ph
 
 void CheckMeasured(double v, const std::string& where) {
   if (!(std::isfinite(v) && v > 0)) throw JsonFieldError(where, "expected a positive time");
+  if (v < 1e-6) throw JsonFieldError(where, "implausible: a step of under a microsecond");
   if (v > 1e3) throw JsonFieldError(where, "implausible: a step of over 1000 s");
 }
 
@@ -149,8 +149,19 @@ double Metric(const json& j, const std::string& key, const std::string& where) {
   if (unit == "ms") return v * 1e-3;
   if (unit == "s") return v;
   if (unit == "us") return v * 1e-6;
-  if (unit == "tokens") return v;
-  throw JsonFieldError(where + "." + key + ".unit", "unknown unit '" + unit + "'");
+  throw JsonFieldError(where + "." + key + ".unit", "unknown unit '" + unit + "' (ms, s, us)");
+}
+
+/// A genai-perf / AIPerf length in tokens ({"avg": n, "unit": "tokens"}; no unit: tokens).
+double Tokens(const json& j, const std::string& key, const std::string& where) {
+  if (!j.contains(key)) throw JsonFieldError(where + "." + key, "missing");
+  const json& m = j.at(key);
+  RequireObject(m, where + "." + key);
+  const double v = Number(m, "avg", where + "." + key);
+  if (m.contains("unit") && !(m.at("unit").is_string() && m.at("unit").get<std::string>() == "tokens")) {
+    throw JsonFieldError(where + "." + key + ".unit", "expected tokens");
+  }
+  return v;
 }
 
 /// The first integer "concurrency" anywhere under `j` (genai-perf nests it in input_config).
@@ -171,8 +182,8 @@ void ReadGenaiPerf(std::vector<CalibrationRun>& out, const json& j, const std::s
                    const Scenario& defaults, const std::string& where) {
   const double ttft = Metric(j, "time_to_first_token", where);
   const double tpot = Metric(j, "inter_token_latency", where);
-  const double prompt = Metric(j, "input_sequence_length", where);
-  const double output = Metric(j, "output_sequence_length", where);
+  const double prompt = Tokens(j, "input_sequence_length", where);
+  const double output = Tokens(j, "output_sequence_length", where);
   AddBenchmark(out, where, path, defaults, FindConcurrency(j), prompt, output, ttft, tpot, where);
 }
 
@@ -222,10 +233,10 @@ void ReadRow(std::vector<CalibrationRun>& out, const std::map<std::string, std::
     }
   }
   if (ttft <= 0 && tpot <= 0) throw JsonFieldError(where, "no ttft_s, ttft_ms, tpot_s or tpot_ms");
-  for (FieldId id : {FieldId::kModel, FieldId::kHw}) {
-    if (!row.count(std::string(FieldOf(id).name)) && !defaults.Given(id)) {
-      throw JsonFieldError(where, fmt::format("no {0}: a {0} column or {1}", FieldOf(id).name,
-                                              FieldOf(id).flag));
+  for (FieldId needed : {FieldId::kModel, FieldId::kHw}) {
+    if (!row.count(std::string(FieldOf(needed).name)) && !defaults.Given(needed)) {
+      throw JsonFieldError(where, fmt::format("no {0}: a {0} column or {1}",
+                                              FieldOf(needed).name, FieldOf(needed).flag));
     }
   }
   ApplyDerivedDefaults(s);
@@ -547,7 +558,9 @@ std::string Ms(double s) { return fmt::format("{:.3g} ms", s * 1e3); }
 HostFit FitHostWork(const std::vector<double>& measured, const std::vector<double>& kernels,
                     const std::vector<double>& requests) {
   Points p;
-  for (size_t i = 0; i < measured.size(); ++i) {
+  const size_t n = std::min({measured.size(), kernels.size(), requests.size()});
+  for (size_t i = 0; i < n; ++i) {
+    if (!(measured[i] > 0)) continue;  // a weight of 1 / measured: only positive times
     p.y.push_back(measured[i] - kernels[i]);
     p.b.push_back(requests[i]);
     p.w.push_back(1 / measured[i]);
@@ -602,7 +615,10 @@ Result<EngineCalibration> Calibrate(const std::vector<CalibrationRun>& runs,
   std::shared_ptr<const Engine> base_engine;
   if (!cal.base.empty()) {
     Result<Engine> e = LoadEngine(cal.base, "--engine");
-    if (!e.ok()) return e.status();
+    if (!e.ok()) {
+      // An engine the runs name is theirs to answer for: their file and row.
+      return base.empty() ? InFile(e.status(), runs.front().where + ".engine") : e.status();
+    }
     base_engine = std::make_shared<const Engine>(std::move(e).value());
   }
   // Each run's expected step with no engine host work, and with the base engine's own.
@@ -692,6 +708,10 @@ Result<EngineCalibration> Calibrate(const std::vector<CalibrationRun>& runs,
       before.push_back(err(r->before_s, r->run.measured_s));
       after.push_back(err(r->after_s, r->run.measured_s));
     }
+    if (fit_rows.size() > kMaxLooRuns) {
+      cal.warnings.push_back(fmt::format("{}: {} runs: leaving each out is skipped above {}",
+                                         NameOf(phase), fit_rows.size(), kMaxLooRuns));
+    }
     if (fit_rows.size() >= 3 && fit_rows.size() <= kMaxLooRuns) {
       for (size_t i = 0; i < fit_rows.size(); ++i) {
         std::vector<const CalibratedRow*> rest;
@@ -706,7 +726,16 @@ Result<EngineCalibration> Calibrate(const std::vector<CalibrationRun>& runs,
     std::set<std::string> settings;
     for (const CalibratedRow* r : fit_rows) settings.insert(r->run.setting);
     pc.settings = static_cast<int>(settings.size());
-    if (settings.size() >= 2) {
+    // Each setting left out is one more fit (quadratic in the runs): within a budget.
+    const double loso_work = static_cast<double>(settings.size()) *
+                             static_cast<double>(fit_rows.size()) *
+                             static_cast<double>(fit_rows.size());
+    if (settings.size() >= 2 && loso_work > 4e8) {
+      cal.warnings.push_back(fmt::format(
+          "{}: {} settings of {} runs: leaving each setting out is skipped (too many fits)",
+          NameOf(phase), settings.size(), fit_rows.size()));
+    }
+    if (settings.size() >= 2 && loso_work <= 4e8) {
       for (const std::string& s : settings) {
         std::vector<const CalibratedRow*> rest;
         for (const CalibratedRow* r : fit_rows) {
@@ -737,9 +766,10 @@ Result<EngineCalibration> Calibrate(const std::vector<CalibrationRun>& runs,
     if (pc.fit.raw_per_step_s < 0 || pc.fit.raw_per_request_s < 0) {
       cal.warnings.push_back(fmt::format(
           "{}: the best fit has a negative host term ({} per step, {} per request): the model's "
-          "kernels are slower than these runs somewhere, which host work cannot explain; the "
-          "negative term is set to zero",
-          ph, Ms(pc.fit.raw_per_step_s), Ms(pc.fit.raw_per_request_s)));
+          "kernels are slower than these runs somewhere, which host work cannot explain; kept "
+          "at zero, the fit is {} per step, {} per request",
+          ph, Ms(pc.fit.raw_per_step_s), Ms(pc.fit.raw_per_request_s), Ms(pc.fit.per_step_s),
+          Ms(pc.fit.per_request_s)));
     }
     int longer = 0;
     std::string example;
@@ -812,6 +842,13 @@ Result<EngineCalibration> Calibrate(const std::vector<CalibrationRun>& runs,
                   : "");
   e.chosen_as.clear();
   e.file.clear();
+  // The file written must be one --engine reads (host work of at most 1 s a step and request).
+  Result<std::vector<Engine>> back = ParseEngineFile(EngineFileText(e), "the calibrated engine");
+  if (!back.ok()) {
+    return Status::Invalid("calibrate", "the fitted host work cannot be an engine's (" +
+                                            back.status().ToString() +
+                                            "): these runs' gaps are not host work");
+  }
   return cal;
 }
 
