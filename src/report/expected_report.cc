@@ -229,23 +229,10 @@ json EngineJson(const Engine& e) {
   j["chosen_as"] = e.chosen_as;
   j["file"] = e.file;
   j["calibrated"] = e.calibrated;
-  json runtime = json::object();
-  if (e.runtime[0]) runtime["prefill"] = std::string(NameOf(*e.runtime[0]));
-  if (e.runtime[1]) runtime["decode"] = std::string(NameOf(*e.runtime[1]));
-  j["runtime"] = runtime;
-  json host = json::array();
-  for (const HostPart& p : e.host) {
-    json part = {{"name", p.name}, {"mode", std::string(NameOf(p.mode))}};
-    if (p.phase) part["phase"] = std::string(NameOf(*p.phase));
-    for (int k = 0; k < kNumHostPer; ++k) {
-      if (const auto& f = p.per[static_cast<size_t>(k)]) {
-        part[fmt::format("per_{}_s", NameOf(static_cast<HostPer>(k)))] = {
-            {"value", f->value_s}, {"provenance", f->provenance}, {"source", f->source}};
-      }
-    }
-    host.push_back(part);
-  }
-  j["host"] = host;
+  // The runtime and host parts as the engine file writes them (EngineFileText): one serializer.
+  const json entry = json::parse(EngineFileText(e)).at("entries").at(0);
+  j["runtime"] = entry.value("runtime", json::object());
+  j["host"] = entry.value("host", json::array());
   j["notes"] = e.notes;
   return j;
 }
