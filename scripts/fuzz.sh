@@ -29,7 +29,7 @@ seed() {  # TARGET -> files
     device) ls data/hardware/*.json ;;
     profile_json) ls fuzz/seeds/profile_json/* ;;
     efficiency) ls data/efficiency.json ;;
-    engine) ls data/engines/*.json ;;
+    engine) ls data/engines/*.json fuzz/seeds/engine/* ;;
     calibrate) ls tests/fixtures/calibrate/* ;;
     published) ls fuzz/seeds/published/* data/validation/published_runs.json ;;
     scenario) ls fuzz/seeds/scenario/* ;;

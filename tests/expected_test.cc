@@ -28,14 +28,7 @@ using testing::Mm;
 using testing::RunCli;
 using testing::SimpleDeviceJson;
 
-std::shared_ptr<const EfficiencyData> Data() {
-  static const std::shared_ptr<const EfficiencyData> d = [] {
-    Result<EfficiencyData> r = LoadDefaultEfficiencyData();
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return std::make_shared<const EfficiencyData>(r.ok() ? *r : EfficiencyData{});
-  }();
-  return d;
-}
+std::shared_ptr<const EfficiencyData> Data() { return testing::EmbeddedEfficiency(); }
 
 // A model of `d` at the default efficiency data; `modules` names a --modules framework.
 CostModel Expecting(const Device& d, CeilingSet set = CeilingSet::kAchievable,
@@ -104,6 +97,13 @@ TEST(EfficiencyData, BadFilesAreRejectedWithTheFieldAndReason) {
   Result<EfficiencyData> without_python = ParseEfficiencyData(no_python.dump(), "eff.json");
   ASSERT_TRUE(without_python.ok()) << without_python.status().ToString();
   EXPECT_EQ(without_python->module_launches[0].host_factor.value, 1);
+  // The file with one key of its weight_only_kernels[i] set to `value`.
+  auto edited = [&](size_t i, const char* key, nlohmann::json value) {
+    nlohmann::json j = nlohmann::json::parse(*text);
+    EXPECT_TRUE(j["weight_only_kernels"][i].contains(key)) << key;
+    j["weight_only_kernels"][i][key] = std::move(value);
+    return j.dump();
+  };
   struct Case {
     std::string json, field, why;
   };
@@ -131,6 +131,10 @@ TEST(EfficiencyData, BadFilesAreRejectedWithTheFieldAndReason) {
        "weight_only_kernels[0].weight_dtype", "quantized weight dtype"},
       {Replace(*text, "\"weight_dtype\": \"int4\"", "\"weight_dtype\": \"int3\""),
        "weight_only_kernels[0].weight_dtype", "int3"},
+      // A fused MoE call may take unquantized experts, a linear's kernel not; `experts` is a bool.
+      {edited(7, "experts", false), "weight_only_kernels[7].weight_dtype", "quantized weight dtype"},
+      {edited(6, "experts", "yes"), "weight_only_kernels[6].experts", "true or false"},
+      {edited(5, "vendor", 5), "weight_only_kernels[5].vendor", "string"},
       {Replace(*text, "\"value\": 7.86,", "\"value\": 1e9,"),
        "weight_only_kernels[0].regimes[0].stream_bytes_per_sm_cycle.value", "B per SM-cycle"},
       {Replace(*text, "\"value\": 110.9,", "\"value\": -1,"),

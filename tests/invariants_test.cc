@@ -172,7 +172,7 @@ TEST(Invariants, TheBoundIsNeverAboveTheExpectedTime) {
   std::mt19937_64 rng(20261124);
   int checked = 0;
   std::map<std::string, std::set<int>> weight_kernel_regimes;  // the regimes that ran
-  size_t compiled_turn = 0;
+  size_t compiled_turn = 0, served_turn = 0, moe_turn = 0;
   // Every engine's host work (data/engines) is a step term too: half the cost models take one.
   Result<std::vector<Engine>> engines = ListEngines();
   ASSERT_TRUE(engines.ok()) << engines.status().ToString();
@@ -197,17 +197,34 @@ TEST(Invariants, TheBoundIsNeverAboveTheExpectedTime) {
         if (rng() % 4 == 0) o.expected.class_efficiency[rng() % kNumClasses] = 0.5;
         // Quantized matmuls run as a measured kernel: under torch.compile four times in five
         // (each kernel in turn: tinygemm for int4, Inductor's for int8 and float8, PyTorch's
-        // row-wise float8 product), under the other runtimes tinygemm half the time.
-        if (rt == Runtime::kCompiled ? rng() % 5 != 0 : rng() % 2 == 0) {
+        // row-wise float8 product), under the other runtimes too (in turn tinygemm, vLLM's
+        // CUTLASS float8 product and aiter's, where its vendor's GPU runs it).
+        if (rng() % 5 != 0) {
           static const char* const kKernels[] = {"tinygemm", "inductor-int8", "inductor-fp8",
                                                  "scaled-mm-rowwise"};
-          const char* kernel = rt == Runtime::kCompiled ? kKernels[compiled_turn % 4] : "tinygemm";
+          static const char* const kServed[] = {"tinygemm", "vllm-cutlass-fp8",
+                                                "aiter-ck-fp8-rowwise"};
+          const char* kernel = rt == Runtime::kCompiled ? kKernels[compiled_turn % 4] : nullptr;
+          for (size_t i = 0; kernel == nullptr && i < 3; ++i) {
+            const char* served = kServed[(served_turn + i) % 3];
+            if (CheckWeightKernel(*data, served, d, rt, "test").ok()) kernel = served;
+          }
+          ++served_turn;
+          if (kernel == nullptr) kernel = "tinygemm";
           // The turn passes only where the kernel runs, and not to a forced matmul class.
           if (CheckWeightKernel(*data, kernel, d, rt, "test").ok()) {
             o.expected.weight_kernel = kernel;
             const bool forced =
                 o.expected.class_efficiency[static_cast<size_t>(KernelClass::kMatmul)] > 0;
             if (rt == Runtime::kCompiled && !forced) ++compiled_turn;
+          }
+        }
+        // Half the time a mixture of experts' routed products run as a fused MoE call (float8
+        // or bf16 experts, in turn), where it runs.
+        if (rng() % 2 == 0) {
+          const char* moe = moe_turn++ % 2 ? "vllm-fused-moe-fp8" : "vllm-fused-moe-bf16";
+          if (CheckWeightKernel(*data, moe, d, rt, "test", /*experts=*/true).ok()) {
+            o.expected.moe_kernel = moe;
           }
         }
         // Half the time matmuls accumulate in FP16 (the RTX 4090's faster figure).
@@ -274,6 +291,34 @@ TEST(Invariants, TheBoundIsNeverAboveTheExpectedTime) {
             }
           }
         }
+        // And the routed experts' products of each regime of the fused MoE call in use (one
+        // expert chosen per token, so that the fewest rows are a whole number of tokens).
+        if (const auto* mk = model.used_moe_kernel().kernel; mk != nullptr && !matmul_forced) {
+          for (const auto& regime : mk->regimes) {
+            MatmulSpec s;
+            s.experts = Pick(rng, 2, 256);
+            s.expert_top_k = 1;
+            s.m = regime.min_rows;
+            s.n = Pick(rng, 1, 32768);
+            s.k = Pick(rng, 1, 32768);
+            s.a_dtype = mk->activation_dtype;
+            s.b_dtype = mk->weight_dtype;
+            s.out_dtype = DType::kBf16;
+            Result<OpAnalysis> a = AnalyzeOp(OpRequest{s}, model);
+            ASSERT_TRUE(a.ok()) << a.status().ToString();
+            for (const KernelCost& c : a->costs) {
+              ++checked;
+              const ExpectedCost& e = c.expected;
+              ASSERT_GE(e.moe_kernel_regime, 0) << d.id << " " << mk->name;
+              weight_kernel_regimes[mk->name].insert(e.moe_kernel_regime);
+              EXPECT_GE(e.time_s, c.time_s * (1 - 1e-12)) << d.id << " " << mk->name;
+              EXPECT_GE(e.compute_s, c.compute_time_s * (1 - 1e-12)) << d.id << " " << mk->name;
+              for (int l = 0; l < c.num_levels; ++l) {
+                EXPECT_GE(e.memory_s[l], c.memory_time_s[l] * (1 - 1e-12)) << d.id << " " << l;
+              }
+            }
+          }
+        }
         // Collectives on every link of the device: bandwidth and step latency.
         for (size_t l = 0; l < d.links.size(); ++l) {
           CollectiveSpec cs;
@@ -301,6 +346,10 @@ TEST(Invariants, TheBoundIsNeverAboveTheExpectedTime) {
   EXPECT_EQ(weight_kernel_regimes["inductor-int8"], (std::set<int>{0, 1}));
   EXPECT_EQ(weight_kernel_regimes["inductor-fp8"], (std::set<int>{0}));
   EXPECT_EQ(weight_kernel_regimes["scaled-mm-rowwise"], (std::set<int>{0}));
+  EXPECT_EQ(weight_kernel_regimes["vllm-cutlass-fp8"], (std::set<int>{0, 1}));
+  EXPECT_EQ(weight_kernel_regimes["aiter-ck-fp8-rowwise"], (std::set<int>{0, 1}));
+  EXPECT_EQ(weight_kernel_regimes["vllm-fused-moe-fp8"], (std::set<int>{0}));
+  EXPECT_EQ(weight_kernel_regimes["vllm-fused-moe-bf16"], (std::set<int>{0}));
 }
 
 }  // namespace

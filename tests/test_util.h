@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
 #include "roofline/cost.h"
+#include "roofline/efficiency.h"
 #include "roofline/device_db.h"
 #include "roofline/op_analysis.h"
 #include "roofline/sweep.h"
@@ -30,6 +32,16 @@ inline Result<SweepResult> SweepOne(const TransformerConfig& c, const Workload& 
   Result<SweepAxis> a = ParseSweepAxis(axis);
   if (!a.ok()) return a.status();
   return RunSweep(c, base, m, which, {*a});
+}
+
+/// The embedded efficiency data (data/efficiency.json at build time), loaded once.
+inline std::shared_ptr<const EfficiencyData> EmbeddedEfficiency() {
+  static const std::shared_ptr<const EfficiencyData> d = [] {
+    Result<EfficiencyData> r = LoadDefaultEfficiencyData();
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return std::make_shared<const EfficiencyData>(r.ok() ? *r : EfficiencyData{});
+  }();
+  return d;
 }
 
 /// A database device by id (fails the test if absent).

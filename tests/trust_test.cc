@@ -112,7 +112,7 @@ TEST(Trust, ABandIsItsGroupsPublishedRuns) {
 // A group without enough runs takes the nearest one that has them, and says whose figures they are.
 TEST(Trust, AGroupWithoutRunsTakesTheNearestOne) {
   const Published& p = Runs();
-  TrustKey moe = Key(Runtime::kEager, Phase::kDecode, true, "NVIDIA");
+  TrustKey moe = Key(Runtime::kEager, Phase::kDecode, true, "Intel");
   moe.moe = true;
   const TrustKey intel = Key(Runtime::kCompiled, Phase::kPrefill, true, "Intel");
   Result<std::vector<TrustBand>> bands =
@@ -122,7 +122,8 @@ TEST(Trust, AGroupWithoutRunsTakesTheNearestOne) {
     EXPECT_FALSE(b.own());
     EXPECT_GE(static_cast<int>(b.runs.size()), kTrustMinRows);
   }
-  // The published rows hold no MoE run, so the MoE key falls back; every run of the group taken
+  // The published rows hold no MoE run on an Intel GPU, so the MoE key falls back (to a group of
+  // another vendor or none); every run of the group taken
   // keeps the criteria its level keeps.
   for (const TrustBand& b : *bands) {
     for (const TrustRun& r : b.runs) {

@@ -68,6 +68,7 @@ struct ExpectedCost {
   /// steps, a floor under memory_s[0]; 0 otherwise.
   double k_steps_s = 0;
   int weight_kernel_regime = -1;  ///< the --weight-kernel regime it ran as, or -1
+  int moe_kernel_regime = -1;     ///< the --moe-kernel regime it ran as, or -1
   /// `--modules`, a decode attention with grouped K/V heads: the time of the framework's
   /// copies of K and V to every query head, and the bytes attention reads of the copies (at the
   /// activation dtype) less the cache's own bytes (in memory_s[0]; negative where the cache's
@@ -238,6 +239,8 @@ class CostModel {
     }
   };
   const UsedWeightKernel& used_weight_kernel() const { return weight_kernel_; }
+  /// The `--moe-kernel` in use (a fused MoE call for routed-expert products), or none.
+  const UsedWeightKernel& used_moe_kernel() const { return moe_kernel_; }
   /// The `--modules` launch counts in use, or nullptr (one launch per kernel).
   const EfficiencyData::ModuleLaunches* used_modules() const { return modules_; }
   /// The multiple of the runtime's host time every launch takes: the `--modules` framework's
@@ -304,10 +307,12 @@ class CostModel {
   std::vector<TileSides> tile_sides_;
   double smallest_tile_m_ = 0;
   UsedWeightKernel weight_kernel_;
+  UsedWeightKernel moe_kernel_;
   const EfficiencyData::ModuleLaunches* modules_ = nullptr;  ///< into options_.efficiency
   /// The kernel terms of expected times in use, by phase (src/cost/kernel_term.h).
   std::array<std::vector<std::shared_ptr<const KernelTerm>>, 4> kernel_terms_;
-  void SetUpWeightKernel();  ///< weight_kernel_ from --weight-kernel (after sm_count_)
+  /// weight_kernel_ and moe_kernel_ from --weight-kernel and --moe-kernel (after sm_count_)
+  void SetUpWeightKernel();
   void SetUpMatmulTiles();   ///< tile_sides_ from the efficiency data
   /// ExpectInto's derivation, from what its terms wrote.
   void Explain(const KernelTermContext& k, const TermLines& lines, const ExpectedCost& e,
@@ -319,8 +324,10 @@ class CostModel {
 /// count and a boost clock (the kernels were measured on GPUs; rates per SM-cycle scale by
 /// them). Errors name `where`. A CostModel given an unchecked name ignores a kernel the device
 /// or the runtime cannot run.
+/// With `experts`, the same for a fused MoE call (--moe-kernel): the kernel must be one
+/// (`experts` true), and a --weight-kernel must not be one.
 Status CheckWeightKernel(const EfficiencyData& data, std::string_view name, const Device& device,
-                         Runtime runtime, const std::string& where);
+                         Runtime runtime, const std::string& where, bool experts = false);
 
 /// FLOPs (each kernel's times its repeat) the device lists no ceiling for, by the requested
 /// engine ("vector.fp32"), in first-seen order: their compute is not timed, only their bytes.

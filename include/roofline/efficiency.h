@@ -135,6 +135,10 @@ struct EfficiencyData {
     bool channel_scales = false;  ///< one scale per output column, not per group along K
     std::string description;      ///< which library call it is, who runs it
     std::vector<std::string> measured_on;     ///< device ids
+    std::string vendor;                       ///< the GPUs' vendor it runs on ("NVIDIA"); empty: any
+    /// A fused MoE call (`--moe-kernel`): it runs a layer's routed-expert products, whose
+    /// weights may be unquantized; otherwise a linear's one weight matrix (`--weight-kernel`).
+    bool experts = false;
     std::vector<Runtime> runtimes;            ///< the runtimes that run it; empty: any
     std::string source;                       ///< the measurements and the fit
     std::vector<WeightKernelRegime> regimes;  ///< by rows: ascending, disjoint
@@ -214,6 +218,10 @@ struct ExpectedOptions {
   /// EfficiencyData::weight_kernels; empty: the weights stream at the achievable bandwidth and
   /// their dequantization runs at the vector ceiling.
   std::string weight_kernel;
+  /// `--moe-kernel NAME`: the routed-expert products of a mixture-of-experts layer run as this
+  /// kernel of EfficiencyData::weight_kernels (one whose `experts` is true: a fused MoE call);
+  /// empty: the touched experts' weights stream at the achievable bandwidth.
+  std::string moe_kernel;
   /// `--accumulate fp16`: tensor-core matmuls accumulate in FP16, at the device's
   /// achievable.compute_fp16_accumulate figures where it lists them (GeForce cards run FP16
   /// accumulation at twice the FP32 rate); attention and the bound are unchanged.

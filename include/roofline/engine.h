@@ -62,8 +62,13 @@ struct Engine {
   std::array<std::optional<Runtime>, 2> runtime;
   std::optional<bool> fused;  ///< epilogues and norms folded into matmuls
   std::string modules;        ///< EfficiencyData::module_launches entry; empty: one per op
-  /// Weight dtype name ("int4") -> EfficiencyData::weight_kernels entry the engine runs.
-  std::map<std::string, std::string> weight_kernels;
+  /// Weight dtype name ("fp8") -> the EfficiencyData::weight_kernels entries the engine runs
+  /// for it, one per kind of GPU (its CUDA kernel, its ROCm kernel): a step takes the first that
+  /// runs on the device (vendor and runtime); none: the weights stream as without.
+  std::map<std::string, std::vector<std::string>> weight_kernels;
+  /// Weight dtype name ("bf16", "fp8") -> the fused MoE calls (weight kernels with `experts`)
+  /// the engine runs a mixture of experts' routed products as, chosen as weight_kernels are.
+  std::map<std::string, std::vector<std::string>> moe_kernels;
   std::vector<HostPart> host;
   std::string notes;          ///< what the entry leaves out, in words
   std::string source;         ///< where the runtime choices were read (code, docs)

@@ -54,6 +54,7 @@ enum class FieldId : uint8_t {
   kRuntime,
   kEfficiency,
   kWeightKernel,
+  kMoeKernel,
   kAccumulate,
   kModules,
   kEngine,

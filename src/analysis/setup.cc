@@ -29,9 +29,17 @@ Result<std::shared_ptr<const Engine>> ApplyEngineFields(Scenario& s) {
       w.attention == AttentionImpl::kFlash && s.expected.runtime != Runtime::kCompiled) {
     s.expected.modules = e->modules;
   }
+  // The first choices; MakeCostOptions takes the first that runs on the device.
   if (!s.Given(FieldId::kWeightKernel) && w.weight_dtype.has_value()) {
     const auto k = e->weight_kernels.find(std::string(NameOf(*w.weight_dtype)));
-    if (k != e->weight_kernels.end()) s.expected.weight_kernel = k->second;
+    if (k != e->weight_kernels.end()) s.expected.weight_kernel = k->second.front();
+  }
+  if (!s.Given(FieldId::kMoeKernel)) {
+    // The weights' dtype as given; unset, the configs' usual bf16 (a kernel whose dtypes do not
+    // match a product's is not applied to it).
+    const DType weights = w.weight_dtype.value_or(w.dtype.value_or(DType::kBf16));
+    const auto k = e->moe_kernels.find(std::string(NameOf(weights)));
+    if (k != e->moe_kernels.end()) s.expected.moe_kernel = k->second.front();
   }
   return e;
 }
@@ -73,27 +81,66 @@ Result<CostOptions> MakeCostOptions(const Scenario& given, const Device& d,
   if (*engine) {
     const Engine& e = **engine;
     const std::string where = (e.file.empty() ? e.id : e.file) + ": entry " + e.versions;
-    for (const auto& entry : e.weight_kernels) {
-      const std::string& dtype = entry.first;
-      const std::string& kernel = entry.second;
-      if (std::none_of(data.weight_kernels.begin(), data.weight_kernels.end(),
-                       [&kernel](const auto& k) { return k.name == kernel; })) {
-        return Status::Invalid(where + ".weight_kernels." + dtype,
-                               "no weight kernel '" + kernel + "' in " + data.origin);
+    for (const auto& [key, map] : {std::pair{"weight_kernels", &e.weight_kernels},
+                                    std::pair{"moe_kernels", &e.moe_kernels}}) {
+      for (const auto& entry : *map) {
+        const std::string& dtype = entry.first;
+        for (const std::string& kernel : entry.second) {
+          const auto found =
+              std::find_if(data.weight_kernels.begin(), data.weight_kernels.end(),
+                           [&kernel](const auto& k) { return k.name == kernel; });
+          if (found == data.weight_kernels.end()) {
+            return Status::Invalid(where + "." + key + "." + dtype,
+                                   "no weight kernel '" + kernel + "' in " + data.origin);
+          }
+          if (found->experts != (map == &e.moe_kernels)) {
+            return Status::Invalid(where + "." + key + "." + dtype,
+                                   "'" + kernel + "' is " +
+                                       (found->experts ? "a fused MoE call (moe_kernels)"
+                                                       : "a linear's kernel (weight_kernels)"));
+          }
+        }
       }
     }
     if (!e.modules.empty() && !FindModuleLaunches(data, e.modules, where + ".modules").ok()) {
       return FindModuleLaunches(data, e.modules, where + ".modules").status();
     }
   }
-  if (!s.expected.weight_kernel.empty()) {
-    if (Status st = CheckWeightKernel(data, s.expected.weight_kernel, d, s.expected.runtime,
-                                      "--weight-kernel");
-        !st.ok()) {
-      // The engine's kernel where it was measured; elsewhere the weights stream as without.
-      if (s.Given(FieldId::kWeightKernel)) return st;
-      c.expected.weight_kernel.clear();
+  // A kernel given is checked; an engine's is its first choice that runs on this device (its
+  // vendor, the runtime), or none: the weights stream as without.
+  auto choose = [&](FieldId field, bool experts, std::string& name,
+                    const std::map<std::string, std::vector<std::string>>* choices,
+                    DType weights) -> Status {
+    if (name.empty()) return Status::Ok();
+    const std::string flag(FieldOf(field).flag);
+    Status st = CheckWeightKernel(data, name, d, s.expected.runtime, flag, experts);
+    if (st.ok()) return st;
+    if (s.Given(field)) return st;
+    name.clear();
+    if (choices == nullptr) return Status::Ok();
+    const auto k = choices->find(std::string(NameOf(weights)));
+    if (k == choices->end()) return Status::Ok();
+    for (const std::string& candidate : k->second) {
+      if (CheckWeightKernel(data, candidate, d, s.expected.runtime, flag, experts).ok()) {
+        name = candidate;
+        break;
+      }
     }
+    return Status::Ok();
+  };
+  const Engine* e = engine->get();
+  const DType weights =
+      s.workload.weight_dtype.value_or(s.workload.dtype.value_or(DType::kBf16));
+  if (Status st = choose(FieldId::kWeightKernel, false, c.expected.weight_kernel,
+                         e != nullptr && s.workload.weight_dtype ? &e->weight_kernels : nullptr,
+                         weights);
+      !st.ok()) {
+    return st;
+  }
+  if (Status st = choose(FieldId::kMoeKernel, true, c.expected.moe_kernel,
+                         e != nullptr ? &e->moe_kernels : nullptr, weights);
+      !st.ok()) {
+    return st;
   }
   if (!s.expected.modules.empty()) {
     Result<const EfficiencyData::ModuleLaunches*> m =

@@ -111,7 +111,7 @@ Engine ReadEntry(const json& j, const std::string& where, const std::string& id,
                  const std::string& name) {
   RequireObject(j, where);
   CheckKeys(j, where,
-            {"versions", "label", "runtime", "fusion", "modules", "weight_kernels", "host",
+            {"versions", "label", "runtime", "fusion", "modules", "weight_kernels", "moe_kernels", "host",
              "source", "notes", "calibrated"});
   Engine e;
   e.id = id;
@@ -145,13 +145,32 @@ Engine ReadEntry(const json& j, const std::string& where, const std::string& id,
     e.fused = f == "fused";
   }
   if (j.contains("modules")) e.modules = RequireString(j, "modules", where);
-  if (j.contains("weight_kernels")) {
-    const std::string ww = where + ".weight_kernels";
-    RequireObject(j.at("weight_kernels"), ww);
-    for (const auto& [dtype, kernel] : j.at("weight_kernels").items()) {
-      e.weight_kernels[dtype] = RequireString(j.at("weight_kernels"), dtype, ww);
+  // Kernels by weight dtype: one kernel's name, or a list of names (one per kind of GPU), first
+  // choice first.
+  auto kernels = [&](const char* key, std::map<std::string, std::vector<std::string>>& into) {
+    if (!j.contains(key)) return;
+    const std::string ww = where + "." + key;
+    RequireObject(j.at(key), ww);
+    for (const auto& [dtype, kernel] : j.at(key).items()) {
+      std::vector<std::string>& names = into[dtype];
+      if (kernel.is_array()) {
+        if (kernel.empty() || kernel.size() > 16) {
+          throw JsonFieldError(ww + "." + dtype, "expected 1 to 16 kernel names");
+        }
+        for (size_t i = 0; i < kernel.size(); ++i) {
+          if (!kernel[i].is_string() || kernel[i].get<std::string>().empty()) {
+            throw JsonFieldError(fmt::format("{}.{}[{}]", ww, dtype, i),
+                                 "expected a kernel's name");
+          }
+          names.push_back(kernel[i].get<std::string>());
+        }
+      } else {
+        names.push_back(RequireString(j.at(key), dtype, ww));
+      }
     }
-  }
+  };
+  kernels("weight_kernels", e.weight_kernels);
+  kernels("moe_kernels", e.moe_kernels);
   if (j.contains("host")) {
     const std::string hw = where + ".host";
     if (!j.at("host").is_array()) throw JsonFieldError(hw, "expected a list of parts");
@@ -302,7 +321,19 @@ std::string EngineFileText(const Engine& e) {
   if (!runtime.empty()) entry["runtime"] = runtime;
   if (e.fused) entry["fusion"] = *e.fused ? "fused" : "eager";
   if (!e.modules.empty()) entry["modules"] = e.modules;
-  if (!e.weight_kernels.empty()) entry["weight_kernels"] = e.weight_kernels;
+  for (const auto& [key, map] : {std::pair{"weight_kernels", &e.weight_kernels},
+                                  std::pair{"moe_kernels", &e.moe_kernels}}) {
+    if (map->empty()) continue;
+    json kernels = json::object();
+    for (const auto& [dtype, names] : *map) {
+      if (names.size() == 1) {
+        kernels[dtype] = names.front();
+      } else {
+        kernels[dtype] = names;
+      }
+    }
+    entry[key] = kernels;
+  }
   if (!e.source.empty()) entry["source"] = e.source;
   if (!e.notes.empty()) entry["notes"] = e.notes;
   if (e.calibrated) entry["calibrated"] = true;

@@ -182,7 +182,8 @@ void CostModel::SetUpExpected() {
   for (auto& phase : kernel_terms_) phase.clear();
   for (std::shared_ptr<const KernelTerm> t :
        {MakeFlashAttentionTerm(*this), MakeMatmulTilesTerm(*this), MakeModuleLaunchesTerm(*this),
-        MakeWeightKernelTerm(*this), MakeFp16AccumulateTerm(*this), MakeAttentionWavesTerm(*this),
+        MakeWeightKernelTerm(*this, false), MakeWeightKernelTerm(*this, true),
+        MakeFp16AccumulateTerm(*this), MakeAttentionWavesTerm(*this),
         MakeLaunchTerm(*this)}) {
     if (t != nullptr) kernel_terms_[static_cast<size_t>(t->phase())].push_back(std::move(t));
   }
@@ -205,6 +206,7 @@ void CostModel::ExpectInto(const Graph& graph, const Kernel& kernel, KernelClass
   e.grouped_kv_copy_s = e.grouped_kv_read_bytes = 0;
   e.fp16_accumulate = false;
   e.weight_kernel_regime = -1;
+  e.moe_kernel_regime = -1;
   e.k_steps_s = 0;
   e.roofline_s = e.wave_s = e.fixed_s = e.overhead_s = e.host_s = e.time_s = 0;
   e.launches = 1;

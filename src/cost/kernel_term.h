@@ -92,7 +92,8 @@ using KernelTerms = std::vector<std::shared_ptr<const KernelTerm>>;
 std::shared_ptr<const KernelTerm> MakeFlashAttentionTerm(const CostModel& model);
 std::shared_ptr<const KernelTerm> MakeMatmulTilesTerm(const CostModel& model);
 std::shared_ptr<const KernelTerm> MakeModuleLaunchesTerm(const CostModel& model);
-std::shared_ptr<const KernelTerm> MakeWeightKernelTerm(const CostModel& model);
+/// The --weight-kernel term, or with `experts` the --moe-kernel term (null when not in use).
+std::shared_ptr<const KernelTerm> MakeWeightKernelTerm(const CostModel& model, bool experts);
 std::shared_ptr<const KernelTerm> MakeFp16AccumulateTerm(const CostModel& model);
 std::shared_ptr<const KernelTerm> MakeAttentionWavesTerm(const CostModel& model);
 std::shared_ptr<const KernelTerm> MakeLaunchTerm(const CostModel& model);

@@ -58,8 +58,15 @@ std::string RenderEngineShow(const Engine& e) {
   out += fmt::format("runtime: {}; fusion: {}", RuntimeText(e),
                      e.fused ? (*e.fused ? "fused" : "eager") : "default");
   if (!e.modules.empty()) out += "; modules: " + e.modules;
-  for (const auto& [dtype, kernel] : e.weight_kernels) {
-    out += fmt::format("; {} weights: {}", dtype, kernel);
+  for (const auto& [dtype, names] : e.weight_kernels) {
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : " or ") + n;
+    out += fmt::format("; {} weights: {}", dtype, list);
+  }
+  for (const auto& [dtype, names] : e.moe_kernels) {
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : " or ") + n;
+    out += fmt::format("; {} routed experts: {}", dtype, list);
   }
   out += "\n";
   if (!e.source.empty()) out += "what it runs: " + e.source + "\n";

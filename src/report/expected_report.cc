@@ -67,22 +67,41 @@ json FigureJson(const UsedCeiling& u) {
   return j;
 }
 
-// How many of `costs`' kernels ran as each regime of the --weight-kernel kernel (one is set).
-std::vector<int> KernelsPerRegime(const CostModel& model, const std::vector<KernelCost>& costs) {
-  std::vector<int> ran(model.used_weight_kernel().kernel->regimes.size(), 0);
+// How many of `costs`' kernels ran as each regime of the --weight-kernel kernel, or with
+// `experts` of the --moe-kernel kernel (the one asked for is set).
+std::vector<int> KernelsPerRegime(const CostModel& model, const std::vector<KernelCost>& costs,
+                                  bool experts) {
+  const CostModel::UsedWeightKernel& wk =
+      experts ? model.used_moe_kernel() : model.used_weight_kernel();
+  std::vector<int> ran(wk.kernel->regimes.size(), 0);
   for (const KernelCost& c : costs) {
-    if (c.has_expected && c.expected.weight_kernel_regime >= 0) {
-      ++ran[static_cast<size_t>(c.expected.weight_kernel_regime)];
-    }
+    const int regime =
+        experts ? c.expected.moe_kernel_regime : c.expected.weight_kernel_regime;
+    if (c.has_expected && regime >= 0) ++ran[static_cast<size_t>(regime)];
   }
   return ran;
+}
+
+// The figures of the regimes of `wk` that ran (`ran`, from KernelsPerRegime), each with its
+// rows where the kernel has several: "" where none ran.
+std::string RanRegimes(const CostModel& model, const CostModel::UsedWeightKernel& wk,
+                       const std::vector<int>& ran) {
+  std::string rates;
+  for (size_t i = 0; i < ran.size(); ++i) {
+    if (!ran[i]) continue;
+    const EfficiencyData::WeightKernelRegime& r = wk.kernel->regimes[i];
+    rates += fmt::format("{}{}{}", rates.empty() ? "" : "; ",
+                         ran.size() > 1 ? RowsPhrase(r) + ": " : "",
+                         WeightKernelRegimePhrase(model, wk, r));
+  }
+  return rates;
 }
 
 }  // namespace
 
 std::string WeightKernelRegimePhrase(const CostModel& model,
+                                     const CostModel::UsedWeightKernel& wk,
                                      const EfficiencyData::WeightKernelRegime& r) {
-  const CostModel::UsedWeightKernel& wk = model.used_weight_kernel();
   const double bandwidth = model.used_memory().empty() ? 0 : model.used_memory()[0].value;
   const double matrix = wk.matrix_flops_per_s(r);
   const std::string memory =
@@ -149,15 +168,7 @@ std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCo
   const LaunchCost& launch = model.launch_cost();
   std::string kernel;
   if (const auto& wk = model.used_weight_kernel(); wk.kernel != nullptr) {
-    const std::vector<int> ran = KernelsPerRegime(model, costs);
-    std::string rates;
-    for (size_t i = 0; i < ran.size(); ++i) {
-      if (!ran[i]) continue;
-      const EfficiencyData::WeightKernelRegime& r = wk.kernel->regimes[i];
-      rates += fmt::format("{}{}{}", rates.empty() ? "" : "; ",
-                           ran.size() > 1 ? RowsPhrase(r) + ": " : "",
-                           WeightKernelRegimePhrase(model, r));
-    }
+    const std::string rates = RanRegimes(model, wk, KernelsPerRegime(model, costs, false));
     if (!rates.empty()) {
       kernel = fmt::format(";\n  {} weights run as the {} kernel ({}; {})",
                            NameOf(wk.kernel->weight_dtype), wk.kernel->name, rates,
@@ -177,6 +188,18 @@ std::string ExpectedSetupLine(const CostModel& model, const std::vector<KernelCo
           wk.kernel->channel_scales ? "output column" : "group along K",
           NameOf(wk.kernel->activation_dtype), rows);
     }
+  }
+  if (const auto& wk = model.used_moe_kernel(); wk.kernel != nullptr) {
+    const std::string rates = RanRegimes(model, wk, KernelsPerRegime(model, costs, true));
+    kernel += !rates.empty()
+                  ? fmt::format(";\n  routed experts' {} products run as the {} fused MoE call "
+                                "(per product {}; {})",
+                                NameOf(wk.kernel->weight_dtype), wk.kernel->name, rates,
+                                WeightKernelProvenancePhrase(wk))
+                  : fmt::format(";\n  no routed-expert product here runs as the {} fused MoE "
+                                "call (it takes {} experts with {} activations)",
+                                wk.kernel->name, NameOf(wk.kernel->weight_dtype),
+                                NameOf(wk.kernel->activation_dtype));
   }
   std::string modules;
   if (const auto* m = model.used_modules(); m != nullptr) {
@@ -283,8 +306,11 @@ json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& co
     }
   }
   if (!overrides.empty()) j["efficiency_overrides"] = overrides;
-  if (const auto& wk = model.used_weight_kernel(); wk.kernel != nullptr) {
-    const std::vector<int> ran = KernelsPerRegime(model, costs);
+  for (const bool experts : {false, true}) {
+    const CostModel::UsedWeightKernel& wk =
+        experts ? model.used_moe_kernel() : model.used_weight_kernel();
+    if (wk.kernel == nullptr) continue;
+    const std::vector<int> ran = KernelsPerRegime(model, costs, experts);
     nlohmann::json regimes = nlohmann::json::array();
     int total = 0;
     for (size_t i = 0; i < ran.size(); ++i) {
@@ -308,7 +334,8 @@ json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& co
     }
     std::vector<std::string> runtimes;
     for (Runtime rt : wk.kernel->runtimes) runtimes.emplace_back(NameOf(rt));
-    j["weight_kernel"] = {{"name", wk.kernel->name},
+    nlohmann::json& out = j[experts ? "moe_kernel" : "weight_kernel"];
+    out = {{"name", wk.kernel->name},
                           {"kernels_run_as_it", total},
                           {"weight_dtype", std::string(NameOf(wk.kernel->weight_dtype))},
                           {"activation_dtype", std::string(NameOf(wk.kernel->activation_dtype))},
@@ -318,7 +345,7 @@ json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& co
                           {"provenance", wk.measured_here ? "measured" : "assumed"},
                           {"measured_on", wk.kernel->measured_on},
                           {"source", wk.kernel->source}};
-    if (!runtimes.empty()) j["weight_kernel"]["runtimes"] = runtimes;  // absent: any
+    if (!runtimes.empty()) out["runtimes"] = runtimes;  // absent: any
   }
   if (const auto* m = model.used_modules(); m != nullptr) {
     int64_t launches = 0;

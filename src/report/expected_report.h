@@ -23,6 +23,7 @@ nlohmann::json ExpectedSetupJson(const CostModel& model, const std::vector<Kerne
 /// (the stream rate capped by the bandwidth), "3.24 us + 5x its bytes at 2.90 TB/s", with
 /// ", matrix 29.0 TFLOP/s" where it has a matrix rate.
 std::string WeightKernelRegimePhrase(const CostModel& model,
+                                     const CostModel::UsedWeightKernel& wk,
                                      const EfficiencyData::WeightKernelRegime& r);
 /// "measured on this device", "scaled from the devices it was measured on" (rates per
 /// SM-cycle), or "its fixed times as measured on other devices".

@@ -91,6 +91,16 @@ std::string Key(double v) {
   return fmt::format(" data-v=\"{}\"", v);
 }
 
+// Every regime of `wk` with its rows and figures on the model's device.
+std::string AllRegimes(const CostModel& model, const CostModel::UsedWeightKernel& wk) {
+  std::string regimes;
+  for (const auto& r : wk.kernel->regimes) {
+    regimes += fmt::format("{}{}: {}", regimes.empty() ? "" : "; ", RowsPhrase(r),
+                           WeightKernelRegimePhrase(model, wk, r));
+  }
+  return regimes;
+}
+
 }  // namespace
 
 void HtmlTable::AddRow(std::vector<std::string> row, std::vector<double> row_keys) {
@@ -242,12 +252,16 @@ std::vector<std::string> CostModelAssumptions(const CostModel& model) {
                   model.host_factor(), Seconds(model.host_per_launch_s()), m->host_factor.source)
             : ""));
   }
+  if (const auto& wk = model.used_moe_kernel(); wk.kernel != nullptr) {
+    const std::string regimes = AllRegimes(model, wk);
+    out.push_back(fmt::format(
+        "expected: routed experts' {} products run as the {} fused MoE call (--moe-kernel) "
+        "where its regimes cover the rows (tokens x experts per token), {} ({}): {} [{}]",
+        NameOf(wk.kernel->weight_dtype), wk.kernel->name, wk.kernel->description,
+        WeightKernelProvenancePhrase(wk), regimes, wk.kernel->source));
+  }
   if (const auto& wk = model.used_weight_kernel(); wk.kernel != nullptr) {
-    std::string regimes;
-    for (const auto& r : wk.kernel->regimes) {
-      regimes += fmt::format("{}{}: {}", regimes.empty() ? "" : "; ", RowsPhrase(r),
-                             WeightKernelRegimePhrase(model, r));
-    }
+    const std::string regimes = AllRegimes(model, wk);
     out.push_back(fmt::format(
         "expected: {} weights (a scale per {}) run as the {} kernel (--weight-kernel) where "
         "its regimes cover the rows, {} ({}): {} [{}]",

@@ -48,6 +48,11 @@ void WriteKernelJson(const KernelCost& c, const CostModel& model, Json& k) {
       x["weight_kernel_fixed_s"] = e.fixed_s;
       if (e.k_steps_s > 0) x["weight_kernel_k_steps_s"] = e.k_steps_s;  // floors memory:<level 0>
     }
+    if (e.moe_kernel_regime >= 0) {
+      x["moe_kernel_regime"] = e.moe_kernel_regime;  // index into setup's moe_kernel regimes
+      x["moe_kernel_fixed_s"] = e.fixed_s;
+      if (e.k_steps_s > 0) x["moe_kernel_k_steps_s"] = e.k_steps_s;
+    }
     if (e.grouped_kv_copy_s > 0) {
       x["grouped_kv_copies_s"] = e.grouped_kv_copy_s;
       x["grouped_kv_read_bytes"] = e.grouped_kv_read_bytes;

@@ -123,9 +123,19 @@ constexpr Field kFields[] = {
      "PyTorch's int4 torch._weight_int4pack_mm, as gpt-fast and torchao run it; inductor-int8 "
      "and inductor-fp8: the kernels torch.compile generates for an int8 (1 to 16 rows) or "
      "float8 (1 row) weight-only linear; scaled-mm-rowwise: torchao's float8 linear with "
-     "dynamic per-row activation scales, torch._scaled_mm's row-wise kernel, 1 to 128 rows); "
-     "default: weights streamed at the achievable bandwidth",
+     "dynamic per-row activation scales, torch._scaled_mm's row-wise kernel, 1 to 128 rows; "
+     "vllm-cutlass-fp8: vLLM's CUTLASS FP8 product with its per-token activation scaling, "
+     "timed on an H100, 1 to 64 rows; aiter-ck-fp8-rowwise: AMD aiter's CK FP8 row-wise "
+     "product, timed on an MI300X, 1 to 64 rows); default: weights streamed at the achievable "
+     "bandwidth",
      kNone, kScopeBoth, true},
+    {FieldId::kMoeKernel, "moe_kernel", "--moe-kernel", "NAME", FieldType::kText, "",
+     "expected times: a mixture-of-experts layer's routed-expert products run as this measured "
+     "fused MoE call (vllm-fused-moe: the Triton fused_moe of vLLM and SGLang, bf16 or fp8 "
+     "weights, its fixed time per call shared by the layer's three expert products and the "
+     "touched experts' weights streamed at its measured rate); default: the touched experts' "
+     "weights streamed at the achievable bandwidth",
+     kNone, kScopeLlm, true},
     {FieldId::kAccumulate, "accumulate", "--accumulate", "TYPE", FieldType::kChoice, "fp32",
      "expected times: what tensor-core matmuls accumulate in; fp16 takes the device's "
      "FP16-accumulate figures (GeForce cards run those at twice the FP32 rate; TinyChat 2.0's "
@@ -443,6 +453,9 @@ Status SetField(Scenario& s, FieldId id, std::string_view text, const std::strin
     case FieldId::kWeightKernel:
       s.expected.weight_kernel = value;
       break;
+    case FieldId::kMoeKernel:
+      s.expected.moe_kernel = value;
+      break;
     case FieldId::kAccumulate:
       s.expected.fp16_accumulate = text == "fp16";
       break;
@@ -529,6 +542,8 @@ std::string FieldText(const Scenario& s, FieldId id) {
     }
     case FieldId::kWeightKernel:
       return s.expected.weight_kernel;
+    case FieldId::kMoeKernel:
+      return s.expected.moe_kernel;
     case FieldId::kAccumulate:
       return s.expected.fp16_accumulate ? "fp16" : "fp32";
     case FieldId::kModules:

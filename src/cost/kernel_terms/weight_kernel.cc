@@ -20,7 +20,7 @@ void ParseWeightKernels(const json& root, EfficiencyData& d) {
   ForEachEntry(
       root.at("weight_only_kernels"), "weight_only_kernels",
       {"name", "weight_dtype", "activation_dtype", "zero_points", "scales", "description",
-       "measured_on", "runtimes", "source", "regimes"},
+       "measured_on", "vendor", "experts", "runtimes", "source", "regimes"},
       [&](const json& f, const std::string& field) {
         EfficiencyData::WeightKernel k;
         k.name = RequireString(f, "name", field, "the name --weight-kernel takes");
@@ -32,11 +32,20 @@ void ParseWeightKernels(const json& root, EfficiencyData& d) {
         Result<DType> dt =
             ParseDType(RequireString(f, "weight_dtype", field), field + ".weight_dtype");
         if (!dt.ok()) throw JsonFieldError(field + ".weight_dtype", dt.status().what());
-        if (*dt != DType::kInt4 && *dt != DType::kInt8 && *dt != DType::kFp8) {
-          throw JsonFieldError(field + ".weight_dtype",
-                               "expected a quantized weight dtype: int4, int8 or fp8");
-        }
         k.weight_dtype = *dt;
+        if (f.contains("experts")) {
+          const json& ex = f.at("experts");
+          if (!ex.is_boolean()) throw JsonFieldError(field + ".experts", "expected true or false");
+          k.experts = ex.get<bool>();
+        }
+        // A linear's kernel is a quantized one; a fused MoE call may take unquantized experts.
+        const bool quantized = *dt == DType::kInt4 || *dt == DType::kInt8 || *dt == DType::kFp8;
+        const bool unquantized = *dt == DType::kBf16 || *dt == DType::kFp16;
+        if (!quantized && !(k.experts && unquantized)) {
+          throw JsonFieldError(field + ".weight_dtype",
+                               k.experts ? "expected int4, int8, fp8, bf16 or fp16"
+                                         : "expected a quantized weight dtype: int4, int8 or fp8");
+        }
         Result<DType> act =
             ParseDType(RequireString(f, "activation_dtype", field), field + ".activation_dtype");
         if (!act.ok()) throw JsonFieldError(field + ".activation_dtype", act.status().what());
@@ -60,6 +69,9 @@ void ParseWeightKernels(const json& root, EfficiencyData& d) {
           k.measured_on.push_back(id.get<std::string>());
         }
         k.source = RequireString(f, "source", field, "the measurements it comes from");
+        if (f.contains("vendor")) {
+          k.vendor = RequireString(f, "vendor", field, "the vendor of the GPUs it runs on");
+        }
         if (f.contains("scales")) {
           const json& sc = f.at("scales");
           if (!sc.is_string() || (sc != "group" && sc != "channel")) {
@@ -186,11 +198,16 @@ const MatmulSpec* WeightKernelMatmul(const Graph& graph, const Kernel& kernel,
   for (int o : kernel.ops) {
     const Op& op = graph.ops()[o];
     if (const auto* mm = std::get_if<MatmulSpec>(&op.spec)) {
-      // One weight matrix (not routed experts, not a weight per batch entry, as MLA's absorbed
+      // One weight matrix, or a fused MoE call's routed experts (not a weight per batch entry, as MLA's absorbed
       // per-head products have): a linear layer's product.
+      // A fused MoE call runs the routed experts' products; scales are matched where the
+      // weights are quantized.
+      const bool quantized = wk.weight_dtype == DType::kInt4 || wk.weight_dtype == DType::kInt8 ||
+                             wk.weight_dtype == DType::kFp8;
       if (!mm->b_is_weight || mm->b_dtype != wk.weight_dtype ||
-          mm->a_dtype != wk.activation_dtype || (mm->group_size > 0) == wk.channel_scales ||
-          mm->experts > 0 || mm->batch != mm->b_broadcast) {
+          mm->a_dtype != wk.activation_dtype ||
+          (quantized && (mm->group_size > 0) == wk.channel_scales) ||
+          (mm->experts > 0) != wk.experts || mm->batch != mm->b_broadcast) {
         return nullptr;
       }
       const size_t scales = mm->bias ? 3 : 2;  // operands: A, B, (bias,) scales
@@ -212,31 +229,33 @@ const MatmulSpec* WeightKernelMatmul(const Graph& graph, const Kernel& kernel,
 // --efficiency override for matmuls, which replaces the model.
 class WeightKernelTerm final : public KernelTerm {
  public:
-  std::string_view name() const override { return "weight kernel"; }
+  explicit WeightKernelTerm(bool experts) : experts_(experts) {}
+  std::string_view name() const override { return experts_ ? "moe kernel" : "weight kernel"; }
   Phase phase() const override { return Phase::kTerms; }
   bool Apply(KernelTermContext& k, ExpectedCost& e) const override {
-    const CostModel::UsedWeightKernel& wk = k.model.used_weight_kernel();
+    const CostModel::UsedWeightKernel& wk = Used(k.model);
     if (k.forced != 0 || k.cls != KernelClass::kMatmul) return false;
     double zero_bytes = 0;
     const MatmulSpec* wq = WeightKernelMatmul(k.graph, k.kernel, *wk.kernel, zero_bytes);
     if (wq == nullptr) return false;
     const int64_t wrows = wq->batch * wq->m;
-    e.weight_kernel_regime = wk.kernel->RegimeOf(wrows);
-    if (e.weight_kernel_regime < 0) {
+    const int regime_index = wk.kernel->RegimeOf(wrows);
+    (experts_ ? e.moe_kernel_regime : e.weight_kernel_regime) = regime_index;
+    if (regime_index < 0) {
       if (k.lines != nullptr) {
         std::string ranges;
         for (const auto& r : wk.kernel->regimes) {
           ranges += (ranges.empty() ? "" : ", ") + RowsPhrase(r);
         }
         k.lines->why = fmt::format(
-            "{} (weight-only kernel {} not measured at {} rows, only at {}: the "
+            "{} ({} {} not measured at {} rows, only at {}: the "
             "model)",
-            k.lines->why, wk.kernel->name, wrows, ranges);
+            k.lines->why, Kind(), wk.kernel->name, wrows, ranges);
       }
       return false;
     }
     const EfficiencyData::WeightKernelRegime& regime =
-        wk.kernel->regimes[static_cast<size_t>(e.weight_kernel_regime)];
+        wk.kernel->regimes[static_cast<size_t>(regime_index)];
     const KernelCost& c = k.cost;
     const std::vector<UsedCeiling>& compute = k.model.used_compute();
     const std::vector<UsedCeiling>& memory = k.model.used_memory();
@@ -293,11 +312,15 @@ class WeightKernelTerm final : public KernelTerm {
   }
 
  private:
-  static void Explain(KernelTermContext& k, const ExpectedCost& e, const MatmulSpec& wq,
-                      const EfficiencyData::WeightKernelRegime& regime, double zero_bytes,
-                      double matrix_s, double floor_s, double bytes_s0, double k_tiles,
-                      double k_waves, double k_steps) {
-    const CostModel::UsedWeightKernel& wk = k.model.used_weight_kernel();
+  const char* Kind() const { return experts_ ? "fused MoE kernel" : "weight-only kernel"; }
+  const CostModel::UsedWeightKernel& Used(const CostModel& m) const {
+    return experts_ ? m.used_moe_kernel() : m.used_weight_kernel();
+  }
+  void Explain(KernelTermContext& k, const ExpectedCost& e, const MatmulSpec& wq,
+               const EfficiencyData::WeightKernelRegime& regime, double zero_bytes,
+               double matrix_s, double floor_s, double bytes_s0, double k_tiles, double k_waves,
+               double k_steps) const {
+    const CostModel::UsedWeightKernel& wk = Used(k.model);
     const Device& device = k.model.device();
     const int64_t sm_count = k.model.sm_count();
     TermLines& lines = *k.lines;
@@ -305,25 +328,25 @@ class WeightKernelTerm final : public KernelTerm {
                                 static_cast<double>(wq.n) * static_cast<double>(wq.k);
     lines.compute.push_back(
         wk.matrix_flops_per_s(regime) > 0
-            ? fmt::format("  compute (weight-only kernel {}): max(matrix {} FLOP / {}, every "
+            ? fmt::format("  compute ({} {}): max(matrix {} FLOP / {}, every "
                           "FLOP at its ceiling {}) = {}",
-                          wk.kernel->name, Sci(matrix_flops),
+                          Kind(), wk.kernel->name, Sci(matrix_flops),
                           Si(wk.matrix_flops_per_s(regime), "FLOP/s"), Seconds(floor_s),
                           Seconds(e.compute_s))
-            : fmt::format("  compute (weight-only kernel {}): every FLOP at its ceiling = {}",
-                          wk.kernel->name, Seconds(e.compute_s)));
+            : fmt::format("  compute ({} {}): every FLOP at its ceiling = {}",
+                          Kind(), wk.kernel->name, Seconds(e.compute_s)));
     k.lines->why =
         matrix_s > 0
             ? fmt::format(
-                  "weight-only kernel {} ({}): matrix FLOPs at {} ({} FLOP per SM-cycle x "
+                  "{} {} ({}): matrix FLOPs at {} ({} FLOP per SM-cycle x "
                   "{} SMs x {}), {} of the ceiling",
-                  wk.kernel->name, RowsPhrase(regime), Si(wk.matrix_flops_per_s(regime), "FLOP/s"),
+                  Kind(), wk.kernel->name, RowsPhrase(regime), Si(wk.matrix_flops_per_s(regime), "FLOP/s"),
                   regime.matrix_flops_per_sm_cycle.value, sm_count, Si(BoostClock(device), "Hz"),
                   Percent(e.efficiency))
             : fmt::format(
-                  "weight-only kernel {} ({}): no matrix rate of its own (its time did not "
+                  "{} {} ({}): no matrix rate of its own (its time did not "
                   "grow with the rows measured): every FLOP at its ceiling",
-                  wk.kernel->name, RowsPhrase(regime));
+                  Kind(), wk.kernel->name, RowsPhrase(regime));
     if (k.memory0_set) {
       const UsedCeiling& u = k.model.used_memory()[0];
       const std::string zeros =
@@ -331,27 +354,27 @@ class WeightKernelTerm final : public KernelTerm {
       lines.memory0 =
           regime.memory_traffic.value > 0
               ? fmt::format(
-                    "  memory {}: ({} B{}) x {} (bytes the weight-only kernel {} moves "
+                    "  memory {}: ({} B{}) x {} (bytes the {} {} moves "
                     "per byte it reads) / {} {} = {}  [{}]",
                     device.memory[0].name, Sci(k.cost.bytes[0]), zeros, regime.memory_traffic.value,
-                    wk.kernel->name, NameOf(k.model.options().expected.ceilings),
+                    Kind(), wk.kernel->name, NameOf(k.model.options().expected.ceilings),
                     Si(u.value, "B/s"), Seconds(bytes_s0), u.figure.Describe())
               : fmt::format(
-                    "  memory {}: ({} B{}) / min({} {}, weight-only kernel {}: {} B per "
+                    "  memory {}: ({} B{}) / min({} {}, {} {}: {} B per "
                     "SM-cycle x {} SMs x {} = {}) = {}  [{}]",
                     device.memory[0].name, Sci(k.cost.bytes[0]), zeros,
                     NameOf(k.model.options().expected.ceilings), Si(u.value, "B/s"),
-                    wk.kernel->name, regime.stream_bytes_per_sm_cycle.value, sm_count,
+                    Kind(), wk.kernel->name, regime.stream_bytes_per_sm_cycle.value, sm_count,
                     Si(BoostClock(device), "Hz"), Si(wk.stream_bytes_per_s(regime), "B/s"),
                     Seconds(bytes_s0), u.figure.Describe());
     }
     if (e.k_steps_s > 0) {
       lines.Detail(
           TermSection::kKSteps,
-          fmt::format("  K steps (weight-only kernel {}): ceil(n {} / {}) = {} column tiles over "
+          fmt::format("  K steps ({} {}): ceil(n {} / {}) = {} column tiles over "
                       "{} SMs = {} wave(s) x ceil(k {} / {}) = {} steps x {} cycles / {} = {}; "
                       "the memory term is the larger of it and the bytes' time: {}  [{}]",
-                      wk.kernel->name, wq.n, regime.n_tile, k_tiles, sm_count, k_waves, wq.k,
+                      Kind(), wk.kernel->name, wq.n, regime.n_tile, k_tiles, sm_count, k_waves, wq.k,
                       regime.k_tile, k_steps, regime.k_step_cycles.value, Si(wk.clock_hz, "Hz"),
                       Seconds(e.k_steps_s), Seconds(e.memory_s[0]), regime.k_step_cycles.source));
     }
@@ -362,9 +385,9 @@ class WeightKernelTerm final : public KernelTerm {
                           regime.k_step_cycles.value > 0;
     lines.Detail(
         TermSection::kKernel,
-        fmt::format("  weight-only kernel {} ({}), {}: fixed {} per launch [{}]; {} [{}]; matrix "
+        fmt::format("  {} {} ({}), {}: fixed {} per launch [{}]; {} [{}]; matrix "
                     "rate [{}]; measured on {}{} [{}]",
-                    wk.kernel->name, wk.kernel->description, RowsPhrase(regime), Seconds(e.fixed_s),
+                    Kind(), wk.kernel->name, wk.kernel->description, RowsPhrase(regime), Seconds(e.fixed_s),
                     regime.fixed_s.source,
                     regime.memory_traffic.value > 0 ? "memory traffic" : "streaming rate",
                     regime.memory_traffic.value > 0 ? regime.memory_traffic.source
@@ -378,14 +401,24 @@ class WeightKernelTerm final : public KernelTerm {
                                      : ", the fixed time as measured there (assumed)",
                     wk.kernel->source));
   }
+  bool experts_;
 };
 
 }  // namespace
 
 Status CheckWeightKernel(const EfficiencyData& data, std::string_view name, const Device& device,
-                         Runtime runtime, const std::string& where) {
+                         Runtime runtime, const std::string& where, bool experts) {
   Result<const EfficiencyData::WeightKernel*> wk = FindWeightKernel(data, name, where);
   if (!wk.ok()) return wk.status();
+  if ((*wk)->experts != experts) {
+    return Status::Invalid(
+        where, experts ? fmt::format("the {} kernel runs a linear's weights, not a mixture of "
+                                     "experts' routed products (--weight-kernel takes it)",
+                                     name)
+                       : fmt::format("the {} kernel is a fused MoE call for routed experts "
+                                     "(--moe-kernel takes it)",
+                                     name));
+  }
   const auto& rts = (*wk)->runtimes;
   if (!rts.empty() && std::find(rts.begin(), rts.end(), runtime) == rts.end()) {
     std::string names;
@@ -407,33 +440,46 @@ Status CheckWeightKernel(const EfficiencyData& data, std::string_view name, cons
             !sms ? "SM count (info.sm_count or info.cu_count)" : "boost clock (info.boost_clock)",
             name));
   }
+  if (!(*wk)->vendor.empty() && (*wk)->vendor != device.vendor) {
+    return Status::Invalid(
+        where, fmt::format("the {} kernel runs on {} GPUs, not on {} ({})", name, (*wk)->vendor,
+                           device.id, device.vendor.empty() ? "no vendor given" : device.vendor));
+  }
   return Status::Ok();
 }
 
 void CostModel::SetUpWeightKernel() {
-  // Callers check the name and the device first (CheckWeightKernel); the pointer is into the
+  // Callers check the names and the device first (CheckWeightKernel); the pointers are into the
   // efficiency data this model shares (copies share it too).
-  weight_kernel_ = {};
-  if (options_.expected.weight_kernel.empty()) return;
   const Device& d = *device_;
-  for (const auto& wk : options_.efficiency->weight_kernels) {
-    if (wk.name != options_.expected.weight_kernel) continue;
-    if (!(sm_count_ > 0 && BoostClock(d) > 0)) continue;
-    const auto& rts = wk.runtimes;
-    if (!rts.empty() && std::find(rts.begin(), rts.end(), options_.expected.runtime) == rts.end())
-      continue;
-    const double cycles = static_cast<double>(sm_count_) * BoostClock(d);
-    weight_kernel_.kernel = &wk;
-    weight_kernel_.sm_cycles_per_s = cycles;
-    weight_kernel_.clock_hz = BoostClock(d);
-    weight_kernel_.measured_here =
-        std::find(wk.measured_on.begin(), wk.measured_on.end(), d.id) != wk.measured_on.end();
-  }
+  auto set_up = [&](const std::string& name, bool experts, UsedWeightKernel& used) {
+    used = {};
+    if (name.empty()) return;
+    for (const auto& wk : options_.efficiency->weight_kernels) {
+      if (wk.name != name || wk.experts != experts) continue;
+      if (!(sm_count_ > 0 && BoostClock(d) > 0)) continue;
+      if (!wk.vendor.empty() && wk.vendor != d.vendor) continue;
+      const auto& rts = wk.runtimes;
+      if (!rts.empty() &&
+          std::find(rts.begin(), rts.end(), options_.expected.runtime) == rts.end()) {
+        continue;
+      }
+      used.kernel = &wk;
+      used.sm_cycles_per_s = static_cast<double>(sm_count_) * BoostClock(d);
+      used.clock_hz = BoostClock(d);
+      used.measured_here =
+          std::find(wk.measured_on.begin(), wk.measured_on.end(), d.id) != wk.measured_on.end();
+    }
+  };
+  set_up(options_.expected.weight_kernel, false, weight_kernel_);
+  set_up(options_.expected.moe_kernel, true, moe_kernel_);
 }
 
-std::shared_ptr<const KernelTerm> MakeWeightKernelTerm(const CostModel& model) {
-  if (model.used_weight_kernel().kernel == nullptr) return nullptr;
-  return std::make_shared<const WeightKernelTerm>();
+std::shared_ptr<const KernelTerm> MakeWeightKernelTerm(const CostModel& model, bool experts) {
+  if ((experts ? model.used_moe_kernel() : model.used_weight_kernel()).kernel == nullptr) {
+    return nullptr;
+  }
+  return std::make_shared<const WeightKernelTerm>(experts);
 }
 
 }  // namespace roofline
