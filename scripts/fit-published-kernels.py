@@ -22,6 +22,10 @@ VLLM_H100 = [(1, 4096, 12288, 21.6), (1, 4096, 4096, 8.2), (1, 4096, 22016, 36.8
 # activation quantization ("fp8-tensor-w-token-a") and without ("...-noquant"); (M, with, without).
 VLLM_QUANT = [(1, 4.733311, 5.162899), (16, 71.740831, 83.053145), (64, 275.078859, 318.410871)]
 H100_COPY = 2.90e12  # data/hardware/h100-sxm.json achievable hbm
+# The tool adds this gap between kernels to each kernel's own time (data/efficiency.json
+# launch.cuda-graph.gap_s): timings of back-to-back calls hold it, so it is taken off them before
+# the fit (one per product; the fused MoE call, three: the graph's gate, up and down products).
+GAP = 1.0e-6
 
 # --- ROCm/aiter commit fbb52ddfad72ce1fb0c65b842cbc5edc4fbfecde (PR #1092, 2025-09-26, "[MI300X]
 # tune Gemm performance for llama 70b/405b"), aiter/configs/a8w8_tuned_gemm.csv, rows cu_num 304:
@@ -66,22 +70,22 @@ def fit_vllm():
     best = None
     for fixed in frange(0, 5e-6, 0.05e-6):
         for traffic in frange(1.0, 1.5, 0.005):
-            errs = [(fixed + fp8_bytes(m, k, n) * traffic / H100_COPY) / (us * 1e-6) - 1
+            errs = [(fixed + fp8_bytes(m, k, n) * traffic / H100_COPY) / (us * 1e-6 - GAP) - 1
                     for m, k, n, us in VLLM_H100]
             score = sum(abs(x) for x in errs) / len(errs)
             if best is None or score < best[0]:
                 best = (score, fixed, traffic, errs)
     _, fixed, traffic, errs = best
-    print("vllm-cutlass-fp8 (H100): fixed {:.2f} us, traffic {:.3f} ({:.2f} TB/s); {}".format(
+    print("vllm-cutlass-fp8 (H100): fixed {:.2f} us beyond the gap, traffic {:.3f} ({:.2f} TB/s); {}".format(
         fixed * 1e6, traffic, H100_COPY / traffic / 1e12, summary(errs)))
     n, k = 12288, 5376
     for m, with_q, without in VLLM_QUANT:
         t_with = 2 * m * n * k / (with_q * 1e12)
         t_without = 2 * m * n * k / (without * 1e12)
         print("  PR #49363 M={}: with the activation's quantization {:.1f} us, without {:.1f} us"
-              " (difference {:.1f} us); the fit gives {:.1f} us without".format(
+              " (difference {:.1f} us); the fit gives {:.1f} us without, with the gap".format(
                   m, t_with * 1e6, t_without * 1e6, (t_with - t_without) * 1e6,
-                  (fixed + fp8_bytes(m, k, n) * traffic / H100_COPY) * 1e6))
+                  (GAP + fixed + fp8_bytes(m, k, n) * traffic / H100_COPY) * 1e6))
 
 
 def aiter_model(n, k, m, fixed, traffic, step):
@@ -136,13 +140,13 @@ def fit_moe(c, label):
     best = None
     for fixed in frange(0, 60e-6, 0.25e-6):
         for traffic in frange(1.0, 1.6, 0.005):
-            errs = [(fixed + moe_bytes(c, t) * traffic / H100_COPY) / (us * 1e-6) - 1
+            errs = [(fixed + moe_bytes(c, t) * traffic / H100_COPY) / (us * 1e-6 - 3 * GAP) - 1
                     for t, us in c["points"]]
             score = sum(abs(x) for x in errs) / len(errs)
             if best is None or score < best[0]:
                 best = (score, fixed, traffic, errs)
     _, fixed, traffic, errs = best
-    print("{} (H100): fixed {:.2f} us a call ({:.2f} us for each of its three products), traffic "
+    print("{} (H100): fixed {:.2f} us a call beyond its three gaps ({:.2f} us for each of its three products), traffic "
           "{:.3f} ({:.2f} TB/s); {}; errors {}".format(
               label, fixed * 1e6, fixed * 1e6 / 3, traffic, H100_COPY / traffic / 1e12,
               summary(errs), ", ".join("{:+.1%}".format(e) for e in errs)))

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+#include <utility>
+
 #include "roofline/network_report.h"
 #include "tests/test_util.h"
 
@@ -371,6 +375,58 @@ TEST(NetworkRetype, Tf32PutsFp32ProductsOnTensorCoresAndKeepsTheirBytes) {
     compute_fp32 += fp32->costs[i].compute_time_s;
   }
   EXPECT_LT(compute_tf32, compute_fp32 / 2);
+}
+
+// PyTorch's defaults (torch.backends.cudnn.allow_tf32 true, torch.backends.cuda.matmul.allow_tf32
+// false): an fp32 graph's convolutions run on TF32 tensor cores unless --tf32=false, its matmuls
+// in FP32 unless --tf32; the note says so.
+TEST(NetworkRetype, Fp32ConvolutionsRunOnTf32AsPyTorchsDefault) {
+  Result<NetworkGraph> g = LoadGraphFile(Fixture("small_cnn.json"));
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  const CostModel h100(testing::Dev("h100-sxm"));
+  auto engines = [&](const NetRetype& r) {
+    NetworkGraph graph = *g;
+    EXPECT_TRUE(RetypeNetwork(graph, r).ok());
+    Result<NetworkAnalysis> a = AnalyzeNetwork(graph, {}, h100);
+    EXPECT_TRUE(a.ok());
+    std::map<std::string, std::string> by_op;  // op -> the matrix products' ceiling
+    for (size_t i = 0; a.ok() && i < a->costs.size(); ++i) {
+      const KernelCost& c = a->costs[i];
+      int most = -1;  // the engine term doing the product (the most FLOPs)
+      for (int e = 0; e < c.num_engines; ++e) {
+        if (most < 0 || c.engines[e].flops > c.engines[most].flops) most = e;
+      }
+      if (a->info[i].matrix_flops > 0 && most >= 0) {
+        by_op[a->info[i].op] = h100.CeilingName(c.engines[most]);
+      }
+    }
+    return std::make_pair(by_op, graph.notes);
+  };
+  NetRetype pytorch;
+  pytorch.conv_tf32 = true;
+  const auto [by_default, notes] = engines(pytorch);
+  EXPECT_EQ(by_default.at("conv"), "tensor.tf32");
+  EXPECT_EQ(by_default.at("linear"), "vector.fp32");
+  ASSERT_FALSE(notes.empty());
+  EXPECT_NE(notes.back().find("2 fp32 convolution(s) run on TF32 tensor cores, as PyTorch runs "
+                              "them by default"),
+            std::string::npos)
+      << notes.back();
+  const auto none = engines(NetRetype{}).first;  // --tf32=false
+  EXPECT_EQ(none.at("conv"), "vector.fp32");
+  EXPECT_EQ(none.at("linear"), "vector.fp32");
+  NetRetype all;
+  all.tf32 = true;
+  all.conv_tf32 = true;
+  const auto every = engines(all).first;  // --tf32
+  EXPECT_EQ(every.at("conv"), "tensor.tf32");
+  EXPECT_EQ(every.at("linear"), "tensor.tf32");
+  // A bf16 graph has no fp32 convolution: nothing moves, no note.
+  NetRetype bf16 = pytorch;
+  bf16.dtype = DType::kBf16;
+  NetworkGraph graph = *g;
+  ASSERT_TRUE(RetypeNetwork(graph, bf16).ok());
+  EXPECT_FALSE(graph.fp32_conv_on_tf32);
 }
 
 Result<NetSweepResult> Sweep(const NetworkGraph& g, const CostModel& m, const std::string& var,

@@ -108,6 +108,9 @@ struct NetworkGraph {
   std::vector<NetNode> nodes;
   std::vector<std::string> inputs, outputs;
   std::vector<std::string> notes;  ///< what a reader noticed (missing external data, ...)
+  /// fp32 convolutions run on TF32 tensor cores (PyTorch's default for cuDNN convolutions; set
+  /// by RetypeNetwork): their bytes stay fp32's.
+  bool fp32_conv_on_tf32 = false;
 
   const NetTensor* FindTensor(std::string_view name) const;
 };
@@ -124,6 +127,9 @@ std::string GraphToJson(const NetworkGraph& graph);
 struct NetRetype {
   std::optional<DType> dtype;  ///< every floating-point tensor: fp32, bf16, fp16 or fp8
   bool tf32 = false;           ///< then: fp32 tensors stay 4 bytes, their products run as TF32
+  /// Without `tf32`: fp32 convolutions alone run as TF32, as PyTorch runs them by default
+  /// (torch.backends.cudnn.allow_tf32 is true; torch.backends.cuda.matmul.allow_tf32 false).
+  bool conv_tf32 = false;
 };
 
 /// The flags a re-typing stands for ("--dtype bf16 --tf32"; "" when it changes nothing).

@@ -70,7 +70,7 @@ def model(model: _ModelSource, hw: Optional[str] = None, *, phase: Optional[str]
           attention: Optional[str] = None, fusion: Optional[str] = None,
           ceilings: Optional[str] = None, runtime: Optional[str] = None,
           efficiency: Optional[Mapping[str, float]] = None,
-          dims: Optional[Mapping[str, int]] = None, tf32: bool = False,
+          dims: Optional[Mapping[str, int]] = None, tf32: Optional[bool] = None,
           steps: Optional[int] = None, cfg: bool = False,
           **options: Any) -> Union[ModelResult, NetworkResult]:
     """Analyses a model, as ``roofline model``.
@@ -92,6 +92,8 @@ def model(model: _ModelSource, hw: Optional[str] = None, *, phase: Optional[str]
     for float8 ones; ``"scaled-mm-rowwise"`` for float8 weights and activations through
     torch._scaled_mm's row-wise kernel),
     ``quantize_lm_head=True`` where the quantizer replaces the output layer too).
+    tf32: graphs' fp32 products on TF32 tensor cores: None does what PyTorch does (fp32
+    convolutions on TF32, matmuls in FP32), True all of them, False none.
 
     Returns a ModelResult (LLMs: ``.phases``) or a NetworkResult (graphs: ``.kernels``).
     """

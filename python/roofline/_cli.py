@@ -42,6 +42,9 @@ def field_pairs(**kw: Any) -> List[Tuple[str, str]]:
     per element; paths of files made absolute."""
     pairs: List[Tuple[str, str]] = []
     for name, v in kw.items():
+        if name == "tf32" and v is False:
+            pairs.append((name, "false"))  # none on TF32 (None: PyTorch's default)
+            continue
         if v is None or v is False:
             continue
         if name in ("hw", "model") and isinstance(v, (str, os.PathLike)):
@@ -111,6 +114,9 @@ def options(**kw: Any) -> List[str]:
     ``--dim``), a list or tuple one ``--name VALUE`` per element."""
     argv: List[str] = []
     for name, v in kw.items():
+        if name == "tf32" and v is False:
+            argv.append("--tf32=false")  # none on TF32 (None: PyTorch's default, convolutions)
+            continue
         if v is None or v is False:
             continue
         if name in ("hw", "model") and isinstance(v, (str, os.PathLike)):

@@ -134,6 +134,9 @@ class SameNumbersAsTheCli(unittest.TestCase):
     def test_onnx_model(self):
         r = roofline.model(ONNX_CNN, hw="l4", tf32=True, dims={"batch": 8})
         self.check(r, ["model", ONNX_CNN, "--hw", "l4", "--dim", "batch=8", "--tf32"])
+        # tf32=False keeps every product in FP32; None (the default) does what PyTorch does.
+        r = roofline.model(ONNX_CNN, hw="l4", tf32=False, dims={"batch": 8})
+        self.check(r, ["model", ONNX_CNN, "--hw", "l4", "--dim", "batch=8", "--tf32=false"])
 
     def test_sweep_over_context(self):
         r = in_root(roofline.sweep, "llama-3-8b", vary={"context": (2048, 131072, "x2")},

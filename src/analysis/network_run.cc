@@ -17,6 +17,8 @@ DimBindings DimsOf(const Scenario& s) {
 NetRetype RetypeOf(const Scenario& s) {
   NetRetype r;
   r.tf32 = s.tf32;
+  // Not given: what PyTorch does (fp32 convolutions on TF32); --tf32=false: none.
+  r.conv_tf32 = !s.Given(FieldId::kTf32);
   r.dtype = s.workload.dtype;
   return r;
 }

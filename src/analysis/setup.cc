@@ -29,16 +29,16 @@ Result<std::shared_ptr<const Engine>> ApplyEngineFields(Scenario& s) {
       w.attention == AttentionImpl::kFlash && s.expected.runtime != Runtime::kCompiled) {
     s.expected.modules = e->modules;
   }
-  // The first choices; MakeCostOptions takes the first that runs on the device.
-  if (!s.Given(FieldId::kWeightKernel) && w.weight_dtype.has_value()) {
-    const auto k = e->weight_kernels.find(std::string(NameOf(*w.weight_dtype)));
+  // The first choices for the weights' dtype (MakeCostOptions takes the first that runs on the
+  // device): --weight-dtype, else --dtype, else the configs' usual bf16 (a kernel whose dtypes
+  // do not match a product's is not applied to it).
+  const std::string weights(NameOf(w.weight_dtype.value_or(w.dtype.value_or(DType::kBf16))));
+  if (!s.Given(FieldId::kWeightKernel)) {
+    const auto k = e->weight_kernels.find(weights);
     if (k != e->weight_kernels.end()) s.expected.weight_kernel = k->second.front();
   }
   if (!s.Given(FieldId::kMoeKernel)) {
-    // The weights' dtype as given; unset, the configs' usual bf16 (a kernel whose dtypes do not
-    // match a product's is not applied to it).
-    const DType weights = w.weight_dtype.value_or(w.dtype.value_or(DType::kBf16));
-    const auto k = e->moe_kernels.find(std::string(NameOf(weights)));
+    const auto k = e->moe_kernels.find(weights);
     if (k != e->moe_kernels.end()) s.expected.moe_kernel = k->second.front();
   }
   return e;
@@ -56,7 +56,8 @@ Result<CostOptions> MakeCostOptions(const Scenario& given, const Device& d,
   if (Status st = Validate(c); !st.ok()) return st;
   if (refuse_unused && !CostModel::ExpectsTimesOn(d)) {
     // The first expected-time field given, in table order.
-    for (FieldId id : {FieldId::kEfficiency, FieldId::kWeightKernel, FieldId::kAccumulate,
+    for (FieldId id : {FieldId::kEfficiency, FieldId::kWeightKernel, FieldId::kMoeKernel,
+                       FieldId::kAccumulate,
                        FieldId::kModules, FieldId::kRuntime, FieldId::kCeilings,
                        FieldId::kEngine}) {
       if (s.Given(id) && FieldText(s, id) != FieldText(Scenario{}, id)) {
@@ -99,6 +100,11 @@ Result<CostOptions> MakeCostOptions(const Scenario& given, const Device& d,
                                        (found->experts ? "a fused MoE call (moe_kernels)"
                                                        : "a linear's kernel (weight_kernels)"));
           }
+          if (NameOf(found->weight_dtype) != dtype) {
+            return Status::Invalid(where + "." + key + "." + dtype,
+                                   "'" + kernel + "' takes " +
+                                       std::string(NameOf(found->weight_dtype)) + " weights");
+          }
         }
       }
     }
@@ -132,8 +138,7 @@ Result<CostOptions> MakeCostOptions(const Scenario& given, const Device& d,
   const DType weights =
       s.workload.weight_dtype.value_or(s.workload.dtype.value_or(DType::kBf16));
   if (Status st = choose(FieldId::kWeightKernel, false, c.expected.weight_kernel,
-                         e != nullptr && s.workload.weight_dtype ? &e->weight_kernels : nullptr,
-                         weights);
+                         e != nullptr ? &e->weight_kernels : nullptr, weights);
       !st.ok()) {
     return st;
   }
@@ -164,6 +169,15 @@ Result<Setup> Resolve(const Scenario& s, const DeviceDatabase& db) {
   if (!device.ok()) return device.status();
   Result<CostOptions> cost = MakeCostOptions(s, *device);
   if (!cost.ok()) return cost.status();
+  // A fused MoE call needs routed experts: refused where given for a dense model, left out
+  // where an engine named it.
+  if (config->experts == 0 && !cost->expected.moe_kernel.empty()) {
+    if (s.Given(FieldId::kMoeKernel)) {
+      return Status::Invalid("--moe-kernel", "runs a mixture of experts' routed products; " +
+                                                 s.model + " has no routed experts");
+    }
+    cost->expected.moe_kernel.clear();
+  }
   return Setup{std::move(config).value(), with_engine.workload, std::move(device).value(),
                *cost};
 }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "roofline/dtype.h"
 #include "roofline/units.h"
 #include "src/util/embedded_data.h"
 #include "src/util/json_util.h"
@@ -152,6 +153,10 @@ Engine ReadEntry(const json& j, const std::string& where, const std::string& id,
     const std::string ww = where + "." + key;
     RequireObject(j.at(key), ww);
     for (const auto& [dtype, kernel] : j.at(key).items()) {
+      if (!ParseDType(dtype, ww).ok()) {
+        throw JsonFieldError(ww + "." + dtype.substr(0, 40),
+                             "expected a weight dtype as the key (int4, int8, fp8, bf16, fp16)");
+      }
       std::vector<std::string>& names = into[dtype];
       if (kernel.is_array()) {
         if (kernel.empty() || kernel.size() > 16) {
@@ -161,6 +166,11 @@ Engine ReadEntry(const json& j, const std::string& where, const std::string& id,
           if (!kernel[i].is_string() || kernel[i].get<std::string>().empty()) {
             throw JsonFieldError(fmt::format("{}.{}[{}]", ww, dtype, i),
                                  "expected a kernel's name");
+          }
+          if (std::find(names.begin(), names.end(), kernel[i].get<std::string>()) !=
+              names.end()) {
+            throw JsonFieldError(fmt::format("{}.{}[{}]", ww, dtype, i),
+                                 "'" + kernel[i].get<std::string>() + "' is listed twice");
           }
           names.push_back(kernel[i].get<std::string>());
         }

@@ -276,6 +276,25 @@ Result<int> RetypeNetwork(NetworkGraph& graph, const NetRetype& retype, const st
     t.dtype = to;
     ++changed;
   }
+  // PyTorch's default: cuDNN convolutions on TF32, matmuls in FP32.
+  graph.fp32_conv_on_tf32 = false;
+  if (retype.conv_tf32 && !retype.tf32) {
+    int convs = 0;
+    for (const NetNode& n : graph.nodes) {
+      if (n.op != "conv" || n.inputs.empty()) continue;
+      const NetTensor* x = graph.FindTensor(n.inputs[0]);
+      if (x != nullptr && x->dtype == DType::kFp32 && x->bits == 0) ++convs;
+    }
+    if (convs > 0) {
+      graph.fp32_conv_on_tf32 = true;
+      graph.notes.push_back(fmt::format(
+          "{} fp32 convolution(s) run on TF32 tensor cores, as PyTorch runs them by default "
+          "(torch.backends.cudnn.allow_tf32 is true; its matmuls stay FP32: "
+          "torch.backends.cuda.matmul.allow_tf32 is false); --tf32=false keeps them in FP32, "
+          "--tf32 runs the matmuls and attention on TF32 too",
+          convs));
+    }
+  }
   const std::string what = DescribeRetype(retype);
   if (!what.empty()) {
     graph.notes.push_back(

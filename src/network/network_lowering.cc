@@ -280,6 +280,7 @@ class Lowering {
     s.kernel_w = kw;
     s.groups = groups;
     s.dtype = x.tensor->dtype;
+    if (g_.fp32_conv_on_tf32 && s.dtype == DType::kFp32) s.dtype = DType::kTf32;
     s.bias = n.inputs.size() > 2;
     if (!transposed) {
       s.in_channels = c_in;

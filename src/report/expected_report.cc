@@ -255,6 +255,9 @@ json EngineJson(const Engine& e) {
   // The runtime and host parts as the engine file writes them (EngineFileText): one serializer.
   const json entry = json::parse(EngineFileText(e)).at("entries").at(0);
   j["runtime"] = entry.value("runtime", json::object());
+  for (const char* key : {"fusion", "modules", "weight_kernels", "moe_kernels"}) {
+    if (entry.contains(key)) j[key] = entry.at(key);
+  }
   j["host"] = entry.value("host", json::array());
   j["notes"] = e.notes;
   return j;
@@ -339,13 +342,18 @@ json ExpectedSetupJson(const CostModel& model, const std::vector<KernelCost>& co
                           {"kernels_run_as_it", total},
                           {"weight_dtype", std::string(NameOf(wk.kernel->weight_dtype))},
                           {"activation_dtype", std::string(NameOf(wk.kernel->activation_dtype))},
-                          {"scales", wk.kernel->channel_scales ? "channel" : "group"},
+                          {"scales", wk.kernel->weight_dtype == DType::kBf16 ||
+                                             wk.kernel->weight_dtype == DType::kFp16
+                                         ? "none"
+                                         : wk.kernel->channel_scales ? "channel" : "group"},
+                          {"experts", wk.kernel->experts},
                           {"description", wk.kernel->description},
                           {"regimes", std::move(regimes)},
                           {"provenance", wk.measured_here ? "measured" : "assumed"},
                           {"measured_on", wk.kernel->measured_on},
                           {"source", wk.kernel->source}};
     if (!runtimes.empty()) out["runtimes"] = runtimes;  // absent: any
+    if (!wk.kernel->vendor.empty()) out["vendor"] = wk.kernel->vendor;
   }
   if (const auto* m = model.used_modules(); m != nullptr) {
     int64_t launches = 0;

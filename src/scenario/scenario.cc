@@ -88,7 +88,8 @@ constexpr Field kFields[] = {
      kNone, kScopeLlm, true},
     {FieldId::kTf32, "tf32", "--tf32", "", FieldType::kFlag, "",
      "graph files and ONNX models: fp32 matmuls, convolutions and attention on TF32 tensor "
-     "cores (PyTorch's default for cuDNN convolutions; matmuls need allow_tf32)",
+     "cores (matmuls need torch's allow_tf32); --tf32=false: all in FP32; default: what "
+     "PyTorch does, fp32 convolutions on TF32 (cudnn.allow_tf32) and the rest in FP32",
      kNone, kScopeNetwork, false},
     {FieldId::kDims, "dims", "--dim", "NAME=N", FieldType::kPairs, "",
      "graph files and ONNX models: bind a symbolic dimension (repeatable)", kNone,
@@ -131,10 +132,10 @@ constexpr Field kFields[] = {
      kNone, kScopeBoth, true},
     {FieldId::kMoeKernel, "moe_kernel", "--moe-kernel", "NAME", FieldType::kText, "",
      "expected times: a mixture-of-experts layer's routed-expert products run as this measured "
-     "fused MoE call (vllm-fused-moe: the Triton fused_moe of vLLM and SGLang, bf16 or fp8 "
-     "weights, its fixed time per call shared by the layer's three expert products and the "
-     "touched experts' weights streamed at its measured rate); default: the touched experts' "
-     "weights streamed at the achievable bandwidth",
+     "fused MoE call (vllm-fused-moe-fp8, vllm-fused-moe-bf16: the Triton fused_moe of vLLM "
+     "and SGLang for fp8 or bf16 experts, timed on an H100: its fixed time per call shared by "
+     "the layer's three expert products, the touched experts' weights at its measured rate); "
+     "default: the touched experts' weights streamed at the achievable bandwidth",
      kNone, kScopeLlm, true},
     {FieldId::kAccumulate, "accumulate", "--accumulate", "TYPE", FieldType::kChoice, "fp32",
      "expected times: what tensor-core matmuls accumulate in; fp16 takes the device's "
@@ -150,8 +151,9 @@ constexpr Field kFields[] = {
     {FieldId::kEngine, "engine", "--engine", "NAME[@VERSION]", FieldType::kText, "",
      "the serving engine that runs the model (vllm, sglang, tensorrt-llm, tensorrt-llm-pytorch, "
      "tgi, llama.cpp, transformers, gpt-fast, mlc; `roofline engines list`), optionally at a "
-     "version (vllm@0.6.3), or an engine file: its runtime per phase, fusion, modules and "
-     "weight kernels fill the options not given, and its host work per step, request and "
+     "version (vllm@0.6.3), or an engine file: its runtime per phase, fusion, modules, "
+     "weight kernels and fused MoE calls (those that run on the device) fill the options not "
+     "given, and its host work per step, request and "
      "layer is added to each step (serial, or overlapped with the GPU's work); default: none, "
      "kernels and their launches only",
      kNone, kScopeLlm, true},

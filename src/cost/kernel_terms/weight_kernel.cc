@@ -1,7 +1,8 @@
-// A weight-only quantized matmul run as a kernel timed on its own (--weight-kernel): its measured
-// rates replace the matrix term and cap the streaming rate, with its fixed time per launch and,
-// for a kernel that walks K in steps of a fixed time, a floor under the device-memory term
-// (data/efficiency.json `weight_only_kernels`; docs/expected-time.md).
+// A quantized linear (--weight-kernel) or a fused MoE call over a layer's routed experts
+// (--moe-kernel) run as a kernel timed on its own: its measured rates replace the matrix term and
+// cap the streaming rate, with its fixed time per launch and, for a kernel that walks K in steps
+// of a fixed time, a floor under the device-memory term (data/efficiency.json
+// `weight_only_kernels`; docs/expected-time.md).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -187,9 +188,16 @@ void ParseWeightKernels(const json& root, EfficiencyData& d) {
 
 namespace {
 
-// The kernel's matmul that a --weight-kernel kernel runs (a dense product of activations of the
-// kernel's dtype by weights of its weight dtype, scaled per group along K or per output column
-// as the kernel's are), or null; `zero_bytes` receives the bytes of its zero points when the
+// Whether the device lists float8 tensor cores (a tensor.fp8 ceiling).
+bool HasFp8TensorCores(const Device& d) {
+  return std::any_of(d.compute.begin(), d.compute.end(),
+                     [](const ComputeCeiling& c) { return c.engine == "tensor.fp8"; });
+}
+
+// The kernel's matmul that a --weight-kernel kernel runs (a linear's product of activations of
+// the kernel's dtype by weights of its weight dtype, scaled per group along K or per output
+// column as the kernel's are), or for a fused MoE call (`experts`) a routed-expert product of
+// those dtypes; null otherwise; `zero_bytes` receives the bytes of its zero points when the
 // kernel reads one beside each scale (in the scales' dtype), less those the product counts
 // already (a workload's --zero-dtype). Whether a regime covers its rows is the caller's question.
 const MatmulSpec* WeightKernelMatmul(const Graph& graph, const Kernel& kernel,
@@ -198,10 +206,9 @@ const MatmulSpec* WeightKernelMatmul(const Graph& graph, const Kernel& kernel,
   for (int o : kernel.ops) {
     const Op& op = graph.ops()[o];
     if (const auto* mm = std::get_if<MatmulSpec>(&op.spec)) {
-      // One weight matrix, or a fused MoE call's routed experts (not a weight per batch entry, as MLA's absorbed
-      // per-head products have): a linear layer's product.
-      // A fused MoE call runs the routed experts' products; scales are matched where the
-      // weights are quantized.
+      // One weight matrix (not a weight per batch entry, as MLA's absorbed per-head products
+      // have): a linear's product, or a fused MoE call's routed experts; scales are matched
+      // where the weights are quantized.
       const bool quantized = wk.weight_dtype == DType::kInt4 || wk.weight_dtype == DType::kInt8 ||
                              wk.weight_dtype == DType::kFp8;
       if (!mm->b_is_weight || mm->b_dtype != wk.weight_dtype ||
@@ -344,9 +351,10 @@ class WeightKernelTerm final : public KernelTerm {
                   regime.matrix_flops_per_sm_cycle.value, sm_count, Si(BoostClock(device), "Hz"),
                   Percent(e.efficiency))
             : fmt::format(
-                  "{} {} ({}): no matrix rate of its own (its time did not "
-                  "grow with the rows measured): every FLOP at its ceiling",
-                  Kind(), wk.kernel->name, RowsPhrase(regime));
+                  "{} {} ({}): no matrix rate of its own ({}): every FLOP at its ceiling",
+                  Kind(), wk.kernel->name, RowsPhrase(regime),
+                  experts_ ? "its time follows the touched experts' bytes at the rows measured"
+                           : "its time did not grow with the rows measured");
     if (k.memory0_set) {
       const UsedCeiling& u = k.model.used_memory()[0];
       const std::string zeros =
@@ -445,6 +453,12 @@ Status CheckWeightKernel(const EfficiencyData& data, std::string_view name, cons
         where, fmt::format("the {} kernel runs on {} GPUs, not on {} ({})", name, (*wk)->vendor,
                            device.id, device.vendor.empty() ? "no vendor given" : device.vendor));
   }
+  if ((*wk)->activation_dtype == DType::kFp8 && !HasFp8TensorCores(device)) {
+    return Status::Invalid(
+        where, fmt::format("the {} kernel multiplies float8 activations on float8 tensor cores, "
+                           "which {} does not list (no tensor.fp8 ceiling)",
+                           name, device.id));
+  }
   return Status::Ok();
 }
 
@@ -459,6 +473,7 @@ void CostModel::SetUpWeightKernel() {
       if (wk.name != name || wk.experts != experts) continue;
       if (!(sm_count_ > 0 && BoostClock(d) > 0)) continue;
       if (!wk.vendor.empty() && wk.vendor != d.vendor) continue;
+      if (wk.activation_dtype == DType::kFp8 && !HasFp8TensorCores(d)) continue;
       const auto& rts = wk.runtimes;
       if (!rts.empty() &&
           std::find(rts.begin(), rts.end(), options_.expected.runtime) == rts.end()) {
