@@ -359,13 +359,13 @@ TEST(NcuCommand, EveryNvidiaGpuHasAComputeCapability) {
     for (const auto& [key, q] : d.info) {
       if (key != "compute_capability") continue;
       found = true;
-      EXPECT_GE(q.value, 8.0) << d.id;
+      EXPECT_GE(q.value, 7.0) << d.id;  // Volta and later (the T4 is Turing, 7.5)
       EXPECT_EQ(q.provenance, Provenance::kSpec) << d.id;
       EXPECT_FALSE(q.source.empty()) << d.id;
     }
     EXPECT_TRUE(found) << d.id;
   }
-  EXPECT_GE(gpus, 10);  // the ten NVIDIA files of data/hardware
+  EXPECT_GE(gpus, 14);  // the fourteen NVIDIA files of data/hardware
 }
 
 std::string Joined(const std::vector<std::string>& v) {

@@ -3,6 +3,9 @@
 #include "roofline/profile.h"
 
 #include <gtest/gtest.h>
+#include <string>
+#include <vector>
+#include <utility>
 
 #include <cmath>
 #include <filesystem>
@@ -181,6 +184,20 @@ TEST(ProfileMatch, ByNameThenComputeCapability) {
   Result<const Device*> none = MatchDevice(db->devices(), "Imaginary GPU 9000", "", &how);
   EXPECT_FALSE(none.ok());
   EXPECT_NE(none.status().ToString().find("--hw"), std::string::npos);
+  // The model token whole: "H200" is not the H20, "L40S" not the L40 (names as nvidia-smi and
+  // torch.cuda.get_device_name print them).
+  for (const auto& [name, id] : std::vector<std::pair<std::string, std::string>>{
+           {"NVIDIA H200", "h200"},
+           {"NVIDIA H20", "h20"},
+           {"NVIDIA L40S", "l40s"},
+           {"NVIDIA L40", "l40"},
+           {"Tesla T4", "t4"},
+           {"AMD Instinct MI325X", "mi325x"},
+           {"AMD Instinct MI300X", "mi300x"}}) {
+    Result<const Device*> d = MatchDevice(db->devices(), name, "", &how);
+    ASSERT_TRUE(d.ok()) << name;
+    EXPECT_EQ((*d)->id, id) << name << ": " << how;
+  }
 }
 
 /// "NVIDIA H100 80GB HBM3" (what the SXM5 part reports; the PCIe card says "H100 PCIe") names

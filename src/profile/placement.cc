@@ -164,20 +164,35 @@ Result<const Device*> MatchDevice(const std::vector<Device>& devices, std::strin
   // must appear in the profile's name; more shared tokens rank higher; the database order breaks
   // ties (and the alternatives are named).
   const std::string squashed = Squash(name);
+  const std::vector<std::string> name_tokens = Tokens(name);
+  // The model token whole among the name's tokens ("h20" is not "h200", "l40" not "l40s"); only
+  // where no device's is, inside the squashed name ("rtx4090").
+  auto model_token = [](const Device& d) {
+    for (const std::string& t : Tokens(d.name)) {
+      if (t != "nvidia" && t != "amd" && std::any_of(t.begin(), t.end(), ::isdigit)) return t;
+    }
+    return std::string();
+  };
+  bool exact = false;
+  for (const Device& d : devices) {
+    const std::string model = model_token(d);
+    if (d.kind == "gpu" && !model.empty() &&
+        std::find(name_tokens.begin(), name_tokens.end(), model) != name_tokens.end()) {
+      exact = true;
+    }
+  }
   if (!squashed.empty()) {
     int best_score = 0;
     std::vector<const Device*> best;
     for (const Device& d : devices) {
       if (d.kind != "gpu") continue;
       const std::vector<std::string> tokens = Tokens(d.name);
-      std::string model;
-      for (const std::string& t : tokens) {
-        if (t != "nvidia" && t != "amd" && std::any_of(t.begin(), t.end(), ::isdigit)) {
-          model = t;
-          break;
-        }
+      const std::string model = model_token(d);
+      if (model.empty()) continue;
+      if (exact ? std::find(name_tokens.begin(), name_tokens.end(), model) == name_tokens.end()
+                : squashed.find(model) == std::string::npos) {
+        continue;
       }
-      if (model.empty() || squashed.find(model) == std::string::npos) continue;
       int score = 0;
       for (const std::string& t : tokens) {
         if (t != "nvidia" && t != "gb" && squashed.find(t) != std::string::npos) ++score;
