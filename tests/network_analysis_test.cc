@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "roofline/network_report.h"
+#include "tests/cli_runner.h"
 #include "tests/test_util.h"
 
 namespace roofline {
@@ -427,6 +428,31 @@ TEST(NetworkRetype, Fp32ConvolutionsRunOnTf32AsPyTorchsDefault) {
   NetworkGraph graph = *g;
   ASSERT_TRUE(RetypeNetwork(graph, bf16).ok());
   EXPECT_FALSE(graph.fp32_conv_on_tf32);
+}
+
+// The default is CUDA's: on an NVIDIA GPU with TF32 tensor cores the note and the sweep's title
+// say so; on ROCm (TF32 opt-in) and on a GPU without TF32 (a T4) fp32 convolutions stay FP32.
+TEST(NetworkRetype, TheTf32DefaultIsCudasOnly) {
+  const std::string note = "fp32 convolution(s) run on TF32 tensor cores";
+  for (const auto& [hw, on] : std::vector<std::pair<std::string, bool>>{
+           {"h100-sxm", true}, {"mi300x", false}, {"t4", false}}) {
+    const testing::CliOutput run = testing::RunCli({"model", "resnet-50", "--hw", hw});
+    ASSERT_EQ(run.status, 0) << run.err;
+    EXPECT_EQ(run.out.find(note) != std::string::npos, on) << hw;
+  }
+  const testing::CliOutput sweep =
+      testing::RunCli({"sweep", "resnet-50", "--vary", "batch=1:4:x2"});
+  ASSERT_EQ(sweep.status, 0) << sweep.err;
+  EXPECT_NE(sweep.out.find("sweep batch (fp32 convolutions on TF32)"), std::string::npos)
+      << sweep.out.substr(0, 200);
+  const testing::CliOutput off =
+      testing::RunCli({"sweep", "resnet-50", "--vary", "batch=1:4:x2", "--tf32=false"});
+  ASSERT_EQ(off.status, 0) << off.err;
+  EXPECT_NE(off.out.find("sweep batch (--tf32=false)"), std::string::npos)
+      << off.out.substr(0, 200);
+  // --tf32=false moves nothing in an LLM config and is accepted there; --tf32 is refused.
+  EXPECT_EQ(testing::RunCli({"model", "llama-3-8b", "--tf32=false"}).status, 0);
+  EXPECT_EQ(testing::RunCli({"model", "llama-3-8b", "--tf32"}).status, 2);
 }
 
 Result<NetSweepResult> Sweep(const NetworkGraph& g, const CostModel& m, const std::string& var,

@@ -193,7 +193,9 @@ TEST(ProfileMatch, ByNameThenComputeCapability) {
            {"NVIDIA L40", "l40"},
            {"Tesla T4", "t4"},
            {"AMD Instinct MI325X", "mi325x"},
-           {"AMD Instinct MI300X", "mi300x"}}) {
+           {"AMD Instinct MI300X", "mi300x"},
+           {"NVIDIA GH200 480GB", "h200"},
+           {"NVIDIA GeForce RTX 4090", "rtx-4090"}}) {
     Result<const Device*> d = MatchDevice(db->devices(), name, "", &how);
     ASSERT_TRUE(d.ok()) << name;
     EXPECT_EQ((*d)->id, id) << name << ": " << how;

@@ -342,7 +342,10 @@ TEST(PublishedKernels, BadKernelNamesAndFilesAreRefusedWithOneLine) {
       {R"("moe_kernels": {"bf16": "vllm-fused-moe-fp8"}}]})", "moe_kernels.bf16"},
       {R"("weight_kernels": {"fp9": "vllm-cutlass-fp8"}}]})", "weight_kernels.fp9"},
       {R"("weight_kernels": {"fp8": ["vllm-cutlass-fp8", "vllm-cutlass-fp8"]}}]})",
-       "weight_kernels.fp8[1]"}};
+       "weight_kernels.fp8[1]"},
+      {R"("moe_kernels": {"bf16": "vllm-fused-moe-bf16", "bfloat16": "vllm-fused-moe-bf16"}}]})",
+       "moe_kernels.bfloat16"},
+      {R"("weight_kernels": {"fp32": "vllm-cutlass-fp8"}}]})", "weight_kernels.fp32"}};
   for (const auto& [tail, field] : files) {
     const std::string path = ::testing::TempDir() + "/bad-kernels-engine.json";
     {

@@ -60,7 +60,7 @@ bool IsDenoiser(const NetworkGraph& graph);
 /// `--dim` bindings of a scenario as the network loaders take them.
 DimBindings DimsOf(const Scenario& s);
 /// --dtype and --tf32 of a scenario as a re-typing of a network.
-NetRetype RetypeOf(const Scenario& s);
+NetRetype RetypeOf(const Scenario& s, const Device* device);
 
 }  // namespace roofline
 

@@ -14,11 +14,16 @@ DimBindings DimsOf(const Scenario& s) {
   return out;
 }
 
-NetRetype RetypeOf(const Scenario& s) {
+NetRetype RetypeOf(const Scenario& s, const Device* device) {
   NetRetype r;
   r.tf32 = s.tf32;
-  // Not given: what PyTorch does (fp32 convolutions on TF32); --tf32=false: none.
-  r.conv_tf32 = !s.Given(FieldId::kTf32);
+  // Not given: what PyTorch does, fp32 convolutions on TF32 where CUDA has TF32 tensor cores (on
+  // ROCm TF32 is opt-in); --tf32=false: none.
+  const bool tf32_cores =
+      device != nullptr && device->vendor == "NVIDIA" &&
+      std::any_of(device->compute.begin(), device->compute.end(),
+                  [](const ComputeCeiling& c) { return c.engine == "tensor.tf32"; });
+  r.conv_tf32 = !s.Given(FieldId::kTf32) && tf32_cores;
   r.dtype = s.workload.dtype;
   return r;
 }
@@ -46,7 +51,10 @@ Result<std::unique_ptr<NetworkRun>> RunNetworkScenario(const Scenario& s,
   if (Status st = Validate(s, /*is_network=*/true); !st.ok()) return st;
   auto run = std::make_unique<NetworkRun>();
   NetworkRun& r = *run;
-  r.retype = RetypeOf(s);
+  Result<Device> device = ResolveDevice(s.hw, db);
+  if (!device.ok()) return device.status();
+  r.device = std::move(device).value();
+  r.retype = RetypeOf(s, &r.device);
   DimBindings dims = DimsOf(s);
   if (s.cfg) {
     // The batch of images B (--dim batch, else the graph's default) runs as a pass at 2B.
@@ -70,9 +78,6 @@ Result<std::unique_ptr<NetworkRun>> RunNetworkScenario(const Scenario& s,
   Result<NetworkGraph> graph = LoadNetwork(s.model, dims, r.retype, &r.bound);
   if (!graph.ok()) return graph.status();
   r.graph = std::move(graph).value();
-  Result<Device> device = ResolveDevice(s.hw, db);
-  if (!device.ok()) return device.status();
-  r.device = std::move(device).value();
   Result<CostOptions> cost = MakeCostOptions(s, r.device);
   if (!cost.ok()) return cost.status();
   r.cost = *cost;
@@ -138,14 +143,14 @@ Result<NetSweepRun> SweepNetworkScenario(const Scenario& s, const std::string& s
   }
   DimBindings load_dims = given;
   if (onnx) load_dims[axis->first] = axis->second.front();
-  const NetRetype retype = RetypeOf(s);
-  DimBindings bound;
-  Result<NetworkGraph> graph = LoadNetwork(s.model, load_dims, retype, &bound);
-  if (!graph.ok()) return graph.status();
   NetSweepRun run;
   Result<Device> device = ResolveDevice(s.hw, db);
   if (!device.ok()) return device.status();
   run.device = std::move(device).value();
+  const NetRetype retype = RetypeOf(s, &run.device);
+  DimBindings bound;
+  Result<NetworkGraph> graph = LoadNetwork(s.model, load_dims, retype, &bound);
+  if (!graph.ok()) return graph.status();
   Result<CostOptions> cost = MakeCostOptions(s, run.device);
   if (!cost.ok()) return cost.status();
   run.cost = *cost;
@@ -191,7 +196,12 @@ Result<NetSweepRun> SweepNetworkScenario(const Scenario& s, const std::string& s
   run.sweep.cfg = s.cfg;
   std::string follows;
   for (const std::string& f : run.sweep.follow) follows += (follows.empty() ? "" : ", ") + f;
-  const std::string retyped = DescribeRetype(retype);
+  std::string retyped = DescribeRetype(retype);
+  // Where the convolutions run: PyTorch's default said, --tf32=false too.
+  const std::string tf32 = graph->fp32_conv_on_tf32 ? "fp32 convolutions on TF32"
+                           : s.Given(FieldId::kTf32) && !s.tf32 ? "--tf32=false"
+                                                                : "";
+  if (!tf32.empty()) retyped += (retyped.empty() ? "" : ", ") + tf32;
   run.title = run.sweep.name + " on " + run.device.id + ": sweep " + axis->first +
               (follows.empty() ? "" : " (" + follows + " follows)") +
               (retyped.empty() ? "" : " (" + retyped + ")");

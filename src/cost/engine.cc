@@ -152,10 +152,19 @@ Engine ReadEntry(const json& j, const std::string& where, const std::string& id,
     if (!j.contains(key)) return;
     const std::string ww = where + "." + key;
     RequireObject(j.at(key), ww);
-    for (const auto& [dtype, kernel] : j.at(key).items()) {
-      if (!ParseDType(dtype, ww).ok()) {
-        throw JsonFieldError(ww + "." + dtype.substr(0, 40),
+    for (const auto& [key_text, kernel] : j.at(key).items()) {
+      // The key is a weight dtype, kept by its canonical name ("bfloat16" is bf16).
+      Result<DType> parsed = ParseDType(key_text, ww);
+      if (!parsed.ok() || (*parsed != DType::kInt4 && *parsed != DType::kInt8 &&
+                           *parsed != DType::kFp8 && *parsed != DType::kBf16 &&
+                           *parsed != DType::kFp16)) {
+        throw JsonFieldError(ww + "." + key_text.substr(0, 40),
                              "expected a weight dtype as the key (int4, int8, fp8, bf16, fp16)");
+      }
+      const std::string dtype(NameOf(*parsed));
+      if (into.count(dtype) != 0) {
+        throw JsonFieldError(ww + "." + key_text.substr(0, 40),
+                             "names the " + dtype + " weights a second time");
       }
       std::vector<std::string>& names = into[dtype];
       if (kernel.is_array()) {

@@ -166,7 +166,7 @@ Result<const Device*> MatchDevice(const std::vector<Device>& devices, std::strin
   const std::string squashed = Squash(name);
   const std::vector<std::string> name_tokens = Tokens(name);
   // The model token whole among the name's tokens ("h20" is not "h200", "l40" not "l40s"); only
-  // where no device's is, inside the squashed name ("rtx4090").
+  // where no device's is, at the end of one of them ("rtx4090", "gh200": not "h20").
   auto model_token = [](const Device& d) {
     for (const std::string& t : Tokens(d.name)) {
       if (t != "nvidia" && t != "amd" && std::any_of(t.begin(), t.end(), ::isdigit)) return t;
@@ -189,8 +189,13 @@ Result<const Device*> MatchDevice(const std::vector<Device>& devices, std::strin
       const std::vector<std::string> tokens = Tokens(d.name);
       const std::string model = model_token(d);
       if (model.empty()) continue;
+      const bool ends_a_token =
+          std::any_of(name_tokens.begin(), name_tokens.end(), [&](const std::string& t) {
+            return t.size() >= model.size() &&
+                   t.compare(t.size() - model.size(), model.size(), model) == 0;
+          });
       if (exact ? std::find(name_tokens.begin(), name_tokens.end(), model) == name_tokens.end()
-                : squashed.find(model) == std::string::npos) {
+                : !ends_a_token) {
         continue;
       }
       int score = 0;

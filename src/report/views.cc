@@ -231,7 +231,7 @@ Result<Views> DeviceSweepViews(const Scenario& s, const ViewRequest& request,
     r->devices.push_back(std::move(d).value());
     Result<CostOptions> cost = MakeCostOptions(s, r->devices.back(), setup->cost.efficiency);
     if (!cost.ok()) return cost.status();
-    if (setup->cost.expected.moe_kernel.empty()) cost->expected.moe_kernel.clear();  // dense
+    if (setup->config.experts == 0) cost->expected.moe_kernel.clear();  // dense: no call
     r->models.emplace_back(r->devices.back(), *cost);
   }
   Result<DeviceSweep> swept = RunDeviceSweep(setup->config, setup->workload, r->models, s.phases, axes);

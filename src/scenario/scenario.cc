@@ -610,6 +610,7 @@ Status Validate(const Scenario& s, bool is_network) {
                              "NAME=VALUE (e.g. --dim batch=8)");
     }
     if (!is_network && !(f.scope & kScopeLlm)) {
+      if (f.id == FieldId::kTf32 && !s.tf32) continue;  // --tf32=false: nothing to move
       if (f.id == FieldId::kTf32) {
         return Status::Invalid("--tf32",
                                "applies to graph files and ONNX models (an LLM config's products "
