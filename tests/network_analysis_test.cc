@@ -168,6 +168,21 @@ TEST(NetworkAnalysis, EveryOpKind) {
   const std::string table = RenderNetworkTable(a, m);
   EXPECT_NE(table.find("not costed: 1 nodes"), std::string::npos) << table;
   EXPECT_NE(table.find("aten::nonzero x1"), std::string::npos);
+  // The module column only where a module is not the head of its kernel's name ("<module>/op"
+  // repeats it; a terminal's width is kept for the names).
+  NetworkAnalysis other = a;
+  bool headed = true;
+  for (size_t i = 0; i < a.info.size(); ++i) {
+    const std::string& mod = a.info[i].module;
+    const std::string& name = a.costs[i].name;
+    headed = headed && (mod.empty() || name == mod || name.rfind(mod + "/", 0) == 0 ||
+                        name.rfind(mod + ".", 0) == 0);
+  }
+  EXPECT_EQ(table.find(" module "), headed ? std::string::npos : table.find(" module ")) << table;
+  other.info[0].module = "some.other.module";
+  const std::string with = RenderNetworkTable(other, m);
+  EXPECT_NE(with.find("kernel"), std::string::npos);
+  EXPECT_NE(with.substr(0, with.find("\n---")).find("module"), std::string::npos) << with;
 }
 
 TEST(NetworkAnalysis, BindingResourceOnARealDevice) {

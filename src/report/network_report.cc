@@ -51,14 +51,33 @@ std::string RenderNetworkTable(const NetworkAnalysis& a, const CostModel& model,
   out +=
       "1 FLOP = one multiply or one add (a multiply-accumulate is 2); one kernel per node "
       "(eager)\n\n";
-  TextTable table(
-      {"kernel", "module", "op", "FLOP", mem + " bytes", "FLOP/B", "time", "bound", "share"},
-      {false, false, false, true, true, true, true, false, true});
   // Node names of exported models repeat their module path ("/down_blocks.0/resnets.1/conv1/
   // Conv"): long ones are cut to the tail that keeps them unique, modules likewise among the
   // distinct modules.
   // Among the kernels shown: a top-N table cuts its names to what keeps those apart.
   const std::vector<size_t> shown = TopKernels(a, top);
+  // The module column only where it says more than the names: a capture's kernel is named
+  // "<module>/<op>" (dots or slashes between the parts), so its module repeats the name's head.
+  auto squashed = [](const std::string& s) {
+    std::string out;
+    for (char c : s) out += (c == '/' || c == '.') ? '.' : c;
+    while (!out.empty() && out.front() == '.') out.erase(out.begin());
+    return out;
+  };
+  const bool module_column = std::any_of(shown.begin(), shown.end(), [&](size_t i) {
+    const std::string m = squashed(a.info[i].module);
+    const std::string name = squashed(a.costs[i].name);
+    const bool heads = name == m || name.rfind(m + ".", 0) == 0;
+    return !m.empty() && !heads;
+  });
+  std::vector<std::string> header = {"kernel", "module", "op",     "FLOP", mem + " bytes",
+                                     "FLOP/B", "time",   "bound", "share"};
+  std::vector<bool> right = {false, false, false, true, true, true, true, false, true};
+  if (!module_column) {
+    header.erase(header.begin() + 1);
+    right.erase(right.begin() + 1);
+  }
+  TextTable table(header, right);
   std::vector<std::string> names, modules;
   for (size_t i : shown) {
     names.push_back(a.costs[i].name);
@@ -77,9 +96,12 @@ std::string RenderNetworkTable(const NetworkAnalysis& a, const CostModel& model,
     const size_t i = shown[row];
     const KernelCost& c = a.costs[i];
     const NetKernelInfo& info = a.info[i];
-    table.AddRow({names[row], module_of(info.module), info.op, Si(c.flops, ""), Si(c.bytes[0], "B"),
-                  Num(c.Intensity(0)), Seconds(c.time_s), model.BoundName(c),
-                  Percent(a.totals.time_s > 0 ? c.time_s / a.totals.time_s : 0)});
+    std::vector<std::string> cells = {
+        names[row], module_of(info.module), info.op, Si(c.flops, ""), Si(c.bytes[0], "B"),
+        Num(c.Intensity(0)), Seconds(c.time_s), model.BoundName(c),
+        Percent(a.totals.time_s > 0 ? c.time_s / a.totals.time_s : 0)};
+    if (!module_column) cells.erase(cells.begin() + 1);
+    table.AddRow(cells);
   }
   out += table.Render();
   out += TopNote(a, shown);
