@@ -353,7 +353,9 @@ TEST(Cli, ModelJsonHasTheContractFields) {
   EXPECT_GT(j["memory"]["weights_bytes"].get<double>(), 0);
   EXPECT_DOUBLE_EQ(j["memory"]["kv_cache_bytes_per_token"].get<double>(), 327680.0 / 4);
   EXPECT_GT(j["memory"]["kv_cache_bytes"].get<double>(), 0);
-  EXPECT_DOUBLE_EQ(j["memory"]["capacity_bytes"].get<double>(), 80e9);
+  // The H100's whole memory as the driver reports it: nvidia-smi's 81559 MiB (NVIDIA/nccl issue
+  // #1264), not the marketed 80 GB.
+  EXPECT_DOUBLE_EQ(j["memory"]["capacity_bytes"].get<double>(), 81559.0 * 1048576);
   ASSERT_EQ(j["phases"].size(), 2u);
   EXPECT_EQ(j["phases"][0]["phase"], "prefill");
   EXPECT_EQ(j["phases"][1]["phase"], "decode");

@@ -101,6 +101,22 @@ TEST(DeviceDatabase, RoundTripsThroughJson) {
   }
 }
 
+// The whole memory as the driver reports it (nvidia-smi's memory.total) is what fits are checked
+// against: the H100 SXM's 81559 MiB (NVIDIA/nccl issue #1264), not the marketed 80 GB; devices
+// without a published figure keep the marketed one.
+TEST(DeviceDatabase, UsableMemoryIsTheDriversTotalWhereSourced) {
+  const MemoryLevel& h100 = Dev("h100-sxm").device_memory();
+  ASSERT_TRUE(h100.usable.has_value());
+  EXPECT_DOUBLE_EQ(h100.total_usable_bytes(), 81559.0 * 1048576);
+  EXPECT_DOUBLE_EQ(h100.total_capacity_bytes(), 80e9);
+  EXPECT_FALSE(h100.usable->source.empty());
+  // rocm-smi's 'VRAM Total Memory (B): 206141652992' on an MI300X (ROCm/legacy-rocm-build #4750).
+  EXPECT_DOUBLE_EQ(Dev("mi300x").device_memory().total_usable_bytes(), 206141652992.0);
+  const MemoryLevel& pcie = Dev("h100-pcie").device_memory();
+  EXPECT_FALSE(pcie.usable.has_value());
+  EXPECT_DOUBLE_EQ(pcie.total_usable_bytes(), pcie.total_capacity_bytes());
+}
+
 // Each bad device file must give one error naming the field.
 struct BadDevice {
   const char* name;
@@ -166,6 +182,16 @@ INSTANTIATE_TEST_SUITE_P(
                   "[{\"level\": \"hbm\", \"capacity\": {\"value\": 1e9, \"unit\": \"B\", "
                   "\"provenance\": \"spec\", \"source\": \"s\"}}]}",
                   "memory[0].bandwidth", "needs a bandwidth"},
+        BadDevice{"usable far from the capacity",
+                  Replace(kGood, "\"bandwidth\": {",
+                          "\"usable\": {\"value\": 160e9, \"unit\": \"B\", "
+                          "\"provenance\": \"spec\", \"source\": \"s\"}, \"bandwidth\": {"),
+                  "memory[0].usable.value", "not within 0.9 to 1.08 times"},
+        BadDevice{"usable in bytes only",
+                  Replace(kGood, "\"bandwidth\": {",
+                          "\"usable\": {\"value\": 85e9, \"unit\": \"B/s\", "
+                          "\"provenance\": \"spec\", \"source\": \"s\"}, \"bandwidth\": {"),
+                  "memory[0].usable.unit", "expected 'B'"},
         BadDevice{"schema version",
                   Replace(kGood, "\"schema_version\": 1", "\"schema_version\": 7"),
                   "schema_version", "unsupported"}),

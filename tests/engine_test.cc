@@ -13,6 +13,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "roofline/model_registry.h"
@@ -164,6 +165,22 @@ TEST(Engines, TheEngineFillsOnlyWhatIsNotGiven) {
   ASSERT_TRUE(vllm.expected.prefill_runtime.has_value());
   EXPECT_EQ(*vllm.expected.prefill_runtime, Runtime::kEager);
   EXPECT_EQ(vllm.workload.fusion, FusionMode::kFused);
+  EXPECT_EQ(vllm.workload.fused_linears, LinearMerge::kAuto);  // qkv and gate-up, as fused
+  EXPECT_TRUE(vllm.workload.MergesQkv() && vllm.workload.MergesGateUp());
+  // gpt-fast loads wqkv and w1, w3 apart; llama.cpp's GGUF tensors are all apart.
+  for (const auto& [engine, qkv, gate_up] : {std::tuple{"gpt-fast", true, false},
+                                             std::tuple{"llama.cpp", false, false}}) {
+    Scenario e;
+    ASSERT_TRUE(SetField(e, FieldId::kEngine, engine).ok());
+    ASSERT_TRUE(ApplyEngineFields(e).ok());
+    EXPECT_EQ(e.workload.MergesQkv(), qkv) << engine;
+    EXPECT_EQ(e.workload.MergesGateUp(), gate_up) << engine;
+  }
+  Scenario mine;
+  ASSERT_TRUE(SetField(mine, FieldId::kEngine, "gpt-fast").ok());
+  ASSERT_TRUE(SetField(mine, FieldId::kFusedLinears, "qkv,gate-up").ok());
+  ASSERT_TRUE(ApplyEngineFields(mine).ok());
+  EXPECT_EQ(mine.workload.fused_linears, LinearMerge::kBoth);  // given: kept
   Scenario given;
   ASSERT_TRUE(SetField(given, FieldId::kEngine, "vllm@0.6.3").ok());
   ASSERT_TRUE(SetField(given, FieldId::kRuntime, "eager").ok());
@@ -222,6 +239,10 @@ TEST(Engines, BadEngineFilesGiveOneLineNamingTheField) {
                 "bad.json: entries[0].host[0]"},
            Case{R"({"schema_version": 1, "id": "x", "name": "X", "entries": [{"versions": "99999999"}]})",
                 "bad.json: entries[0].versions"},
+           Case{R"({"schema_version": 1, "id": "x", "name": "X", "entries": [{"versions": "1", "fused_linears": "qkvo"}]})",
+                "bad.json: entries[0].fused_linears"},
+           Case{R"({"schema_version": 1, "id": "x", "name": "X", "entries": [{"versions": "1", "fused_linears": "auto"}]})",
+                "bad.json: entries[0].fused_linears"},
        }) {
     Result<std::vector<Engine>> r = ParseEngineFile(c.text, "bad.json");
     ASSERT_FALSE(r.ok()) << c.text;

@@ -327,10 +327,22 @@ TEST(Expected, CeilingsComeFromTheDeviceElseAnAssumedFraction) {
   const int fp16 = model.ResolveEngine({true, DType::kFp16});
   EXPECT_DOUBLE_EQ(model.used_compute()[bf16].value, 794.5e12);
   EXPECT_EQ(model.used_compute()[bf16].figure.provenance, Provenance::kPublished);
-  // No fp16 figure published for the H100: the assumed fraction of its spec peak.
-  EXPECT_EQ(model.used_compute()[fp16].figure.provenance, Provenance::kAssumed);
-  EXPECT_DOUBLE_EQ(model.used_compute()[fp16].value,
-                   h100.compute[fp16].peak.value * Data()->assumed_compute.value);
+  // No fp16 figure published for the H100, whose FP16 and BF16 tensor peaks are one (989.4
+  // TFLOP/s each, H100 whitepaper): the same tensor cores, expected at the bf16 figure, derived.
+  EXPECT_EQ(model.used_compute()[fp16].figure.provenance, Provenance::kDerived);
+  EXPECT_DOUBLE_EQ(model.used_compute()[fp16].value, 794.5e12);
+  EXPECT_NE(model.used_compute()[fp16].figure.formula.find("tensor.bf16"), std::string::npos);
+  // Nothing published for either (H200): the assumed fraction of the spec peak.
+  const CostModel h200 = Expecting(Dev("h200"));
+  const int h200_fp16 = h200.ResolveEngine({true, DType::kFp16});
+  EXPECT_EQ(h200.used_compute()[h200_fp16].figure.provenance, Provenance::kAssumed);
+  EXPECT_DOUBLE_EQ(h200.used_compute()[h200_fp16].value,
+                   Dev("h200").compute[h200_fp16].peak.value * Data()->assumed_compute.value);
+  // Peaks that differ (an RTX 4090's BF16 at half its FP16 with FP16 accumulation, Ada
+  // whitepaper): the published fp16 figure is not the bf16 one.
+  const CostModel ada = Expecting(Dev("rtx-4090"));
+  const int ada_bf16 = ada.ResolveEngine({true, DType::kBf16});
+  EXPECT_EQ(ada.used_compute()[ada_bf16].figure.provenance, Provenance::kAssumed);
   // --ceilings spec: the datasheet peaks.
   const CostModel spec = Expecting(h100, CeilingSet::kSpec);
   EXPECT_DOUBLE_EQ(spec.used_compute()[bf16].value, h100.compute[bf16].peak.value);

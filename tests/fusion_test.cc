@@ -64,7 +64,10 @@ TEST(Fusion, FusedIntermediatesSkipDeviceMemory) {
   EXPECT_DOUBLE_EQ(eager - fused, 4 * t);
 }
 
-TEST(Fusion, NormFeedingOneMatmulIsAPrologue) {
+// A norm stays a kernel of its own even where one product reads it (no stack the tool costs
+// folds a norm into the next GEMM: vLLM's fused_add_rms_norm, TensorRT-LLM's RMSNorm, inductor's
+// reduction before an extern matmul); an elementwise op read by one product is its prologue.
+TEST(Fusion, NormStaysAKernelAnElementwiseOpFeedingOneMatmulIsAPrologue) {
   Graph g;
   NormSpec n;
   n.rows = 64;
@@ -72,14 +75,26 @@ TEST(Fusion, NormFeedingOneMatmulIsAPrologue) {
   const int norm = *g.AddOp("post_norm", n);
   const int mm = *g.AddOp("down", testing::Mm(64, 512, 512), {g.OutputOf(norm)});
   const std::vector<Kernel> k = Fuse(g, FusionMode::kFused);
-  ASSERT_EQ(k.size(), 1u);
-  EXPECT_EQ(k[0].name, "down");
-  EXPECT_EQ(k[0].ops, (std::vector<int>{norm, mm}));
+  ASSERT_EQ(k.size(), 2u);
+  EXPECT_EQ(k[0].ops, (std::vector<int>{norm}));
+  EXPECT_EQ(k[1].ops, (std::vector<int>{mm}));
+
+  Graph h;
+  ElementwiseSpec e;
+  e.elements = 64 * 512;
+  e.inputs = 1;
+  e.flops_per_element = 1;
+  const int scale = *h.AddOp("scale", e);
+  const int mm2 = *h.AddOp("down", testing::Mm(64, 512, 512), {h.OutputOf(scale)});
+  const std::vector<Kernel> k2 = Fuse(h, FusionMode::kFused);
+  ASSERT_EQ(k2.size(), 1u);
+  EXPECT_EQ(k2[0].name, "down");
+  EXPECT_EQ(k2[0].ops, (std::vector<int>{scale, mm2}));
   const CostModel model(testing::Dev("h100-sxm"));
-  const KernelCost cost = model.Evaluate(g, k[0]);
-  // Reads x, the norm weight and the matmul weight; writes the output. The normalized
-  // activations never reach device memory.
-  EXPECT_DOUBLE_EQ(cost.bytes[0], (64.0 * 512 + 512 + 512.0 * 512 + 64.0 * 512) * 2);
+  const KernelCost cost = model.Evaluate(h, k2[0]);
+  // Reads x and the matmul weight; writes the output. The scaled activations never reach device
+  // memory.
+  EXPECT_DOUBLE_EQ(cost.bytes[0], (64.0 * 512 + 512.0 * 512 + 64.0 * 512) * 2);
 }
 
 TEST(Graph, RejectsMismatchedOperands) {

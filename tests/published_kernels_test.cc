@@ -242,8 +242,13 @@ TEST(PublishedKernels, EnginesTakeTheFirstKernelThatRunsOnTheDevice) {
   const nlohmann::json h100 = with({"--hw", "h100-sxm", "--engine", "vllm@0.6.3"});
   ASSERT_TRUE(PhaseSetup(h100).contains("weight_kernel"));
   EXPECT_EQ(PhaseSetup(h100).at("weight_kernel").at("name"), "vllm-cutlass-fp8");
-  // Seven linears a layer (q, k, v, o, gate, up, down) and the lm_head, all FP8 at 16 rows.
-  EXPECT_EQ(PhaseSetup(h100).at("weight_kernel").at("kernels_run_as_it"), 7 + 1);
+  // Four products a layer as vLLM loads them (qkv, o, gate-up, down) and the lm_head, all FP8
+  // at 16 rows.
+  EXPECT_EQ(PhaseSetup(h100).at("weight_kernel").at("kernels_run_as_it"), 4 + 1);
+  // With the seven linears kept apart (q, k, v, o, gate, up, down): seven products a layer.
+  const nlohmann::json apart =
+      with({"--hw", "h100-sxm", "--engine", "vllm@0.6.3", "--fused-linears", "none"});
+  EXPECT_EQ(PhaseSetup(apart).at("weight_kernel").at("kernels_run_as_it"), 7 + 1);
   const nlohmann::json mi300x = with({"--hw", "mi300x", "--engine", "vllm@0.6.3"});
   EXPECT_FALSE(PhaseSetup(mi300x).contains("weight_kernel"));
   // An engine file of one's own with a kernel per kind of GPU.

@@ -333,6 +333,17 @@ Status CheckWeightKernel(const EfficiencyData& data, std::string_view name, cons
 /// engine ("vector.fp32"), in first-seen order: their compute is not timed, only their bytes.
 std::vector<std::pair<std::string, double>> UntimedFlops(const std::vector<KernelCost>& costs);
 
+/// Tensor-core FLOPs (each kernel's times its repeat) that run at another ceiling than the one
+/// requested because the device lists none of theirs ("tensor.bf16" on a T4 runs at
+/// "tensor.fp16"), by requested and used engine, in first-seen order. Requests whose first
+/// choice is another engine by design (fp32 and fp64 products) are not listed.
+struct FallbackFlops {
+  std::string requested, used;
+  double flops = 0;
+};
+std::vector<FallbackFlops> FallbackTensorFlops(const std::vector<KernelCost>& costs,
+                                               const Device& device);
+
 }  // namespace roofline
 
 #endif  // ROOFLINE_COST_H_

@@ -57,6 +57,10 @@ struct ComputeCeiling {
 struct MemoryLevel {
   std::string name;                   ///< "hbm", "gddr", "dram", "l2", "smem", ...
   Quantity capacity;                  ///< bytes per instance
+  /// Device memory: the bytes per instance the driver reports (nvidia-smi's memory.total,
+  /// rocm-smi's VRAM total), where published; what an engine's memory fraction is taken of.
+  /// Absent: the capacity (the marketed figure) stands for it.
+  std::optional<Quantity> usable;
   int64_t instances = 1;              ///< copies of the level (SMs for shared memory)
   std::optional<Quantity> bandwidth;  ///< aggregate B/s; absent: bytes counted, no time term
   /// The level holds only the weights ("holds": "weights"): an external store weights stream
@@ -66,6 +70,10 @@ struct MemoryLevel {
 
   /// Total capacity over all instances, bytes.
   double total_capacity_bytes() const { return capacity.value * static_cast<double>(instances); }
+  /// Total usable capacity over all instances (`usable`, else the capacity), bytes.
+  double total_usable_bytes() const {
+    return (usable ? usable->value : capacity.value) * static_cast<double>(instances);
+  }
   /// Capacity of one instance, bytes.
   double instance_capacity_bytes() const { return capacity.value; }
   bool has_bandwidth() const { return bandwidth.has_value(); }

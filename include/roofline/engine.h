@@ -61,6 +61,8 @@ struct Engine {
   /// Launches per phase (index 0 prefill, 1 decode); absent: the tool's default.
   std::array<std::optional<Runtime>, 2> runtime;
   std::optional<bool> fused;  ///< epilogues and norms folded into matmuls
+  /// The linear layers the engine loads as one matmul (q-k-v, gate-up); absent: --fusion's.
+  std::optional<LinearMerge> fused_linears;
   std::string modules;        ///< EfficiencyData::module_launches entry; empty: one per op
   /// Weight dtype name ("fp8") -> the EfficiencyData::weight_kernels entries the engine runs
   /// for it, one per kind of GPU (its CUDA kernel, its ROCm kernel): a step takes the first that

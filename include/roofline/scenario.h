@@ -42,6 +42,7 @@ enum class FieldId : uint8_t {
   kPp,
   kAttention,
   kFusion,
+  kFusedLinears,
   kMla,
   kAllLogits,
   kMemoryFraction,

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "roofline/dtype.h"
 #include "roofline/graph.h"
@@ -30,6 +31,24 @@ enum class MlaForm {
   kAbsorbed,  ///< always attend over the latent with the up-projections folded into q and o
 };
 
+/// Which of a layer's linear layers that read the same input run as one matmul (the weights
+/// concatenated along N), as serving engines load them: vLLM's QKVParallelLinear and
+/// MergedColumnParallelLinear, TGI's and TensorRT-LLM's fused QKV and gate-up projections.
+/// A config whose checkpoint already holds them fused (Phi-3, GPT-2) is built fused whatever this
+/// says.
+enum class LinearMerge {
+  kAuto,    ///< both under --fusion fused, none under eager
+  kNone,    ///< q, k, v and gate, up as separate matmuls (PyTorch eager, llama.cpp)
+  kQkv,     ///< one q-k-v matmul; gate and up separate (gpt-fast's wqkv, w1 and w3)
+  kGateUp,  ///< one gate-up matmul; q, k, v separate
+  kBoth,    ///< one q-k-v matmul and one gate-up matmul
+};
+/// The names of LinearMerge's values, in its order (`--fused-linears`, engine files).
+inline constexpr std::string_view kLinearMergeNames[] = {"auto", "none", "qkv", "gate-up",
+                                                         "qkv,gate-up"};
+/// The value named `text`, or none.
+std::optional<LinearMerge> ParseLinearMerge(std::string_view text);
+
 /// Workload knobs. Defaults are what `roofline model` uses.
 struct Workload {
   int64_t batch = 1;                  ///< sequences per step
@@ -50,11 +69,22 @@ struct Workload {
   int64_t pp = 0;
   AttentionImpl attention = AttentionImpl::kFlash;
   FusionMode fusion = FusionMode::kEager;
+  LinearMerge fused_linears = LinearMerge::kAuto;
   bool all_logits = false;  ///< prefill computes logits for every position, not the last
   MlaForm mla = MlaForm::kAuto;
   /// The fraction of each device's memory the engine may fill with weights, KV cache and
   /// workspace (vLLM's gpu_memory_utilization, SGLang's mem_fraction_static); 1: all of it.
   double memory_fraction = 1;
+
+  /// Whether q, k, v (gate, up) run as one matmul: `fused_linears`, resolved by `fusion`.
+  bool MergesQkv() const {
+    return fused_linears == LinearMerge::kQkv || fused_linears == LinearMerge::kBoth ||
+           (fused_linears == LinearMerge::kAuto && fusion == FusionMode::kFused);
+  }
+  bool MergesGateUp() const {
+    return fused_linears == LinearMerge::kGateUp || fused_linears == LinearMerge::kBoth ||
+           (fused_linears == LinearMerge::kAuto && fusion == FusionMode::kFused);
+  }
 
   int64_t DecodeContext() const { return context > 0 ? context : prompt; }
   /// Pipeline stages as set (0 counts as one).

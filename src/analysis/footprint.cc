@@ -58,7 +58,7 @@ MemoryFootprint FootprintFromGraph(const TransformerConfig& c, const Workload& w
   MemoryFootprint m;
   m.stages = w.Stages();
   m.devices = w.Chips();
-  m.capacity_bytes = device.device_memory().total_capacity_bytes();
+  m.capacity_bytes = device.device_memory().total_usable_bytes();
   if (device.device_memory().weights_only) {
     // Weights stream from the external store; the nearer level holds the rest.
     m.weights_store_bytes = m.capacity_bytes;

@@ -120,6 +120,13 @@ Result<ModelAnalysis> AnalyzeModel(const TransformerConfig& c, const Workload& w
           engine.rfind("vector.", 0) == 0 ? " (norms, activations, softmax...)" : "", d.id);
       a.notes.push_back(n);
     }
+    for (const FallbackFlops& f : FallbackTensorFlops(ph.costs, d)) {
+      a.notes.push_back(fmt::format(
+          "{}: {} requested at {} run at {}: {} lists no {} ceiling, and {} is the next in the "
+          "fallback order (docs/cost-model.md, section 4)",
+          NameOf(ph.phase), Si(f.flops, "FLOP"), f.requested, f.used, d.id, f.requested,
+          f.used));
+    }
   }
   a.params = CountParameters(c);
   const int64_t context = std::max(a.workload.prompt, a.workload.context);

@@ -28,8 +28,14 @@ Result<NetworkAnalysis> AnalyzeNetwork(const NetworkGraph& g, const DimBindings&
                     "back on), so only their bytes are timed",
                     Si(flops, "FLOP"), engine, d.id));
   }
+  for (const FallbackFlops& f : FallbackTensorFlops(a.costs, d)) {
+    a.notes.push_back(fmt::format(
+        "{} requested at {} run at {}: {} lists no {} ceiling, and {} is the next in the "
+        "fallback order (docs/cost-model.md, section 4)",
+        Si(f.flops, "FLOP"), f.requested, f.used, d.id, f.requested, f.used));
+  }
   if (d.model_split) {
-    const double cap = d.device_memory().total_capacity_bytes();
+    const double cap = d.device_memory().total_usable_bytes();
     a.notes.push_back(fmt::format(
         "costed on one chip: weights {} of a chip's {} {} ({}); graph inputs are not split "
         "over chips (the pipeline-stage model covers LLM configs)",

@@ -81,7 +81,7 @@ Result<NetSweepPoint> Evaluate(const NetworkAtValue& graph_at, DimBindings bindi
   p.memory_bound_s = a->memory_bound_s;
   p.weight_bytes = a->weight_bytes;
   p.activation_bytes = a->activation_bytes;
-  p.capacity_bytes = model.device().device_memory().total_capacity_bytes();
+  p.capacity_bytes = model.device().device_memory().total_usable_bytes();
   ResourceTimes matrix, other;
   bool any_matrix = false, any_other = false;
   for (size_t i = 0; i < a->costs.size(); ++i) {

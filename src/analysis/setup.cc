@@ -20,6 +20,7 @@ Result<std::shared_ptr<const Engine>> ApplyEngineFields(Scenario& s) {
   if (!s.Given(FieldId::kFusion) && e->fused) {
     w.fusion = *e->fused ? FusionMode::kFused : FusionMode::kEager;
   }
+  if (!s.Given(FieldId::kFusedLinears) && e->fused_linears) w.fused_linears = *e->fused_linears;
   if (!s.Given(FieldId::kRuntime)) {
     if (e->runtime[1]) s.expected.runtime = *e->runtime[1];
     s.expected.prefill_runtime = e->runtime[0];

@@ -417,4 +417,25 @@ std::vector<std::pair<std::string, double>> UntimedFlops(const std::vector<Kerne
   return out;
 }
 
+std::vector<FallbackFlops> FallbackTensorFlops(const std::vector<KernelCost>& costs,
+                                               const Device& device) {
+  std::vector<FallbackFlops> out;
+  for (const KernelCost& c : costs) {
+    for (int e = 0; e < c.num_engines; ++e) {
+      const EngineTerm& t = c.engines[e];
+      if (!t.requested.tensor || t.ceiling < 0 || !(t.flops > 0)) continue;
+      if (t.requested.dtype == DType::kFp32 || t.requested.dtype == DType::kFp64) continue;
+      const std::string requested = t.requested.Name();
+      const std::string& used = device.compute[t.ceiling].engine;
+      if (used == requested) continue;
+      auto it = std::find_if(out.begin(), out.end(), [&](const FallbackFlops& f) {
+        return f.requested == requested && f.used == used;
+      });
+      if (it == out.end()) it = out.insert(out.end(), {requested, used, 0.0});
+      it->flops += t.flops * static_cast<double>(c.repeat);
+    }
+  }
+  return out;
+}
+
 }  // namespace roofline

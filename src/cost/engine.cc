@@ -112,7 +112,7 @@ Engine ReadEntry(const json& j, const std::string& where, const std::string& id,
                  const std::string& name) {
   RequireObject(j, where);
   CheckKeys(j, where,
-            {"versions", "label", "runtime", "fusion", "modules", "weight_kernels", "moe_kernels", "host",
+            {"versions", "label", "runtime", "fusion", "fused_linears", "modules", "weight_kernels", "moe_kernels", "host",
              "source", "notes", "calibrated"});
   Engine e;
   e.id = id;
@@ -144,6 +144,14 @@ Engine ReadEntry(const json& j, const std::string& where, const std::string& id,
       throw JsonFieldError(where + ".fusion", "'" + f + "': expected fused or eager");
     }
     e.fused = f == "fused";
+  }
+  if (j.contains("fused_linears")) {
+    const std::string f = RequireString(j, "fused_linears", where);
+    e.fused_linears = ParseLinearMerge(f);
+    if (!e.fused_linears || *e.fused_linears == LinearMerge::kAuto) {
+      throw JsonFieldError(where + ".fused_linears",
+                           "'" + f + "': expected none, qkv, gate-up or qkv,gate-up");
+    }
   }
   if (j.contains("modules")) e.modules = RequireString(j, "modules", where);
   // Kernels by weight dtype: one kernel's name, or a list of names (one per kind of GPU), first
@@ -339,6 +347,9 @@ std::string EngineFileText(const Engine& e) {
   if (e.runtime[1]) runtime["decode"] = std::string(NameOf(*e.runtime[1]));
   if (!runtime.empty()) entry["runtime"] = runtime;
   if (e.fused) entry["fusion"] = *e.fused ? "fused" : "eager";
+  if (e.fused_linears) {
+    entry["fused_linears"] = std::string(kLinearMergeNames[static_cast<int>(*e.fused_linears)]);
+  }
   if (!e.modules.empty()) entry["modules"] = e.modules;
   for (const auto& [key, map] : {std::pair{"weight_kernels", &e.weight_kernels},
                                   std::pair{"moe_kernels", &e.moe_kernels}}) {

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include "roofline/cost.h"
 #include "roofline/units.h"
@@ -50,6 +52,33 @@ UsedCeiling Use(const Quantity& spec, const Quantity* achievable, CeilingSet set
                                 Percent(assumed.value), Si(spec.value, spec.unit), assumed.source);
   }
   return u;
+}
+
+// FP16 and BF16 products run on the same tensor cores. Where a device lists tensor.fp16 and
+// tensor.bf16 at the same spec peak and publishes (or measured) an achievable figure for only one
+// of them, the other is expected at that figure, derived and said so, rather than at the assumed
+// fraction of its spec: the same hardware does not get two figures from two sources.
+std::optional<Quantity> SiblingFigure(const Device& d, const ComputeCeiling& c) {
+  std::string_view sibling;
+  if (c.engine == "tensor.fp16") sibling = "tensor.bf16";
+  if (c.engine == "tensor.bf16") sibling = "tensor.fp16";
+  if (sibling.empty() || d.achievable.ComputeFigure(c.engine) != nullptr) return std::nullopt;
+  const Quantity* figure = d.achievable.ComputeFigure(sibling);
+  if (figure == nullptr || figure->provenance == Provenance::kAssumed) return std::nullopt;
+  for (const ComputeCeiling& other : d.compute) {
+    if (other.engine != sibling || other.peak.value != c.peak.value) continue;
+    Quantity q;
+    q.value = figure->value;
+    q.unit = figure->unit;
+    q.provenance = Provenance::kDerived;
+    q.formula = fmt::format(
+        "{}'s {} figure {}: FP16 and BF16 products run on the same tensor cores at the same "
+        "spec peak ({} each), so one achievable figure serves both ({})",
+        sibling, NameOf(figure->provenance), Si(figure->value, figure->unit),
+        Si(c.peak.value, c.peak.unit), figure->Describe());
+    return q;
+  }
+  return std::nullopt;
 }
 
 // The ceiling of an engine term: tensor-core matmuls at a term's ceilings where one is listed
@@ -109,8 +138,10 @@ void CostModel::SetUpExpected() {
   const CeilingSet set = options_.expected.ceilings;
   const Device& d = *device_;
   for (const ComputeCeiling& c : d.compute) {
-    used_compute_.push_back(
-        Use(c.peak, d.achievable.ComputeFigure(c.engine), set, e.assumed_compute));
+    const std::optional<Quantity> sibling = SiblingFigure(d, c);
+    used_compute_.push_back(Use(c.peak,
+                                sibling ? &*sibling : d.achievable.ComputeFigure(c.engine), set,
+                                e.assumed_compute));
     // --accumulate fp16: the device's FP16-accumulate figure, where it lists one and achievable
     // figures are in use (a spec, measured or published ceiling is used as it is, by Use).
     const Quantity* acc16 = d.achievable.Fp16AccumulateFigure(c.engine);

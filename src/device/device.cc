@@ -231,7 +231,7 @@ Device ParseDeviceJson(const json& root) {
     const std::string field = "memory[" + std::to_string(i) + "]";
     const json& m = memory[i];
     RequireObject(m, field);
-    CheckKeys(m, field, {"level", "capacity", "bandwidth", "instances", "holds"});
+    CheckKeys(m, field, {"level", "capacity", "usable", "bandwidth", "instances", "holds"});
     MemoryLevel level;
     level.name = RequireString(m, "level", field);
     if (!level_names.insert(level.name).second) {
@@ -241,6 +241,21 @@ Device ParseDeviceJson(const json& root) {
       throw JsonFieldError(field + ".capacity", "missing (expected bytes per instance)");
     }
     level.capacity = ParseQuantity(m.at("capacity"), field + ".capacity", {"B"});
+    if (m.contains("usable")) {
+      if (i != 0) {
+        throw JsonFieldError(field + ".usable", "only device memory (the first level) has one");
+      }
+      level.usable = ParseQuantity(m.at("usable"), field + ".usable", {"B"});
+      // The driver's total is the whole memory less what it keeps: within a few percent of the
+      // marketed figure (which may be decimal GB of a binary GiB part: 80 GB sold, 85.5e9 B).
+      const double ratio = level.usable->value / level.capacity.value;
+      if (!(ratio >= 0.9 && ratio <= 1.08)) {
+        throw JsonFieldError(field + ".usable.value",
+                             FormatNumber(level.usable->value) +
+                                 " B is not within 0.9 to 1.08 times the capacity " +
+                                 FormatNumber(level.capacity.value) + " B");
+      }
+    }
     if (m.contains("instances")) {
       level.instances = RequirePositiveInteger(m, "instances", field);
     }
@@ -511,6 +526,7 @@ std::string DeviceToJson(const Device& d) {
     json jm;
     jm["level"] = m.name;
     jm["capacity"] = QuantityToJson(m.capacity);
+    if (m.usable) jm["usable"] = QuantityToJson(*m.usable);
     if (m.instances != 1) jm["instances"] = m.instances;
     if (m.bandwidth) jm["bandwidth"] = QuantityToJson(*m.bandwidth);
     if (m.weights_only) jm["holds"] = "weights";

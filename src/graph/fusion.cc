@@ -3,10 +3,14 @@
 // eager: every op is a kernel.
 // fused: a matmul, conv2d or attention op anchors a kernel. An elementwise op joins the kernel
 //   that produced one of its inputs when that input has no other consumer and that kernel has an
-//   anchor (epilogue fusion: bias, activation, residual add, gating multiply). A norm or
-//   elementwise op whose output is read by exactly one matmul/conv2d joins that op's kernel
-//   (prologue fusion: the normalized activations are produced tile by tile on chip). Ops only
-//   fuse when they run the same number of times per step.
+//   anchor (epilogue fusion: bias, activation, residual add, gating multiply). An elementwise
+//   op whose output is read by exactly one matmul/conv2d joins that op's kernel (prologue
+//   fusion: its output is produced tile by tile on chip). A norm stays a kernel of its own (with
+//   the elementwise ops fused into it): none of the stacks the tool costs folds a norm into the
+//   next product (vLLM's and SGLang's fused_add_rms_norm, TensorRT-LLM's RMSNorm, inductor's
+//   Triton reduction before an extern matmul), and a product read by one merged q-k-v projection
+//   does not fold it where three separate ones would not. Ops only fuse when they run the same
+//   number of times per step.
 #include <numeric>
 
 #include "roofline/graph.h"
@@ -58,10 +62,9 @@ std::vector<Kernel> Fuse(const Graph& graph, FusionMode mode) {
         break;
       }
     }
-    // Prologues: a norm/elementwise op whose output feeds exactly one matmul/conv.
+    // Prologues: an elementwise op whose output feeds exactly one matmul/conv.
     for (int i = 0; i < n; ++i) {
-      const OpKind k = ops[i].kind();
-      if (k != OpKind::kNorm && k != OpKind::kElementwise) continue;
+      if (ops[i].kind() != OpKind::kElementwise) continue;
       if (Find(group, i) != i || has_anchor[i]) continue;
       const int out = graph.OutputOf(i);
       const Tensor& t = tensors[out];

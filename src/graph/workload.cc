@@ -7,6 +7,13 @@ namespace roofline {
 
 std::string_view NameOf(Phase p) { return p == Phase::kPrefill ? "prefill" : "decode"; }
 
+std::optional<LinearMerge> ParseLinearMerge(std::string_view text) {
+  for (size_t i = 0; i < std::size(kLinearMergeNames); ++i) {
+    if (kLinearMergeNames[i] == text) return static_cast<LinearMerge>(i);
+  }
+  return std::nullopt;
+}
+
 Status Validate(const Workload& w) {
   auto positive = [](int64_t v, const char* field, int64_t max) -> Status {
     if (v < 1 || v > max) {

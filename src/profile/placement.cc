@@ -237,7 +237,7 @@ Result<const Device*> MatchDevice(const std::vector<Device>& devices, std::strin
     if (best.size() > 1 && hints.memory_bytes > 0) {
       narrow(
           [&](const Device& d) {
-            const double cap = d.memory.empty() ? 0 : d.device_memory().total_capacity_bytes();
+            const double cap = d.memory.empty() ? 0 : d.device_memory().total_usable_bytes();
             return cap > 0 && std::fabs(hints.memory_bytes - cap) <= 0.1 * cap;
           },
           fmt::format(", told apart by its {} of memory", Si(hints.memory_bytes, "B")));

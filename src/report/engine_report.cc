@@ -57,6 +57,10 @@ std::string RenderEngineShow(const Engine& e) {
   out += fmt::format("file: {}\n", e.file);
   out += fmt::format("runtime: {}; fusion: {}", RuntimeText(e),
                      e.fused ? (*e.fused ? "fused" : "eager") : "default");
+  if (e.fused_linears) {
+    out += fmt::format("; fused linears: {}",
+                       kLinearMergeNames[static_cast<int>(*e.fused_linears)]);
+  }
   if (!e.modules.empty()) out += "; modules: " + e.modules;
   for (const auto& [dtype, names] : e.weight_kernels) {
     std::string list;

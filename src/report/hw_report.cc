@@ -52,6 +52,7 @@ std::string RenderHwListJson(const DeviceDatabase& db) {
                     {"vector_fp32_flops_per_s", peak(d, "vector.fp32")},
                     {"memory_level", m.name},
                     {"memory_bytes", m.total_capacity_bytes()},
+                    {"usable_memory_bytes", m.total_usable_bytes()},
                     {"memory_bytes_per_s", m.bandwidth_bytes_per_s()},
                     {"link", link ? nlohmann::json(link->name) : nlohmann::json(nullptr)},
                     {"link_bytes_per_s",
@@ -79,6 +80,9 @@ std::string RenderHwShow(const Device& d) {
     m.AddRow({l.name + (l.weights_only ? " (weights only)" : ""), cap,
               l.bandwidth ? Si(l.bandwidth->value, "B/s") : "-",
               "capacity " + l.capacity.Describe()});
+    if (l.usable) {
+      m.AddRow({"", Si(l.usable->value, "B"), "", "usable (the driver's total) " + l.usable->Describe()});
+    }
     if (l.bandwidth) m.AddRow({"", "", "", "bandwidth " + l.bandwidth->Describe()});
   }
   out += m.Render(2);

@@ -242,13 +242,19 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model, int
   out += fmt::format("\n== memory (per device, context {}) ==\n",
                      std::max(a.workload.prompt, a.workload.context));
   // The room the engine may fill, and whether it fits; an engine's reserve is said either way.
+  // The whole memory: what the driver reports where the device file gives it, else the
+  // marketed capacity.
+  const bool reported = m.weights_store_bytes == 0 && d.device_memory().usable.has_value();
+  const std::string whole = Si(m.capacity_bytes / m.memory_fraction, "B");
   const std::string room =
-      m.memory_fraction < 1
-          ? fmt::format("{} ({} of {}: --memory-fraction)", Si(m.capacity_bytes, "B"),
-                        Num(m.memory_fraction), Si(m.capacity_bytes / m.memory_fraction, "B"))
-          : Si(m.capacity_bytes, "B");
+      m.memory_fraction < 1 ? fmt::format("{} ({} of {}: --memory-fraction)",
+                                          Si(m.capacity_bytes, "B"), Num(m.memory_fraction), whole)
+                            : whole;
   const std::string verdict =
       std::string(m.fits() ? "fits" : "DOES NOT FIT") +
+      (reported ? fmt::format("; {} as the driver reports it, {} marketed", whole,
+                              Si(d.device_memory().total_capacity_bytes(), "B"))
+                : std::string()) +
       (m.memory_fraction < 1 ? "" : "; all of it usable: no engine reserve (--memory-fraction)");
   if (m.weights_store_bytes > 0) {
     // Weight streaming: the weights live in the far store, the rest in the next level.

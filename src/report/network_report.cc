@@ -41,7 +41,7 @@ std::string RenderNetworkTable(const NetworkAnalysis& a, const CostModel& model,
                      DimsText(a.dims), a.nodes, a.kernels.size(), a.views, a.uncosted.count);
   out += fmt::format("parameters {} ({} of weights and buffers)\n", Si(a.parameters, ""),
                      Si(a.weight_bytes, "B"));
-  const double capacity = d.device_memory().total_capacity_bytes();
+  const double capacity = d.device_memory().total_usable_bytes();
   const double memory = a.weight_bytes + a.activation_bytes;
   out += fmt::format("memory: {} of weights + {} of peak activations (eager) = {}",
                      Si(a.weight_bytes, "B"), Si(a.activation_bytes, "B"), Si(memory, "B"));
@@ -165,9 +165,9 @@ std::string RenderNetworkJson(const NetworkAnalysis& a, const CostModel& model,
   net["weight_bytes"] = a.weight_bytes;
   net["activation_bytes"] = a.activation_bytes;
   net["memory_bytes"] = a.weight_bytes + a.activation_bytes;
-  net["capacity_bytes"] = d.device_memory().total_capacity_bytes();
+  net["capacity_bytes"] = d.device_memory().total_usable_bytes();
   net["fits"] = net["capacity_bytes"].get<double>() <= 0 ||
-                a.weight_bytes + a.activation_bytes <= d.device_memory().total_capacity_bytes();
+                a.weight_bytes + a.activation_bytes <= d.device_memory().total_usable_bytes();
   net["nodes"] = a.nodes;
   net["kernels"] = a.kernels.size();
   net["views"] = a.views;

@@ -17,6 +17,7 @@ namespace {
 constexpr std::string_view kPhases[] = {"prefill", "decode", "both"};
 constexpr std::string_view kAttention[] = {"flash", "eager"};
 constexpr std::string_view kFusion[] = {"eager", "fused"};
+constexpr std::span<const std::string_view> kFusedLinears{kLinearMergeNames};
 constexpr std::string_view kMla[] = {"auto", "naive", "absorbed"};
 constexpr std::string_view kCeilings[] = {"spec", "achievable"};
 constexpr std::string_view kRuntimes[] = {"eager", "cuda-graph", "compiled"};
@@ -73,9 +74,18 @@ constexpr Field kFields[] = {
     {FieldId::kAttention, "attention", "--attention", "IMPL", FieldType::kChoice, "flash",
      "flash or eager", kAttention, kScopeLlm, true},
     {FieldId::kFusion, "fusion", "--fusion", "MODE", FieldType::kChoice, "eager",
-     "eager (PyTorch eager: one kernel per op) or fused (epilogues and norms folded into "
-     "matmuls)",
+     "eager (PyTorch eager: one kernel per op) or fused (elementwise epilogues folded into "
+     "matmuls; norms stay kernels of their own; see --fused-linears)",
      kFusion, kScopeLlm, true},
+    {FieldId::kFusedLinears, "fused_linears", "--fused-linears", "SET", FieldType::kChoice,
+     "auto",
+     "linear layers that read the same input run as one matmul, their weights concatenated: "
+     "qkv (q, k and v: one product), gate-up (a gated MLP's gate and up: one product), "
+     "qkv,gate-up, or none; auto: qkv,gate-up under --fusion fused (what vLLM, SGLang, "
+     "TensorRT-LLM, TGI and MLC load), none under eager (PyTorch eager, HF transformers); "
+     "configs whose checkpoint holds them fused stay fused; MLA's projections and routed "
+     "experts are not merged",
+     kFusedLinears, kScopeLlm, true},
     {FieldId::kMla, "mla", "--mla", "FORM", FieldType::kChoice, "auto",
      "DeepSeek MLA form: auto (naive prefill, absorbed decode), naive, absorbed", kMla,
      kScopeLlm, true},
@@ -372,6 +382,9 @@ Status SetField(Scenario& s, FieldId id, std::string_view text, const std::strin
     case FieldId::kFusion:
       w.fusion = text == "fused" ? FusionMode::kFused : FusionMode::kEager;
       break;
+    case FieldId::kFusedLinears:
+      w.fused_linears = ParseLinearMerge(text).value_or(LinearMerge::kAuto);
+      break;
     case FieldId::kMla:
       w.mla = text == "naive" ? MlaForm::kNaive
                               : (text == "absorbed" ? MlaForm::kAbsorbed : MlaForm::kAuto);
@@ -512,6 +525,8 @@ std::string FieldText(const Scenario& s, FieldId id) {
       return w.attention == AttentionImpl::kEager ? "eager" : "flash";
     case FieldId::kFusion:
       return w.fusion == FusionMode::kFused ? "fused" : "eager";
+    case FieldId::kFusedLinears:
+      return std::string(kFusedLinears[static_cast<int>(w.fused_linears)]);
     case FieldId::kMla:
       return std::string(kMla[static_cast<int>(w.mla)]);
     case FieldId::kAllLogits:

@@ -159,7 +159,7 @@ int Builder::Attention(int xn) {
   const int64_t d = c_.head_dim;
   const int64_t t = tokens_;
   int q = -1, k = -1;
-  if (c_.fused_qkv) {
+  if (c_.fused_qkv || w_.MergesQkv()) {
     Linear(c_.names.qkv, xn, t, c_.hidden, (heads_ + 2 * kv_heads_) * d, c_.qkv_bias);
   } else {
     q = Linear(c_.names.q, xn, t, c_.hidden, heads_ * d, c_.qkv_bias);
@@ -244,7 +244,7 @@ int Builder::DenseMlp(int xn, int64_t width, const std::string& prefix) {
     return Linear(prefix + c_.names.down, act, t, i, c_.hidden, c_.mlp_bias);
   }
   int mul = -1;
-  if (c_.fused_gate_up) {
+  if (c_.fused_gate_up || w_.MergesGateUp()) {
     Linear(prefix + c_.names.gate_up, xn, t, c_.hidden, 2 * i, c_.mlp_bias);
     const int act = Elementwise(prefix + "act", {}, static_cast<double>(t * i), af, 1);
     mul = Elementwise(prefix + "gate_mul", {act}, static_cast<double>(t * i), 1, 1);
