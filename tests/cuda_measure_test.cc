@@ -381,6 +381,13 @@ TEST(NcuCommand, PrintsTheExactCommandForTheArchitecture) {
                        " --csv --page raw --print-units base --clock-control none"
                        " --log-file roofline-ncu.csv python run.py\n");
   EXPECT_NE(o.err.find("roofline profile ncu roofline-ncu.csv --hw h100-sxm"), std::string::npos);
+  // It says which metrics decide the verdict, and what it leaves out on a Hopper: the fp8 tensor
+  // counter, whose name no public source confirms there.
+  EXPECT_NE(o.err.find("#   bytes: dram__bytes_read/write.sum (DRAM)"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("not collected: an fp8 tensor counter"), std::string::npos) << o.err;
+  const CliOutput ada = RunCli({"ncu-command", "--hw", "rtx-4090"});  // src_fp8 known on 8.9
+  ASSERT_EQ(ada.status, 0) << ada.err;
+  EXPECT_EQ(ada.err.find("not collected: an fp8"), std::string::npos) << ada.err;
   const CliOutput a =
       RunCli({"ncu-command", "--hw", "a100-sxm-80gb", "--app", "./bench --n 4", "-o", "my run.csv",
               "--kernel-regex", "gemm|attn", "--launch-count", "50"});

@@ -103,7 +103,8 @@ TEST(NetworkCli, SweepOverBatchReportsTheCrossover) {
                            "--vary", "batch=1:64:x2"});
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_NE(o.out.find("sweep batch"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("crossovers (exact, bisected):"), std::string::npos);
+  EXPECT_NE(o.out.find("Crossovers (exact values, found by bisection between grid points):"),
+            std::string::npos);
   // Exact (bisected): the A100 ridge is reached between the grid points 8 and 16.
   EXPECT_NE(o.out.find("matrix kernels: memory-bound (hbm) until batch 8, compute-bound "
                        "(tensor.bf16) from batch 9 on"),

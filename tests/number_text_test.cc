@@ -1,6 +1,8 @@
 // The CSV number writer against fmt's "{:.17g}", whose bytes the golden outputs hold.
 #include "src/util/number_text.h"
 
+#include "roofline/units.h"
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -12,6 +14,15 @@
 
 namespace roofline {
 namespace {
+
+// Counts are whole numbers and print whole: "1695983 launches" (an nsys summary of 1.7 M
+// launches), not "1.696e+06 launches"; one of a thing is singular.
+TEST(NumberText, CountsPrintWhole) {
+  EXPECT_EQ(Count(1695983, "launch", "launches"), "1695983 launches");
+  EXPECT_EQ(Count(1, "replica"), "1 replica");
+  EXPECT_EQ(Count(2, "kernel"), "2 kernels");
+  EXPECT_EQ(Count(2.5, "step"), "2.5 steps");
+}
 
 TEST(NumberText, AppendG17WritesTheBytesOfFmt) {
   std::mt19937_64 rng(20261125);

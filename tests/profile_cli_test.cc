@@ -348,6 +348,23 @@ TEST(ProfileCli, TorchAlexnetSampleGivesTimeByClass) {
   }
   EXPECT_EQ(launches, 98);             // 98 GPU events (79 kernels + memcpy/memset)
   EXPECT_NEAR(total, 66203e-6, 1e-6);  // their durations summed
+  // Its 16 "Memcpy HtoD (Pageable -> Device)" events take 55503 us of the 66203: the copy class
+  // says they went from host to device (none back).
+  bool split = false;
+  for (const nlohmann::json& c : j["classes"]) {
+    if (c["class"] != "copy") continue;
+    ASSERT_TRUE(c.contains("host_to_device")) << c.dump();
+    EXPECT_EQ(c["host_to_device"]["launches"], 16);
+    EXPECT_NEAR(c["host_to_device"]["time_s"].get<double>(), 55503e-6, 1e-6);
+    EXPECT_EQ(c["device_to_host"]["launches"], 0);
+    split = true;
+  }
+  EXPECT_TRUE(split);
+  const Output text = RunCli({"profile", "torch", path});
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("  host to device"), std::string::npos) << text.out;
+  // The memcpy is named as CUDA names it, not cut to "Device)".
+  EXPECT_EQ(text.out.find(" Device) "), std::string::npos) << text.out;
 }
 
 }  // namespace

@@ -126,6 +126,39 @@ TEST(ProfileClass, ShortNames) {
   EXPECT_EQ(shortened.substr(17), "...");
 }
 
+// Two cuBLAS GEMV kernels of the RTX 5090 sample (../shared/samples/profiles) shorten to the same
+// "gemvx::kernel<...>": a table marks them [1] and [2] and lists their full names below it.
+TEST(ProfileClass, KernelsThatShortenAlikeAreToldApart) {
+  // Rows 2 and 3 of nsys_kern_sum_rtx5090.csv (they differ in one template argument, 7 and 6).
+  const auto gemv = [](const char* n) {
+    return std::string("std::enable_if<!T7, void>::type internal::gemvx::kernel<int, int, "
+                       "__nv_bfloat16, __nv_bfloat16, __nv_bfloat16, float, (bool)0, (bool)1, "
+                       "(bool)1, (bool)0, (int)") +
+           n +
+           ", (bool)0, cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<const "
+           "__nv_bfloat16>, cublasGemvTensorStridedBatched<const __nv_bfloat16>, "
+           "cublasGemvTensorStridedBatched<__nv_bfloat16>, float>>(T13)";
+  };
+  const std::vector<std::string> names = {gemv("7"), gemv("6"),
+      "nvjet_tst_128x256_64x4_1x2_h_bz_coopB_TNT"};
+  ASSERT_EQ(ShortKernelName(names[0], 52), ShortKernelName(names[1], 52));
+  std::vector<std::string> legend;
+  const std::vector<std::string> shown = DistinctShortKernelNames(names, 52, legend);
+  ASSERT_EQ(shown.size(), 3u);
+  EXPECT_EQ(shown[0], "gemvx::kernel<...> [1]");
+  EXPECT_EQ(shown[1], "gemvx::kernel<...> [2]");
+  EXPECT_EQ(shown[2], "nvjet_tst_128x256_64x4_1x2_h_bz_coopB_TNT");
+  ASSERT_EQ(legend.size(), 2u);
+  EXPECT_EQ(legend[0].rfind("[1] std::enable_if<!T7, void>::type internal::gemvx", 0), 0u)
+      << legend[0];
+  EXPECT_LE(legend[0].size(), 244u);  // "[1] " and at most 240 characters of the name
+  for (const std::string& s : shown) EXPECT_LE(s.size(), 52u);
+  // One name twice is one kernel listed twice: left alone.
+  legend.clear();
+  EXPECT_EQ(DistinctShortKernelNames({names[2], names[2]}, 52, legend)[1], names[2]);
+  EXPECT_TRUE(legend.empty());
+}
+
 // H100 SXM figures (data/hardware/h100-sxm.json, from the H100 whitepaper / datasheet):
 // bf16 tensor 989.4 TFLOP/s, HBM 3.35 TB/s; ridge = 295 FLOP/B.
 TEST(ProfilePlace, ComputeBoundGemm) {

@@ -16,6 +16,7 @@
 #include "roofline/plan.h"
 #include "roofline/plot.h"
 #include "roofline/report.h"
+#include "roofline/sweep_table.h"
 #include "roofline/units.h"
 #include "src/analysis/graph_cache.h"
 #include "tests/test_util.h"
@@ -331,6 +332,44 @@ TEST(Charts, SweepChartMarksCrossoversAndTheCapacityWall) {
       EXPECT_FALSE(Overlap(chart.labels[i], chart.labels[j]));
     }
   }
+}
+
+// A prefill does not depend on the decode context: a context sweep's chart leaves its constant
+// panels out and says so; a batch sweep draws both phases.
+TEST(Charts, AContextSweepDrawsNoConstantPrefillPanels) {
+  Workload w;
+  w.prompt = 1024;
+  const SweepResult r = Sweep(Preset("llama-3-8b"), Dev("h100-sxm"), w, "context=1024:32768:x2",
+                              PhaseSelection::kBoth);
+  const Chart chart = SweepChart(r, "sweep");
+  EXPECT_EQ(chart.svg.find("prefill: time per step"), std::string::npos);
+  EXPECT_NE(chart.svg.find("decode: time per step"), std::string::npos);
+  EXPECT_NE(chart.svg.find("prefill not drawn: it does not depend on the decode context"),
+            std::string::npos);
+  const SweepResult b =
+      Sweep(Preset("llama-3-8b"), Dev("h100-sxm"), w, "batch=1:64:x2", PhaseSelection::kBoth);
+  EXPECT_NE(SweepChart(b, "sweep").svg.find("prefill: time per step"), std::string::npos);
+}
+
+// Under tensor parallelism each point's throughput is also given per chip (what a fleet is
+// priced by): the L4 tp sweep's tokens/s divided by tp; one chip everywhere: no such column.
+TEST(SweepTable, ThroughputPerChipUnderTensorParallelism) {
+  Workload w;
+  w.batch = 64;
+  w.prompt = 512;
+  const SweepResult r = Sweep(Preset("llama-3-8b"), Dev("l4"), w, "tp=1:8");
+  const Table t = SweepTable(r, SweepColumns::kAll);
+  const Column* per_chip = t.Find("tokens_per_s_per_chip");
+  const Column* tokens = t.Find("tokens_per_s");
+  const Column* tp = t.Find("tp");
+  ASSERT_NE(per_chip, nullptr);
+  ASSERT_NE(tp, nullptr);
+  for (size_t i = 0; i < per_chip->reals.size(); ++i) {
+    EXPECT_DOUBLE_EQ(per_chip->reals[i] * static_cast<double>(tp->ints[i]), tokens->reals[i]);
+  }
+  EXPECT_NE(RenderSweepTable(r, "t").find("decode tokens/s/GPU"), std::string::npos);
+  const SweepResult one = Sweep(Preset("llama-3-8b"), Dev("l4"), w, "batch=1:8");
+  EXPECT_EQ(SweepTable(one, SweepColumns::kAll).Find("tokens_per_s_per_chip"), nullptr);
 }
 
 }  // namespace

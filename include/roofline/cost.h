@@ -336,7 +336,8 @@ std::vector<std::pair<std::string, double>> UntimedFlops(const std::vector<Kerne
 /// Tensor-core FLOPs (each kernel's times its repeat) that run at another ceiling than the one
 /// requested because the device lists none of theirs ("tensor.bf16" on a T4 runs at
 /// "tensor.fp16"), by requested and used engine, in first-seen order. Requests whose first
-/// choice is another engine by design (fp32 and fp64 products) are not listed.
+/// choice is another engine by design (fp32 products on vector.fp32, int4 on tensor.int8) are
+/// not listed.
 struct FallbackFlops {
   std::string requested, used;
   double flops = 0;

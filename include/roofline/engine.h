@@ -60,7 +60,7 @@ struct Engine {
   std::string file;        ///< the file it came from
   /// Launches per phase (index 0 prefill, 1 decode); absent: the tool's default.
   std::array<std::optional<Runtime>, 2> runtime;
-  std::optional<bool> fused;  ///< epilogues and norms folded into matmuls
+  std::optional<bool> fused;  ///< elementwise epilogues folded into matmuls (--fusion fused)
   /// The linear layers the engine loads as one matmul (q-k-v, gate-up); absent: --fusion's.
   std::optional<LinearMerge> fused_linears;
   std::string modules;        ///< EfficiencyData::module_launches entry; empty: one per op

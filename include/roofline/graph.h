@@ -98,7 +98,7 @@ class Graph {
 /// How ops become kernels.
 enum class FusionMode {
   kEager,  ///< one op per kernel; every intermediate goes through device memory (PyTorch eager)
-  kFused,  ///< elementwise/norm ops fold into a neighbouring matmul/conv/attention kernel
+  kFused,  ///< elementwise ops fold into a neighbouring matmul/conv/attention kernel (norms stay)
 };
 
 /// A group of ops that runs as one launch.

@@ -85,6 +85,9 @@ struct ElementwiseSpec {
   std::vector<double> input_elements;
   /// Dtype of each input when it differs from `dtype` (parallel to input_elements; may be empty).
   std::vector<DType> input_dtypes;
+  /// Without input_elements: elements of each input per output element (a gated activation
+  /// reads both halves of a merged gate-up product, 2, and writes one).
+  double input_per_output = 1;
 
   friend bool operator==(const ElementwiseSpec&, const ElementwiseSpec&) = default;
 };

@@ -47,6 +47,13 @@ OpClass ClassifyKernel(std::string_view kernel_name);
 /// arguments dropped ("void at::native::vectorized_elementwise_kernel<4, ...silu_kernel...>(...)"
 /// becomes "vectorized_elementwise_kernel<silu_kernel>"), at most `width` characters.
 std::string ShortKernelName(std::string_view name, size_t width = 56);
+
+/// ShortKernelName of each name, told apart: names that shorten to the same text get " [1]",
+/// " [2]" ... in order (within `width` with the mark), and `legend` one line for each of those,
+/// "[n] <the full name>" (cut after 240 characters), so that a table never shows two kernels
+/// under one name.
+std::vector<std::string> DistinctShortKernelNames(const std::vector<std::string>& names,
+                                                  size_t width, std::vector<std::string>& legend);
 /// Classifies an aten op by its name ("aten::addmm" is kGemm).
 OpClass ClassifyAtenOp(std::string_view op_name);
 
@@ -398,7 +405,18 @@ std::optional<Device> DeviceFromNcuPeaks(const NcuReport& report, const std::str
 struct ClassTotal {
   int64_t launches = 0;
   double time_s = 0;
+  /// Of a copy class: the copies between host and device (CUDA memcpy activities named by their
+  /// direction: torch's "Memcpy HtoD (Pageable -> Device)", nsys's "[CUDA memcpy
+  /// Host-to-Device]"); the rest ran on the device.
+  int64_t to_device = 0, to_host = 0;
+  double to_device_s = 0, to_host_s = 0;
 };
+
+/// The direction of a host-device copy named as CUDA's activity records name it: +1 host to
+/// device, -1 device to host, 0 neither (a kernel, a device-to-device copy, a memset).
+int CopyDirection(std::string_view name);
+/// Adds one kernel (or memory activity) of `name` to `total`.
+void AddToClass(ClassTotal& total, std::string_view name, int64_t launches, double time_s);
 using ClassTotals = std::map<OpClass, ClassTotal>;
 
 /// Host time eager PyTorch spends to issue one op, at the low end: 5-7 us per op measured

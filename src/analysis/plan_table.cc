@@ -52,7 +52,7 @@ double BoundCode(const Plan& p, const std::optional<Verdict>& v) {
 
 double N(int64_t v) { return static_cast<double>(v); }
 
-const PlanColumn kColumns[] = {
+const PlanColumn kPlanColumns[] = {
     {"variant", "", ColumnKind::kText, false, nullptr,
      [](const PlanVariant& v, const PlanPoint&) { return v.name; }},
     {"dtypes", "", ColumnKind::kText, false, nullptr,
@@ -172,7 +172,7 @@ Table PlanTable(const Plan& plan) {
   std::vector<std::string> bounds = VerdictLabels(plan.names);
   bounds.emplace_back("compute (assumed)");
   Table t;
-  for (const PlanColumn& c : kColumns) {
+  for (const PlanColumn& c : kPlanColumns) {
     if (c.expected && !expected) continue;
     std::vector<std::string> labels;
     if (c.kind == ColumnKind::kCode) {

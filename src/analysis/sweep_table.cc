@@ -14,7 +14,7 @@ struct SweepColumn {
   Scope scope;
   ColumnKind kind;
   bool csv;  ///< in the CSV's set (SweepColumns::kCsv)
-  enum class When { kAlways, kExpected, kChips, kBand } when;
+  enum class When { kAlways, kExpected, kChips, kBand, kManyChips } when;
   /// kReal: the value; kInt, kBool, kCode: the integer (a code indexes the column's labels).
   double (*get)(const SweepPoint&, const PhasePoint&, const SweepResult&);
 };
@@ -84,6 +84,13 @@ const SweepColumn kMoreColumns[] = {
      [](const SweepPoint&, const PhasePoint& ph, const SweepResult&) {
        return ph.expected_tokens_per_s;
      }},
+    // Under tensor parallelism or pipeline stages: the throughput each chip delivers, what a
+    // fleet of them is priced by.
+    {"tokens_per_s_per_chip", "1/s", Scope::kStep, ColumnKind::kReal, true,
+     SweepColumn::When::kManyChips,
+     [](const SweepPoint& p, const PhasePoint& ph, const SweepResult&) {
+       return ph.tokens_per_s / static_cast<double>(std::max<int64_t>(p.chips, 1));
+     }},
     {"flops", "FLOP", Scope::kStep, ColumnKind::kReal, false, SweepColumn::When::kAlways,
      [](const SweepPoint&, const PhasePoint& ph, const SweepResult&) { return ph.flops; }},
     {"bytes", "B", Scope::kStep, ColumnKind::kReal, false, SweepColumn::When::kAlways,
@@ -120,6 +127,9 @@ bool Wanted(const SweepColumn& c, const SweepResult& r, bool expected) {
       return expected;
     case SweepColumn::When::kChips:
       return r.chips_tracked;
+    case SweepColumn::When::kManyChips:
+      return std::any_of(r.points.begin(), r.points.end(),
+                         [](const SweepPoint& p) { return p.chips > 1; });
     case SweepColumn::When::kBand:
       return expected && std::any_of(r.bands.begin(), r.bands.end(), [](const auto& by_layout) {
                return by_layout[0].has_value() || by_layout[1].has_value();

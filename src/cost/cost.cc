@@ -424,10 +424,11 @@ std::vector<FallbackFlops> FallbackTensorFlops(const std::vector<KernelCost>& co
     for (int e = 0; e < c.num_engines; ++e) {
       const EngineTerm& t = c.engines[e];
       if (!t.requested.tensor || t.ceiling < 0 || !(t.flops > 0)) continue;
-      if (t.requested.dtype == DType::kFp32 || t.requested.dtype == DType::kFp64) continue;
       const std::string requested = t.requested.Name();
       const std::string& used = device.compute[t.ceiling].engine;
-      if (used == requested) continue;
+      // The first choice of the request's chain is no fallback (fp32 products on vector.fp32,
+      // int4 x int4 on tensor.int8, by design).
+      if (used == requested || used == FallbackChain(t.requested).front()) continue;
       auto it = std::find_if(out.begin(), out.end(), [&](const FallbackFlops& f) {
         return f.requested == requested && f.used == used;
       });

@@ -247,7 +247,7 @@ Device ParseDeviceJson(const json& root) {
       }
       level.usable = ParseQuantity(m.at("usable"), field + ".usable", {"B"});
       // The driver's total is the whole memory less what it keeps: within a few percent of the
-      // marketed figure (which may be decimal GB of a binary GiB part: 80 GB sold, 85.5e9 B).
+      // marketed figure (a part sold as 80 GB has 80 GiB = 85.9e9 B; its driver reports 85.5e9).
       const double ratio = level.usable->value / level.capacity.value;
       if (!(ratio >= 0.9 && ratio <= 1.08)) {
         throw JsonFieldError(field + ".usable.value",

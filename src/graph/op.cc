@@ -157,8 +157,9 @@ void OperandsOf(const OpSpec& spec, std::vector<Operand>& v) {
                                                     "in6",  "in7",  "in8",  "in9", "in10", "in11",
                                                     "in12", "in13", "in14", "in15"};
               const size_t u = static_cast<size_t>(i);
-              const double elements =
-                  u < s.input_elements.size() ? s.input_elements[u] : s.elements;
+              const double elements = u < s.input_elements.size()
+                                          ? s.input_elements[u]
+                                          : s.elements * s.input_per_output;
               const DType dtype = u < s.input_dtypes.size() ? s.input_dtypes[u] : s.dtype;
               v.push_back(Make(kInputs[i], elements, dtype, TensorRole::kActivation, false));
             }
@@ -279,6 +280,11 @@ Status Validate(const OpSpec& spec) {
             if (!(s.flops_per_element >= 0) || s.flops_per_element > 1e6) {
               return Status::Invalid("flops-per-element",
                                      fmt::format("must be 0..1e6, got {}", s.flops_per_element));
+            }
+            if (!(s.input_per_output >= 1) || s.input_per_output > 16) {
+              return Status::Invalid("inputs", fmt::format("input elements per output element "
+                                                           "must be 1..16, got {}",
+                                                           s.input_per_output));
             }
             if (!s.input_elements.empty() &&
                 s.input_elements.size() != static_cast<size_t>(s.inputs)) {

@@ -36,7 +36,7 @@ bool PreservesShape(const std::string& op) {
   return kOps.count(op) > 0;
 }
 
-int64_t IntAttr(const onnx::NodeProto& node, const std::string& name, int64_t fallback) {
+int64_t IntAttrOr(const onnx::NodeProto& node, const std::string& name, int64_t fallback) {
   for (const auto& a : node.attribute()) {
     if (a.name() == name && a.has_i()) return a.i();
   }
@@ -81,7 +81,7 @@ std::optional<std::vector<int64_t>> AttentionOutputDims(const onnx::NodeProto& n
     return std::vector<int64_t>{(*q)[0], (*q)[1], (*q)[2], (*v)[3]};
   }
   if (q->size() == 3 && v->size() == 3) {
-    const int64_t hq = IntAttr(node, "q_num_heads", 0), hkv = IntAttr(node, "kv_num_heads", 0);
+    const int64_t hq = IntAttrOr(node, "q_num_heads", 0), hkv = IntAttrOr(node, "kv_num_heads", 0);
     if (hq <= 0 || hkv <= 0 || (*v)[2] % hkv != 0) return std::nullopt;
     return std::vector<int64_t>{(*q)[0], (*q)[1], hq * ((*v)[2] / hkv)};
   }

@@ -1,5 +1,8 @@
 // Short display names for C++ kernel names.
+#include <algorithm>
 #include <array>
+#include <map>
+#include <vector>
 #include <cctype>
 #include <string>
 
@@ -57,8 +60,9 @@ std::string FirstTelling(std::string_view args) {
 }  // namespace
 
 std::string ShortKernelName(std::string_view name, size_t width) {
-  // Tool-made names ("[CUDA memcpy Host-to-Device]", "[CUDA memset]") are not C++ names.
-  if (name.starts_with("[")) {
+  // Tool-made names ("[CUDA memcpy Host-to-Device]", "[CUDA memset]"; torch's CUPTI records
+  // "Memcpy HtoD (Pageable -> Device)", "Memset (Device)") are not C++ names.
+  if (name.starts_with("[") || name.starts_with("Memcpy ") || name.starts_with("Memset ")) {
     std::string plain(name.substr(0, width));
     if (name.size() > width && width > 3) plain.replace(width - 3, 3, "...");
     return plain;
@@ -114,6 +118,31 @@ std::string ShortKernelName(std::string_view name, size_t width) {
   if (out.empty()) out = std::string(name.substr(0, width));
   if (out.size() > width) out = out.substr(0, width - 3) + "...";
   return out;
+}
+
+std::vector<std::string> DistinctShortKernelNames(const std::vector<std::string>& names,
+                                                  size_t width, std::vector<std::string>& legend) {
+  std::vector<std::string> shorts;
+  shorts.reserve(names.size());
+  for (const std::string& n : names) shorts.push_back(ShortKernelName(n, width));
+  std::map<std::string, int> seen;
+  for (const std::string& s : shorts) ++seen[s];
+  int mark = 0;
+  for (size_t i = 0; i < shorts.size(); ++i) {
+    if (seen[shorts[i]] < 2) continue;
+    // The same short name for different kernels (the same full name twice is one kernel listed
+    // twice: left as it is).
+    const bool same_full = std::all_of(names.begin(), names.end(), [&](const std::string& other) {
+      return ShortKernelName(other, width) != shorts[i] || other == names[i];
+    });
+    if (same_full) continue;
+    const std::string tag = " [" + std::to_string(++mark) + "]";
+    std::string base = ShortKernelName(names[i], width > tag.size() + 4 ? width - tag.size() : width);
+    shorts[i] = base + tag;
+    legend.push_back(tag.substr(1) + " " +
+                     (names[i].size() > 240 ? names[i].substr(0, 237) + "..." : names[i]));
+  }
+  return shorts;
 }
 
 }  // namespace roofline

@@ -37,13 +37,35 @@ std::string TorchEngine(const TorchOp& op) {
 
 }  // namespace
 
+int CopyDirection(std::string_view name) {
+  for (std::string_view up : {"Memcpy HtoD", "memcpy Host-to-Device", "memcpy HtoD"}) {
+    if (name.find(up) != std::string_view::npos) return 1;
+  }
+  for (std::string_view down : {"Memcpy DtoH", "memcpy Device-to-Host", "memcpy DtoH"}) {
+    if (name.find(down) != std::string_view::npos) return -1;
+  }
+  return 0;
+}
+
+void AddToClass(ClassTotal& total, std::string_view name, int64_t launches, double time_s) {
+  total.launches += launches;
+  total.time_s += time_s;
+  const int direction = CopyDirection(name);
+  if (direction > 0) {
+    total.to_device += launches;
+    total.to_device_s += time_s;
+  } else if (direction < 0) {
+    total.to_host += launches;
+    total.to_host_s += time_s;
+  }
+}
+
 NsysSummary SummarizeNsys(const NsysReport& report) {
   NsysSummary s;
   for (const NsysKernel& k : report.kernels) {
     s.gpu_time_s += k.total_s;
     s.launches += k.instances;
-    s.classes[k.op_class].launches += k.instances;
-    s.classes[k.op_class].time_s += k.total_s;
+    AddToClass(s.classes[k.op_class], k.name, k.instances, k.total_s);
   }
   s.ordered = !report.launches.empty();
   LaunchCheck& lc = s.launch;
@@ -107,8 +129,7 @@ TorchSummary SummarizeTorch(const TorchTrace& trace, const Device* device) {
   std::vector<double> longest;
   for (const TorchKernel& k : trace.kernels) {
     s.gpu_time_s += k.duration_s;
-    s.classes[k.op_class].launches += 1;
-    s.classes[k.op_class].time_s += k.duration_s;
+    AddToClass(s.classes[k.op_class], k.name, 1, k.duration_s);
     // Only calls of aten ops: a CUDA-graph replay or a compiled region launches a whole step
     // under one op, which must stay one entry per kernel.
     const bool aten =

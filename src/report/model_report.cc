@@ -26,7 +26,12 @@ std::string Params(double n) {
   return fmt::format("{:.1f} M", n / 1e6);
 }
 
-std::string Percent(double x) { return fmt::format("{:.1f}%", 100 * x); }
+/// The linear layers a step runs merged, resolved from --fused-linears and --fusion: "qkv",
+/// "gate-up", "qkv,gate-up" or "none" (a config whose checkpoint holds them fused is not said).
+std::string MergedLinears(const Workload& w) {
+  const bool qkv = w.MergesQkv(), gate_up = w.MergesGateUp();
+  return qkv && gate_up ? "qkv,gate-up" : qkv ? "qkv" : gate_up ? "gate-up" : "none";
+}
 
 std::string WorkloadLine(const ModelAnalysis& a) {
   const Workload& w = a.workload;
@@ -48,6 +53,9 @@ std::string WorkloadLine(const ModelAnalysis& a) {
   s += fmt::format(", tp {}, attention {}, fusion {}", w.tp,
                    w.attention == AttentionImpl::kFlash ? "flash" : "eager",
                    w.fusion == FusionMode::kFused ? "fused" : "eager");
+  // The products merged as engines load them (--fused-linears), where any are.
+  const std::string merged = MergedLinears(w);
+  if (merged != "none") s += " (" + merged + " merged)";
   return s;
 }
 
@@ -189,7 +197,7 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model, int
                                       c.bytes[0] > 0 ? Num(c.Intensity(0)) : "-",
                                       Seconds(c.time_s),
                                       model.BoundName(c),
-                                      Percent(share)};
+                                      Pct1(share)};
       if (c.has_expected) {
         row.push_back(Seconds(c.expected.time_s));
         row.push_back(model.BoundName(c, c.expected.bound));
@@ -203,13 +211,13 @@ std::string RenderModelTable(const ModelAnalysis& a, const CostModel& model, int
     out += fmt::format(
         "total: {} ({}), {} FLOP, {} moved through {}; time compute-bound {}, memory-bound {}{}\n",
         Seconds(s.time_s), NameOf(s.verdict, d), Si(s.flops, ""), Si(s.bytes[0], "B"),
-        d.memory[0].name, Percent(s.time_s > 0 ? p.compute_bound_s / s.time_s : 0),
-        Percent(s.time_s > 0 ? p.memory_bound_s / s.time_s : 0),
-        p.comm_bound_s > 0 ? fmt::format(", comm-bound {}", Percent(p.comm_bound_s / s.time_s))
+        d.memory[0].name, Pct1(s.time_s > 0 ? p.compute_bound_s / s.time_s : 0),
+        Pct1(s.time_s > 0 ? p.memory_bound_s / s.time_s : 0),
+        p.comm_bound_s > 0 ? fmt::format(", comm-bound {}", Pct1(p.comm_bound_s / s.time_s))
                            : "");
     out += ClassSummaryLine(p, d);
     out += fmt::format(
-        "at the bound: MFU {} (of {}), MBU {}{}\n", Percent(p.mfu), p.mfu_engine, Percent(p.mbu),
+        "at the bound: MFU {} (of {}), MBU {}{}\n", Pct1(p.mfu), p.mfu_engine, Pct1(p.mbu),
         a.workload.Stages() > 1 ? "; both of one chip's peaks, as the stages run one at a time"
                                 : "");
     out += ExpectedTotalsLine(s);
@@ -352,6 +360,7 @@ std::string RenderModelJson(const ModelAnalysis& a, const CostModel& model) {
   w["tp"] = a.workload.tp;
   w["attention"] = a.workload.attention == AttentionImpl::kFlash ? "flash" : "eager";
   w["fusion"] = a.workload.fusion == FusionMode::kFused ? "fused" : "eager";
+  w["fused_linears"] = MergedLinears(a.workload);
   w["launch_overhead_s"] = model.options().launch_overhead_s;
   w["group_size"] = a.workload.group_size;
   w["quantize_lm_head"] = a.workload.quantize_lm_head;

@@ -71,6 +71,10 @@ std::string RenderNcuProfileTable(const NcuSummary& s, const std::string& file,
     out += fmt::format("the {} with the most time of {} (--top 0 lists every one)\n",
                        Count(static_cast<double>(listed.size()), "kernel"), s.kernels.size());
   }
+  std::vector<std::string> full, legend;
+  for (size_t i : listed) full.push_back(s.kernels[i].name);
+  const std::vector<std::string> short_names = DistinctShortKernelNames(full, 44, legend);
+  size_t row = 0;
   for (size_t i : listed) {
     const NcuKernelSummary& g = s.kernels[i];
     const Placement& p = g.placement;
@@ -80,7 +84,7 @@ std::string RenderNcuProfileTable(const NcuSummary& s, const std::string& file,
       return *v / n;
     };
     const std::string id = std::to_string(i + 1);
-    const std::string shortname = ShortKernelName(g.name, 44);
+    const std::string& shortname = short_names[row++];
     std::string precisions;
     auto add_precision = [&](const std::string& label, const std::optional<double>& v) {
       if (!v || *v <= 0) return;
@@ -127,6 +131,10 @@ std::string RenderNcuProfileTable(const NcuSummary& s, const std::string& file,
               g.time_s ? fmt::format("{:.0f}%", p.percent_of_roof) : "-", p.verdict});
   }
   out += m.Render(2);
+  if (!legend.empty()) {
+    out += "kernels whose short names are alike, in full:\n";
+    for (const std::string& l : legend) out += "  " + l + "\n";
+  }
   if (dev) {
     out += fmt::format(
         "\non the roofline of {} (verdict: the resource used most, if at least 50% "

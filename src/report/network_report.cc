@@ -21,8 +21,6 @@ constexpr size_t kModuleWidth = 28;
 
 namespace {
 
-std::string Percent(double share) { return fmt::format("{:.1f}%", 100 * share); }
-
 std::string DimsText(const DimBindings& dims) {
   std::string out;
   for (const auto& [name, value] : dims)
@@ -99,7 +97,7 @@ std::string RenderNetworkTable(const NetworkAnalysis& a, const CostModel& model,
     std::vector<std::string> cells = {
         names[row], module_of(info.module), info.op, Si(c.flops, ""), Si(c.bytes[0], "B"),
         Num(c.Intensity(0)), Seconds(c.time_s), model.BoundName(c),
-        Percent(a.totals.time_s > 0 ? c.time_s / a.totals.time_s : 0)};
+        Pct1(a.totals.time_s > 0 ? c.time_s / a.totals.time_s : 0)};
     if (!module_column) cells.erase(cells.begin() + 1);
     table.AddRow(cells);
   }
@@ -111,7 +109,7 @@ std::string RenderNetworkTable(const NetworkAnalysis& a, const CostModel& model,
       "through {}; time compute-bound {}, memory-bound {}\n",
       Seconds(t), NameOf(a.totals.verdict, model.device()), Si(a.totals.flops, ""),
       Si(a.matrix_flops, ""), Si(a.totals.bytes[0], "B"), mem,
-      Percent(t > 0 ? a.compute_bound_s / t : 0), Percent(t > 0 ? a.memory_bound_s / t : 0));
+      Pct1(t > 0 ? a.compute_bound_s / t : 0), Pct1(t > 0 ? a.memory_bound_s / t : 0));
   out += ClassSummaryLine(a, d);
   out += ExpectedTotalsLine(a.totals);
   if (diffusion != nullptr) {
@@ -138,8 +136,8 @@ std::string RenderNetworkTable(const NetworkAnalysis& a, const CostModel& model,
     }
     out += fmt::format(
         "not costed: {} nodes ({} of the nodes), {} of outputs ({} of all node outputs): {}\n",
-        a.uncosted.count, Percent(a.uncosted.share_of_nodes), Si(a.uncosted.output_bytes, "B"),
-        Percent(a.uncosted.share_of_bytes), ops);
+        a.uncosted.count, Pct1(a.uncosted.share_of_nodes), Si(a.uncosted.output_bytes, "B"),
+        Pct1(a.uncosted.share_of_bytes), ops);
   } else {
     out += "not costed: none (every node was costed or is a view)\n";
   }
@@ -338,7 +336,7 @@ std::string RenderNetSweepTable(const NetSweepResult& r, const std::string& titl
       const std::string v = t.Find(id)->Text(i);
       row.push_back(v == kAbsentLabel ? "-" : v);
     }
-    row.push_back(attention > 0 && time > 0 ? Percent(attention / time) : "-");
+    row.push_back(attention > 0 && time > 0 ? Pct1(attention / time) : "-");
     row.push_back(Si(real("memory_bytes", i), "B"));
     if (images != nullptr) {
       row.push_back(images->Text(i));
@@ -366,12 +364,14 @@ std::string RenderNetSweepTable(const NetSweepResult& r, const std::string& titl
   return out;
 }
 
+// The headings and wording of the LLM sweep's (RenderSweepWhy): one way to read both.
 std::string NetSweepWhy(const NetSweepResult& r) {
-  std::string out = "\ncrossovers (exact, bisected";
+  std::string out = "\nCrossovers (exact values, found by bisection between grid points";
   out += r.multiple > 1 ? fmt::format(" on multiples of {}", r.multiple) : std::string();
   out += "):\n";
-  if (r.crossovers.empty()) out += "  none in this range\n";
+  if (r.crossovers.empty()) out += "  none in the swept range\n";
   for (const Crossover& x : r.crossovers) out += "  - " + Describe(x, r).sentence + "\n";
+  if (!r.never.empty()) out += "\nNever flips:\n";
   for (const NeverFlips& n : r.never) out += "  - " + Describe(n, r).sentence + "\n";
   return out;
 }

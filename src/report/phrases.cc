@@ -122,4 +122,6 @@ std::string BoundPhrase(const std::string& name) {
 
 std::string Pct(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
 
+std::string Pct1(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
+
 }  // namespace roofline

@@ -34,6 +34,8 @@ std::string BoundPhrase(const std::string& verdict_name);
 
 /// A fraction as a whole percentage: 0.237 is "24%".
 std::string Pct(double fraction);
+/// A fraction as a percentage with one decimal: 0.237 is "23.7%".
+std::string Pct1(double fraction);
 
 }  // namespace roofline
 

@@ -23,6 +23,15 @@ std::string ClassTable(const ClassTotals& c, double total) {
   for (const auto& [cls, v] : rows) {
     t.AddRow({std::string(NameOf(cls)), std::to_string(v.launches), Seconds(v.time_s),
               total > 0 ? Pct(v.time_s / total) : "-"});
+    // A copy class split by where its copies went, where any crossed between host and device.
+    if (v.to_device + v.to_host == 0) continue;
+    auto part = [&](const char* label, int64_t n, double s) {
+      t.AddRow({label, std::to_string(n), Seconds(s), total > 0 ? Pct(s / total) : "-"});
+    };
+    part("  host to device", v.to_device, v.to_device_s);
+    part("  device to host", v.to_host, v.to_host_s);
+    part("  on the device", v.launches - v.to_device - v.to_host,
+         v.time_s - v.to_device_s - v.to_host_s);
   }
   return t.Render(2);
 }
@@ -34,6 +43,10 @@ nlohmann::json ClassJson(const ClassTotals& c, double total) {
                  {"launches", v.launches},
                  {"time_s", v.time_s},
                  {"share", total > 0 ? v.time_s / total : 0.0}});
+    if (v.to_device + v.to_host > 0) {
+      j.back()["host_to_device"] = {{"launches", v.to_device}, {"time_s", v.to_device_s}};
+      j.back()["device_to_host"] = {{"launches", v.to_host}, {"time_s", v.to_host_s}};
+    }
   }
   return j;
 }
@@ -96,14 +109,21 @@ std::string RenderNsysProfileTable(const NsysReport& report, const NsysSummary& 
   out << fmt::format("\nkernels by time ({} of {}):\n", shown, report.kernels.size());
   TextTable t({"kernel", "class", "launches", "total", "avg", "med", "share"},
               {false, false, true, true, true, true, true});
+  std::vector<std::string> full, legend;
+  for (size_t i = 0; i < shown; ++i) full.push_back(report.kernels[i].name);
+  const std::vector<std::string> names = DistinctShortKernelNames(full, 52, legend);
   for (size_t i = 0; i < shown; ++i) {
     const NsysKernel& k = report.kernels[i];
-    t.AddRow({ShortKernelName(k.name, 52), std::string(NameOf(k.op_class)),
+    t.AddRow({names[i], std::string(NameOf(k.op_class)),
               std::to_string(k.instances), Seconds(k.total_s), Seconds(k.avg_s),
               Seconds(k.median_s),
               summary.gpu_time_s > 0 ? Pct(k.total_s / summary.gpu_time_s) : "-"});
   }
   out << t.Render(2);
+  if (!legend.empty()) {
+    out << "kernels whose short names are alike, in full:\n";
+    for (const std::string& l : legend) out << "  " << l << "\n";
+  }
   return out.str();
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -93,13 +94,36 @@ const char* kLineColors[] = {"#1f5fbf", "#e8710a", "#2a9d3a", "#b22222", "#7b3fb
 Chart SweepChart(const SweepResult& r, const std::string& title) {
   const SweepAxis& ax = r.axes.front();
   const size_t nphase = r.points.empty() ? 0 : r.points.front().phases.size();
+  // The phases drawn: a prefill does not depend on the decode context, so a sweep of context
+  // alone leaves its constant panels out (said under the title).
+  const bool context_only = std::all_of(r.axes.begin(), r.axes.end(), [](const SweepAxis& a) {
+    return a.variable == SweepVariable::kContext;
+  });
+  std::vector<size_t> phases_drawn;
+  double prefill_s = 0;
+  for (size_t ph = 0; ph < nphase; ++ph) {
+    if (context_only && nphase > 1 && r.points.front().phases[ph].phase == Phase::kPrefill) {
+      prefill_s = r.points.front().phases[ph].time_s;
+      continue;
+    }
+    phases_drawn.push_back(ph);
+  }
+  const bool prefill_left_out = phases_drawn.size() < nphase;
+  const double top = prefill_left_out ? 76 : 60;  // room for the line that says so
   // One axis: each phase has a panel of time by verdict and one of time by kernel class.
   const size_t per_phase = r.axes.size() == 1 ? 2 : 1;
-  const size_t panels = nphase * per_phase;
+  const size_t panels = phases_drawn.size() * per_phase;
   const double W = 1000, panel = 300, L = 90, R = W - 240;
-  const double H = 90 + panel * static_cast<double>(std::max<size_t>(panels, 1)) + 30;
+  const double H = top + 30 + panel * static_cast<double>(std::max<size_t>(panels, 1)) + 30;
   SvgWriter svg(W, H);
   svg.Text(L, 30, title, 16, "start", "#111", 0, "bold");
+  if (prefill_left_out) {
+    svg.Text(L, 50,
+             fmt::format("prefill not drawn: it does not depend on the decode context ({} at "
+                         "every point)",
+                         Seconds(prefill_s)),
+             11, "start", "#555");
+  }
   std::vector<LabelBox> all_labels;
   const size_t n0 = ax.size();
   const size_t n1 = r.axes.size() == 2 ? r.axes[1].size() : 1;
@@ -113,9 +137,9 @@ Chart SweepChart(const SweepResult& r, const std::string& title) {
     return L + (v - xa) / (xb - xa) * (R - L);
   };
   for (size_t pi = 0; pi < panels; ++pi) {
-    const size_t ph = pi / per_phase;
+    const size_t ph = phases_drawn[pi / per_phase];
     const bool by_class = per_phase == 2 && pi % 2 == 1;
-    const double T = 60 + panel * static_cast<double>(pi), B = T + panel - 60;
+    const double T = top + panel * static_cast<double>(pi), B = T + panel - 60;
     const std::string phase(NameOf(r.points.front().phases[ph].phase));
     LabelPlacer placer(L + 2, T + 2, R - 2, B - 2);
     double ymax = 0;
@@ -183,7 +207,10 @@ Chart SweepChart(const SweepResult& r, const std::string& title) {
              [](const PhasePoint& q) { return q.memory_bound_s; }},
             {"comm-bound kernels", "#5cb85c", [](const PhasePoint& q) { return q.comm_bound_s; }}};
       }
-      std::vector<double> base(n0, 0);
+      std::vector<double> base(n0, 0), top(n0, 0);  // top: every band stacked
+      for (const Band& band : bands) {
+        for (size_t i = 0; i < n0; ++i) top[i] += band.time(r.points[i].phases[ph]);
+      }
       for (const Band& band : bands) {
         std::vector<std::pair<double, double>> poly;
         std::vector<double> next = base;
@@ -195,10 +222,44 @@ Chart SweepChart(const SweepResult& r, const std::string& title) {
           }
         } else {
           const std::vector<size_t> drawn = Thinned(n0, 0.5, [&](size_t i) { return X(xval(i)); });
-          for (size_t i : drawn) poly.emplace_back(X(xval(i)), Y(next[i]));
-          for (size_t k = drawn.size(); k-- > 0;) {
-            poly.emplace_back(X(xval(drawn[k])), Y(base[drawn[k]]));
-          }
+          // A verdict flips at an exact value between two grid points: the bands of the verdict
+          // panel change places there instead of sloping across it, so no colour starts before
+          // the line that marks where it begins. The step's total still runs straight between
+          // the two points; up to the flip line it is split as at the left point, after it as at
+          // the right one.
+          auto flip_between = [&](size_t a, size_t b) -> std::optional<double> {
+            if (by_class) return std::nullopt;
+            for (const Crossover& x : r.crossovers) {
+              const bool verdict =
+                  x.signal.kind == SignalKind::kStep || x.signal.kind == SignalKind::kClass;
+              if (!verdict || !x.exact || x.signal.phase != r.points.front().phases[ph].phase) {
+                continue;
+              }
+              const double v = static_cast<double>(x.int_value);
+              if (v > xval(a) && v <= xval(b)) return v;
+            }
+            return std::nullopt;
+          };
+          auto edge = [&](const std::vector<double>& y, bool forward) {
+            std::vector<std::pair<double, double>> e;
+            for (size_t k = 0; k < drawn.size(); ++k) {
+              if (k > 0) {
+                const size_t a = drawn[k - 1], b = drawn[k];
+                if (const std::optional<double> v = flip_between(a, b)) {
+                  const double t = (X(*v) - X(xval(a))) / (X(xval(b)) - X(xval(a)));
+                  const double total_a = top[a], total_b = top[b];
+                  const double total = total_a + t * (total_b - total_a);
+                  e.emplace_back(X(*v), Y(total_a > 0 ? y[a] / total_a * total : 0));
+                  e.emplace_back(X(*v), Y(total_b > 0 ? y[b] / total_b * total : 0));
+                }
+              }
+              e.emplace_back(X(xval(drawn[k])), Y(y[drawn[k]]));
+            }
+            if (!forward) std::reverse(e.begin(), e.end());
+            return e;
+          };
+          poly = edge(next, true);
+          for (const auto& xy : edge(base, false)) poly.push_back(xy);
           svg.Polygon(poly, band.color, "none", 0.75);
         }
         base = next;

@@ -23,6 +23,7 @@ struct SweepPivot {
     time = table.Find("time_s");
     bound = table.Find("bound");
     tokens = table.Find("tokens_per_s");
+    tokens_per_chip = table.Find("tokens_per_s_per_chip");
     expected = table.Find("expected_time_s");
     share = table.Find("largest_share");
     footprint = table.Find("footprint_bytes");
@@ -60,8 +61,8 @@ struct SweepPivot {
   Table table;
   size_t points = 0, phases = 0;  ///< rows: point p, phase k at p * phases + k
   std::vector<const Column*> axes;
-  const Column *phase, *time, *bound, *tokens, *expected, *share, *footprint, *fits, *chips,
-      *overhead;  ///< expected, chips: null when the sweep has none
+  const Column *phase, *time, *bound, *tokens, *tokens_per_chip, *expected, *share, *footprint,
+      *fits, *chips, *overhead;  ///< tokens_per_chip, expected, chips: null when the sweep has none
   std::array<const Column*, kNumClasses> class_time{}, class_bound{};
 };
 

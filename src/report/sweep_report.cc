@@ -516,6 +516,7 @@ std::string RenderSweepTable(const SweepResult& r, const std::string& title) {
     column(ph + " time", true);
     column(ph + " bound", false);
     column(ph + " tokens/s", true);
+    if (v.tokens_per_chip != nullptr) column(ph + " tokens/s/GPU", true);
     if (v.expected != nullptr) column(ph + " expected", true);
     column(ph + " largest share", false);
   }
@@ -532,6 +533,9 @@ std::string RenderSweepTable(const SweepResult& r, const std::string& title) {
       row.push_back(Seconds(v.time->reals[i]));
       row.push_back(v.bound->Text(i));
       row.push_back(Num(std::round(v.tokens->reals[i])));
+      if (v.tokens_per_chip != nullptr) {
+        row.push_back(Num(std::round(v.tokens_per_chip->reals[i])));
+      }
       if (v.expected != nullptr) row.push_back(Seconds(v.expected->reals[i]));
       row.push_back(v.LargestShareCell(i));
     }

@@ -82,9 +82,10 @@ constexpr Field kFields[] = {
      "linear layers that read the same input run as one matmul, their weights concatenated: "
      "qkv (q, k and v: one product), gate-up (a gated MLP's gate and up: one product), "
      "qkv,gate-up, or none; auto: qkv,gate-up under --fusion fused (what vLLM, SGLang, "
-     "TensorRT-LLM, TGI and MLC load), none under eager (PyTorch eager, HF transformers); "
-     "configs whose checkpoint holds them fused stay fused; MLA's projections and routed "
-     "experts are not merged",
+     "TensorRT-LLM, TGI and MLC load for attention and dense MLPs), none under eager (PyTorch "
+     "eager, HF transformers); configs whose checkpoint holds them fused stay fused; MLA's "
+     "projections and routed experts are not merged (the fused-MoE fits time gate and up as "
+     "two products)",
      kFusedLinears, kScopeLlm, true},
     {FieldId::kMla, "mla", "--mla", "FORM", FieldType::kChoice, "auto",
      "DeepSeek MLA form: auto (naive prefill, absorbed decode), naive, absorbed", kMla,

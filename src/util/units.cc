@@ -54,7 +54,10 @@ std::string Num(double value) {
 
 std::string Count(double n, std::string_view noun, std::string_view plural) {
   if (n == 1) return "1 " + std::string(noun);
-  return Num(n) + " " + (plural.empty() ? std::string(noun) + "s" : std::string(plural));
+  // A count is a whole number: written whole ("1695983 launches", not "1.696e+06 launches").
+  const std::string number =
+      n == std::floor(n) && std::fabs(n) < 1e15 ? fmt::format("{:.0f}", n) : Num(n);
+  return number + " " + (plural.empty() ? std::string(noun) + "s" : std::string(plural));
 }
 
 }  // namespace roofline

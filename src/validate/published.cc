@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "roofline/engine.h"
 #include "roofline/model_analysis.h"
 #include "roofline/setup.h"
 #include "src/util/embedded_data.h"
@@ -253,7 +254,13 @@ Result<PublishedValidation> ValidatePublished(const std::vector<PublishedRun>& r
     Result<CostOptions> o = MakeCostOptions(sc, **device, efficiency, /*refuse_unused=*/false);
     if (!o.ok()) return InFile(o.status(), run.where);
     const CostModel model(**device, *o);
-    Result<Workload> staged = ResolveStages(*config, sc.workload, **device);
+    // The engine's workload fields (fusion, merged products) where the run does not give them,
+    // as `roofline model --engine` takes them (Resolve); its cost fields are in `o`.
+    Scenario with_engine = sc;
+    if (Result<std::shared_ptr<const Engine>> e = ApplyEngineFields(with_engine); !e.ok()) {
+      return InFile(e.status(), run.where);
+    }
+    Result<Workload> staged = ResolveStages(*config, with_engine.workload, **device);
     if (!staged.ok()) return Status::Invalid(run.where, staged.status().ToString());
     Result<PhaseResult> phase = AnalyzePhase(*config, *staged, model, run.phase);
     if (!phase.ok()) return Status::Invalid(run.where, phase.status().ToString());

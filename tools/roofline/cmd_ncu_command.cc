@@ -38,6 +38,25 @@ int RunNcuCommand(Context& ctx) {
       "# {} (compute capability {}): {} metrics. Then: roofline profile ncu {} --hw {}\n",
       device->name, line->compute_capability, line->metrics, ShellQuote(o.output),
       ShellQuote(o.hw));
+  // What each group of metrics decides (docs/profiles.md, "Nsight Compute").
+  const bool fp8 = line->command.find("tensor_src_fp8") != std::string::npos;
+  *ctx.err << "# what decides a kernel's place and verdict:\n"
+              "#   time: gpu__time_duration.sum\n"
+              "#   FLOPs: sm__sass_thread_inst_executed_op_{d,f,h}{add,mul,fma} (an fma is 2) and "
+              "the tensor cores' sm__ops_path_tensor_src_* (tensor-pipe instructions alone where "
+              "no such counter is collected)\n"
+              "#   bytes: dram__bytes_read/write.sum (DRAM), lts__t_bytes.sum (L2), "
+              "l1tex__t_bytes.sum (L1)\n"
+              "#   ceilings: the .peak_sustained metrics times their cycles per second; the "
+              "verdict is the resource used most, if at least 50% of its ceiling\n";
+  if (!fp8) {
+    *ctx.err << fmt::format(
+        "#   not collected: an fp8 tensor counter (its name on compute capability {} is not "
+        "confirmed by a public source, and one unknown name fails the whole ncu run); fp8 "
+        "GEMMs are placed by their tensor-pipe instructions. `ncu --query-metrics | grep "
+        "ops_path_tensor_src_fp8` lists it on your GPU: add it to --metrics\n",
+        line->compute_capability);
+  }
   return kExitOk;
 }
 

@@ -14,7 +14,7 @@
 namespace roofline {
 namespace {
 
-constexpr const char* kTool = "roofline measure --device cpu";
+constexpr const char* kCpuTool = "roofline measure --device cpu";
 
 std::string Vendor(const std::string& model) {
   if (model.find("AMD") != std::string::npos) return "AMD";
@@ -26,7 +26,7 @@ std::string LevelMethod(const MeasuredLevel& l, int threads) {
   return fmt::format(
       "{}: {} kernel, {} threads, working set {}\u2013{} (median over the plateau; bytes read + "
       "written, no write-allocate adjustment)",
-      kTool, l.kernel, threads, measure_internal::BinaryBytes(l.from_bytes),
+      kCpuTool, l.kernel, threads, measure_internal::BinaryBytes(l.from_bytes),
       measure_internal::BinaryBytes(l.to_bytes));
 }
 
@@ -97,7 +97,7 @@ Device ToDevice(const CpuMeasurement& m) {
     if (has) isa_flags += std::string(isa_flags.empty() ? "" : " ") + name;
   }
   std::string notes =
-      "Measured by `" + std::string(kTool) + "` (" + (m.quick ? "quick" : "full") + " mode) on " +
+      "Measured by `" + std::string(kCpuTool) + "` (" + (m.quick ? "quick" : "full") + " mode) on " +
       m.date + " with " + std::to_string(m.threads) + " pinned threads; kernels use " +
       m.info.Isa() + " (CPU flags: " + (isa_flags.empty() ? "none detected" : isa_flags) +
       "). Compute ceilings are register-only FMA (or dot-product) loops; bandwidths are the "
@@ -119,7 +119,7 @@ Device ToDevice(const CpuMeasurement& m) {
     // A ceiling is never below what a real kernel achieved: if BLAS beat the FMA loop (a busy
     // machine can slow the short FMA runs), the best GEMM of that dtype is the ceiling.
     double value = c.flops_per_s.median;
-    std::string method = std::string(kTool) + ": " + c.method;
+    std::string method = std::string(kCpuTool) + ": " + c.method;
     const std::string dtype = c.engine.substr(c.engine.find('.') + 1);
     for (const MeasuredGemm& g : m.gemms) {
       if (g.dtype == dtype && g.flops_per_s.median > value) {
@@ -127,7 +127,7 @@ Device ToDevice(const CpuMeasurement& m) {
         method = fmt::format(
             "{}: BLAS GEMM {}x{}x{} ({}) beat the FMA loop ({}), so it sets the "
             "ceiling",
-            kTool, g.m, g.n, g.k, m.blas, Si(c.flops_per_s.median, "FLOP/s"));
+            kCpuTool, g.m, g.n, g.k, m.blas, Si(c.flops_per_s.median, "FLOP/s"));
       }
     }
     Quantity q =
@@ -170,7 +170,7 @@ Device ToDevice(const CpuMeasurement& m) {
     }
     if (far != nullptr) {
       dram.bandwidth = MeasuredQuantity(far->bytes_per_s.median, "B/s",
-                                        std::string(kTool) + ": " + far->kernel + " kernel, " +
+                                        std::string(kCpuTool) + ": " + far->kernel + " kernel, " +
                                             std::to_string(m.threads) + " threads, working set " +
                                             measure_internal::BinaryBytes(far->working_set_bytes),
                                         m.date, far->bytes_per_s.spread);

@@ -219,7 +219,7 @@ __attribute__((target("avx2,avxvnni"), noinline)) double AvxVnni(int64_t iters) 
 
 #endif  // ROOFLINE_X86
 
-struct Kernel {
+struct FmaKernel {
   std::string engine;
   KernelFn fn = nullptr;
   double ops_per_iter = 0;  // FLOP (or OP) of one iteration of the unrolled body, one thread
@@ -229,7 +229,7 @@ struct Kernel {
   std::string formula_tail;  // "2 FMA units x 4 lanes x 2 FLOP per FMA"
 };
 
-Sample TimeKernel(const Kernel& k, int threads, bool quick) {
+Sample TimeKernel(const FmaKernel& k, int threads, bool quick) {
   const double target = quick ? 0.03 : 0.1;
   const int reps = quick ? 3 : 7;
   std::vector<double> rates;
@@ -253,7 +253,7 @@ Sample TimeKernel(const Kernel& k, int threads, bool quick) {
 
 std::vector<MeasuredCeiling> MeasurePeakFlops(const CpuInfo& info, int threads, bool quick) {
   threads = std::max(threads, 1);
-  std::vector<Kernel> kernels;
+  std::vector<FmaKernel> kernels;
   const std::string tail = ", " + std::to_string(threads) + " pinned threads, 2 FLOP per FMA lane";
   const std::string units_note = "2 FMA units per core (assumed: Zen, and Intel client/server)";
 #if defined(ROOFLINE_X86)
@@ -313,7 +313,7 @@ std::vector<MeasuredCeiling> MeasurePeakFlops(const CpuInfo& info, int threads, 
   }
 
   std::vector<MeasuredCeiling> out;
-  for (const Kernel& k : kernels) {
+  for (const FmaKernel& k : kernels) {
     MeasuredCeiling& c = out.emplace_back();
     c.engine = k.engine;
     c.method = k.method;

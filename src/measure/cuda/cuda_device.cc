@@ -14,7 +14,7 @@
 namespace roofline {
 namespace {
 
-constexpr const char* kTool = "roofline measure --device cuda";
+constexpr const char* kCudaTool = "roofline measure --device cuda";
 
 double CeilingOf(const Sample& s) { return CudaCeilingOf(s); }
 
@@ -44,7 +44,7 @@ std::string BandwidthMethod(const CudaMeasurement& m, const CudaBandwidth& b) {
   }
   return fmt::format(
       "{}: {} kernel (16-byte accesses, grid-stride), working set {}, bytes read + written, {}{}",
-      kTool, b.kernel, measure_internal::BinaryBytes(b.working_set_bytes),
+      kCudaTool, b.kernel, measure_internal::BinaryBytes(b.working_set_bytes),
       HowRead(b.bytes_per_s, "B/s"), others.empty() ? "" : "; other kernels: " + others);
 }
 
@@ -66,7 +66,7 @@ Device ToDevice(const CudaMeasurement& m) {
       "layouts ({}); "
       "bandwidths "
       "count bytes read + written, device memory on buffers far larger than L2.",
-      kTool, m.quick ? "quick" : "full", m.date, info.index, info.ComputeCapability(),
+      kCudaTool, m.quick ? "quick" : "full", m.date, info.index, info.ComputeCapability(),
       info.sm_count, info.driver_version, info.runtime_version,
       m.cublas.empty() ? "cuBLASLt" : m.cublas);
   for (const CudaGemm& g : m.gemms) {
@@ -82,7 +82,7 @@ Device ToDevice(const CudaMeasurement& m) {
         CeilingOf(g.flops_per_s), unit,
         fmt::format("{}: GEMM {}x{}x{} ({}; the fastest of {} shapes and layouts), random "
                     "inputs, L2 written and a 1 ms GPU spin before each launch, {}",
-                    kTool, g.m, g.n, g.k, g.layout, g.shapes_tried, HowRead(g.flops_per_s, unit)),
+                    kCudaTool, g.m, g.n, g.k, g.layout, g.shapes_tried, HowRead(g.flops_per_s, unit)),
         m.date, g.flops_per_s.spread);
     const cuda_plan::Peak t = cuda_plan::TheoreticalTensorPeak(info, g.dtype);
     if (t.value > 0) {
@@ -94,7 +94,7 @@ Device ToDevice(const CudaMeasurement& m) {
   for (const MeasuredCeiling& c : m.ceilings) {
     if (!(CeilingOf(c.flops_per_s) > 0)) continue;
     Quantity q =
-        MeasuredQuantity(CeilingOf(c.flops_per_s), "FLOP/s", fmt::format("{}: {}", kTool, c.method),
+        MeasuredQuantity(CeilingOf(c.flops_per_s), "FLOP/s", fmt::format("{}: {}", kCudaTool, c.method),
                          m.date, c.flops_per_s.spread);
     if (c.theoretical > 0) {
       q.note = fmt::format("{}; {:.0f}% of theoretical {} = {}", HowRead(c.flops_per_s, "FLOP/s"),

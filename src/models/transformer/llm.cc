@@ -159,7 +159,8 @@ int Builder::Attention(int xn) {
   const int64_t d = c_.head_dim;
   const int64_t t = tokens_;
   int q = -1, k = -1;
-  if (c_.fused_qkv || w_.MergesQkv()) {
+  const bool merged = c_.fused_qkv || w_.MergesQkv();
+  if (merged) {
     Linear(c_.names.qkv, xn, t, c_.hidden, (heads_ + 2 * kv_heads_) * d, c_.qkv_bias);
   } else {
     q = Linear(c_.names.q, xn, t, c_.hidden, heads_ * d, c_.qkv_bias);
@@ -171,7 +172,8 @@ int Builder::Attention(int xn) {
     NormSpec s;
     s.rows = t * kv_heads_;
     s.cols = d;
-    s.dtype = kv_;
+    // Apart, k_proj writes the KV dtype its norm reads; a merged product writes the activations'.
+    s.dtype = merged ? act_ : kv_;
     Add("k_norm", s, {Out(k)});
   }
   if (c_.rotary_fraction > 0) {
@@ -245,9 +247,24 @@ int Builder::DenseMlp(int xn, int64_t width, const std::string& prefix) {
   }
   int mul = -1;
   if (c_.fused_gate_up || w_.MergesGateUp()) {
-    Linear(prefix + c_.names.gate_up, xn, t, c_.hidden, 2 * i, c_.mlp_bias);
-    const int act = Elementwise(prefix + "act", {}, static_cast<double>(t * i), af, 1);
-    mul = Elementwise(prefix + "gate_mul", {act}, static_cast<double>(t * i), 1, 1);
+    const int gate_up = Linear(prefix + c_.names.gate_up, xn, t, c_.hidden, 2 * i, c_.mlp_bias);
+    if (w_.fusion == FusionMode::kFused) {
+      // One op reads both halves of the merged product and writes the gated activation (vLLM's
+      // SiluAndMul); a fused step folds it into the product as its epilogue, as it folds act and
+      // gate_mul into gate_proj when the two products are apart.
+      ElementwiseSpec s;
+      s.elements = static_cast<double>(t * i);
+      s.inputs = 1;
+      s.input_per_output = 2;
+      s.flops_per_element = af + 1;
+      s.dtype = act_;
+      s.function = "act_mul";
+      mul = Add(prefix + "act_mul", s, {Out(gate_up)});
+    } else {
+      // Eagerly, the activation of one half and the product with the other (HF's Phi-3 MLP).
+      const int act = Elementwise(prefix + "act", {}, static_cast<double>(t * i), af, 1);
+      mul = Elementwise(prefix + "gate_mul", {act}, static_cast<double>(t * i), 1, 1);
+    }
   } else {
     const int gate = Linear(prefix + c_.names.gate, xn, t, c_.hidden, i, c_.mlp_bias);
     const int up = Linear(prefix + c_.names.up, xn, t, c_.hidden, i, c_.mlp_bias);
