@@ -233,6 +233,16 @@ Graph SmallGraph() {
   ew("embed_scale", 1000, 1, 1);
   ew("router_topk", 1000, 1, 5);
   ew("combine", 1000, 0, 2);
+  {
+    // A merged gate-up's gated activation: one input of both halves, 2000 elements in, 1000 out.
+    ElementwiseSpec e;
+    e.elements = 1000;
+    e.inputs = 1;
+    e.input_per_output = 2;
+    e.flops_per_element = 5;
+    e.function = "act_mul";
+    add("act_mul", e);
+  }
   NormSpec rms;
   rms.rows = 8;
   rms.cols = 70;
@@ -355,6 +365,9 @@ TEST(KernelRunnerTest, AttentionImplementationsAreNamed) {
     }
     if (t.name == "experts") {
       EXPECT_NE(t.implementation.find("per touched expert"), std::string::npos) << t.implementation;
+    }
+    if (t.name == "act_mul") {  // silu of the gate half times the up half, as it is predicted
+      EXPECT_EQ(t.implementation, "loop (silu(gate) x up, both halves of one input)");
     }
   }
 }

@@ -153,10 +153,16 @@ TEST(ProfileClass, KernelsThatShortenAlikeAreToldApart) {
       << legend[0];
   EXPECT_LE(legend[0].size(), 244u);  // "[1] " and at most 240 characters of the name
   for (const std::string& s : shown) EXPECT_LE(s.size(), 52u);
-  // One name twice is one kernel listed twice: left alone.
+  // One name twice is one kernel listed twice: left alone; beside another of its short name,
+  // one mark for its rows (ncu lists each grid and block of a kernel apart).
   legend.clear();
   EXPECT_EQ(DistinctShortKernelNames({names[2], names[2]}, 52, legend)[1], names[2]);
   EXPECT_TRUE(legend.empty());
+  const std::vector<std::string> rows =
+      DistinctShortKernelNames({names[0], names[1], names[0]}, 52, legend);
+  EXPECT_EQ(rows[0], "gemvx::kernel<...> [1]");
+  EXPECT_EQ(rows[2], "gemvx::kernel<...> [1]");
+  EXPECT_EQ(legend.size(), 2u);
 }
 
 // H100 SXM figures (data/hardware/h100-sxm.json, from the H100 whitepaper / datasheet):

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <sstream>
+#include <string>
 #include <nlohmann/json.hpp>
 #include <tuple>
 
@@ -349,6 +351,46 @@ TEST(Charts, AContextSweepDrawsNoConstantPrefillPanels) {
   const SweepResult b =
       Sweep(Preset("llama-3-8b"), Dev("h100-sxm"), w, "batch=1:64:x2", PhaseSelection::kBoth);
   EXPECT_NE(SweepChart(b, "sweep").svg.find("prefill: time per step"), std::string::npos);
+}
+
+// Llama-3-8B's decode matmuls turn compute-bound at batch 332 (H100 ridge), between the grid
+// points 256 and 512: the compute-bound band starts at that flip, not at 256 (no red sloping in
+// before the line that marks where it begins).
+TEST(Charts, AVerdictBandStartsAtItsExactFlip) {
+  Workload w;
+  const SweepResult r = Sweep(Preset("llama-3-8b"), Dev("h100-sxm"), w, "batch=1:1024:x2");
+  const Crossover* x = Find(r, SignalId{SignalKind::kClass, Phase::kDecode, KernelClass::kMatmul});
+  ASSERT_NE(x, nullptr);
+  ASSERT_EQ(x->int_value, 332);
+  const std::string svg = SweepChart(r, "sweep").svg;
+  // The compute band: the first polygon drawn in red; its vertices as (x, y).
+  const size_t at = svg.find("fill=\"#d9534f\" stroke=\"none\"");
+  ASSERT_NE(at, std::string::npos);
+  const size_t open = svg.rfind("points=\"", at) + 8;
+  std::istringstream points(svg.substr(open, svg.find('"', open) - open));
+  std::vector<std::pair<double, double>> v;
+  for (std::string xy; points >> xy;) {
+    v.emplace_back(std::stod(xy.substr(0, xy.find(','))), std::stod(xy.substr(xy.find(',') + 1)));
+  }
+  ASSERT_GE(v.size(), 4u);
+  // The panel's bottom is the band's lowest edge; the x of 256 and of 512 are grid vertices.
+  double bottom = 0;
+  for (const auto& p : v) bottom = std::max(bottom, p.second);
+  std::vector<double> xs;
+  for (const auto& p : v) xs.push_back(p.first);
+  std::sort(xs.begin(), xs.end());
+  xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+  // The grid is 1, 2, 4 ... 1024 on a log axis: 11 grid x's and the flip's between 256 and 512.
+  ASSERT_EQ(xs.size(), 12u);
+  const double flip_x = xs[9];  // 1 ... 256 are xs[0..8]
+  EXPECT_GT(flip_x, xs[8]);
+  EXPECT_LT(flip_x, xs[10]);
+  EXPECT_NEAR((flip_x - xs[8]) / (xs[10] - xs[8]), std::log(332.0 / 256) / std::log(2.0), 0.01);
+  for (const auto& p : v) {
+    if (p.first < flip_x - 1e-9) {
+      EXPECT_DOUBLE_EQ(p.second, bottom) << p.first;
+    }
+  }
 }
 
 // Under tensor parallelism each point's throughput is also given per chip (what a fleet is

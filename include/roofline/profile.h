@@ -48,10 +48,11 @@ OpClass ClassifyKernel(std::string_view kernel_name);
 /// becomes "vectorized_elementwise_kernel<silu_kernel>"), at most `width` characters.
 std::string ShortKernelName(std::string_view name, size_t width = 56);
 
-/// ShortKernelName of each name, told apart: names that shorten to the same text get " [1]",
-/// " [2]" ... in order (within `width` with the mark), and `legend` one line for each of those,
-/// "[n] <the full name>" (cut after 240 characters), so that a table never shows two kernels
-/// under one name.
+/// ShortKernelName of each name, told apart: different names that shorten to the same text get
+/// " [1]", " [2]" ... in order of first appearance (one mark per full name, however many rows
+/// it has; within `width` with the mark when `width` leaves four characters beside it), and
+/// `legend` one line for each, "[n] <the full name>" (cut after 240 characters), so that a
+/// table never shows two kernels under one name.
 std::vector<std::string> DistinctShortKernelNames(const std::vector<std::string>& names,
                                                   size_t width, std::vector<std::string>& legend);
 /// Classifies an aten op by its name ("aten::addmm" is kGemm).

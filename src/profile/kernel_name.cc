@@ -1,10 +1,10 @@
 // Short display names for C++ kernel names.
 #include <algorithm>
 #include <array>
-#include <map>
-#include <vector>
 #include <cctype>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "roofline/profile.h"
 
@@ -125,22 +125,24 @@ std::vector<std::string> DistinctShortKernelNames(const std::vector<std::string>
   std::vector<std::string> shorts;
   shorts.reserve(names.size());
   for (const std::string& n : names) shorts.push_back(ShortKernelName(n, width));
-  std::map<std::string, int> seen;
-  for (const std::string& s : shorts) ++seen[s];
-  int mark = 0;
-  for (size_t i = 0; i < shorts.size(); ++i) {
-    if (seen[shorts[i]] < 2) continue;
-    // The same short name for different kernels (the same full name twice is one kernel listed
-    // twice: left as it is).
-    const bool same_full = std::all_of(names.begin(), names.end(), [&](const std::string& other) {
-      return ShortKernelName(other, width) != shorts[i] || other == names[i];
-    });
-    if (same_full) continue;
-    const std::string tag = " [" + std::to_string(++mark) + "]";
-    std::string base = ShortKernelName(names[i], width > tag.size() + 4 ? width - tag.size() : width);
-    shorts[i] = base + tag;
-    legend.push_back(tag.substr(1) + " " +
-                     (names[i].size() > 240 ? names[i].substr(0, 237) + "..." : names[i]));
+  // The full names behind each short one: two or more of them are told apart. One kernel on
+  // several rows (ncu lists each grid and block apart) keeps one mark.
+  std::map<std::string, std::vector<std::string>> behind;
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::vector<std::string>& full = behind[shorts[i]];
+    if (std::find(full.begin(), full.end(), names[i]) == full.end()) full.push_back(names[i]);
+  }
+  std::map<std::string, int> mark_of;  // full name -> its mark
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (behind[shorts[i]].size() < 2) continue;
+    auto [it, fresh] = mark_of.emplace(names[i], static_cast<int>(mark_of.size()) + 1);
+    const std::string tag = " [" + std::to_string(it->second) + "]";
+    if (fresh) {
+      legend.push_back(tag.substr(1) + " " +
+                       (names[i].size() > 240 ? names[i].substr(0, 237) + "..." : names[i]));
+    }
+    // The mark stays whole; the name gives way to it (at least four characters of it kept).
+    shorts[i] = ShortKernelName(names[i], std::max(width, tag.size() + 4) - tag.size()) + tag;
   }
   return shorts;
 }

@@ -14,7 +14,9 @@
 namespace roofline {
 namespace {
 
-std::string Pct(double x) { return std::isfinite(x) ? fmt::format("{:+.1f}%", 100 * x) : "-"; }
+std::string SignedPct1(double x) {
+  return std::isfinite(x) ? fmt::format("{:+.1f}%", 100 * x) : "-";
+}
 
 std::string ErrorsPhrase(const CalibrationErrors& e) {
   if (e.runs == 0) return "-";
@@ -79,7 +81,7 @@ std::string RenderCalibration(const EngineCalibration& c, const std::string& wri
               {false, false, true, true, true, true, true, true, true, true, true});
   for (const CalibratedRow& r : c.rows) {
     const double m = r.run.measured_s;
-    auto e = [m](double x) { return Pct((x - m) / m); };
+    auto e = [m](double x) { return SignedPct1((x - m) / m); };
     t.AddRow({r.run.id + (r.check ? " (check)" : ""), std::string(NameOf(r.run.phase)),
               std::to_string(r.run.scenario.workload.batch), Seconds(m), Seconds(r.kernels_s),
               Seconds(r.before_s), std::isfinite(r.after_s) ? Seconds(r.after_s) : "-",

@@ -24,14 +24,14 @@ std::string ClassTable(const ClassTotals& c, double total) {
     t.AddRow({std::string(NameOf(cls)), std::to_string(v.launches), Seconds(v.time_s),
               total > 0 ? Pct(v.time_s / total) : "-"});
     // A copy class split by where its copies went, where any crossed between host and device.
-    if (v.to_device + v.to_host == 0) continue;
+    if (cls != OpClass::kCopy || v.to_device + v.to_host == 0) continue;
     auto part = [&](const char* label, int64_t n, double s) {
       t.AddRow({label, std::to_string(n), Seconds(s), total > 0 ? Pct(s / total) : "-"});
     };
     part("  host to device", v.to_device, v.to_device_s);
     part("  device to host", v.to_host, v.to_host_s);
     part("  on the device", v.launches - v.to_device - v.to_host,
-         v.time_s - v.to_device_s - v.to_host_s);
+         std::max(0.0, v.time_s - v.to_device_s - v.to_host_s));  // no -0 from rounding
   }
   return t.Render(2);
 }
@@ -43,7 +43,7 @@ nlohmann::json ClassJson(const ClassTotals& c, double total) {
                  {"launches", v.launches},
                  {"time_s", v.time_s},
                  {"share", total > 0 ? v.time_s / total : 0.0}});
-    if (v.to_device + v.to_host > 0) {
+    if (cls == OpClass::kCopy && v.to_device + v.to_host > 0) {
       j.back()["host_to_device"] = {{"launches", v.to_device}, {"time_s", v.to_device_s}};
       j.back()["device_to_host"] = {{"launches", v.to_host}, {"time_s", v.to_host_s}};
     }

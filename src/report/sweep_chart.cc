@@ -227,18 +227,20 @@ Chart SweepChart(const SweepResult& r, const std::string& title) {
           // the line that marks where it begins. The step's total still runs straight between
           // the two points; up to the flip line it is split as at the left point, after it as at
           // the right one.
+          // The first class flip in (a, b]: a class's kernels change bands there (a step
+          // verdict's flip is where the stacked sums cross, not a change of bands).
           auto flip_between = [&](size_t a, size_t b) -> std::optional<double> {
             if (by_class) return std::nullopt;
+            std::optional<double> first;
             for (const Crossover& x : r.crossovers) {
-              const bool verdict =
-                  x.signal.kind == SignalKind::kStep || x.signal.kind == SignalKind::kClass;
-              if (!verdict || !x.exact || x.signal.phase != r.points.front().phases[ph].phase) {
+              if (x.signal.kind != SignalKind::kClass || !x.exact ||
+                  x.signal.phase != r.points.front().phases[ph].phase) {
                 continue;
               }
               const double v = static_cast<double>(x.int_value);
-              if (v > xval(a) && v <= xval(b)) return v;
+              if (v > xval(a) && v <= xval(b) && (!first || v < *first)) first = v;
             }
-            return std::nullopt;
+            return first;
           };
           auto edge = [&](const std::vector<double>& y, bool forward) {
             std::vector<std::pair<double, double>> e;

@@ -516,7 +516,10 @@ std::string RenderSweepTable(const SweepResult& r, const std::string& title) {
     column(ph + " time", true);
     column(ph + " bound", false);
     column(ph + " tokens/s", true);
-    if (v.tokens_per_chip != nullptr) column(ph + " tokens/s/GPU", true);
+    // Per chip: a GPU's, or an SRAM device's chip where the device chooses the count.
+    if (v.tokens_per_chip != nullptr) {
+      column(ph + (r.chips_tracked ? " tokens/s/chip" : " tokens/s/GPU"), true);
+    }
     if (v.expected != nullptr) column(ph + " expected", true);
     column(ph + " largest share", false);
   }
@@ -534,7 +537,8 @@ std::string RenderSweepTable(const SweepResult& r, const std::string& title) {
       row.push_back(v.bound->Text(i));
       row.push_back(Num(std::round(v.tokens->reals[i])));
       if (v.tokens_per_chip != nullptr) {
-        row.push_back(Num(std::round(v.tokens_per_chip->reals[i])));
+        const double x = v.tokens_per_chip->reals[i];
+        row.push_back(Num(x >= 100 ? std::round(x) : x));  // four figures below 100
       }
       if (v.expected != nullptr) row.push_back(Seconds(v.expected->reals[i]));
       row.push_back(v.LargestShareCell(i));

@@ -777,10 +777,12 @@ Prepared PrepareAttention(const AttentionSpec& s, const Context& ctx) {
 }
 
 // Elementwise functions recognized by name (ElementwiseSpec::function, e.g. "mlp.act").
-enum class EwFn { kAdd, kMul, kScale, kSilu, kGelu, kSoftcap, kRope, kGeneric };
+enum class EwFn { kAdd, kMul, kScale, kSilu, kGelu, kSoftcap, kRope, kSiluMul, kGeneric };
 
 EwFn Classify(const std::string& function, int inputs) {
   if (inputs == 0) return EwFn::kGeneric;
+  // A merged gate-up's gated activation: silu of the first half times the second half.
+  if (function == "act_mul") return EwFn::kSiluMul;
   std::string f = function;
   for (char& ch : f) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   auto has = [&](const char* word) { return f.find(word) != std::string::npos; };
@@ -808,6 +810,8 @@ const char* NameOf(EwFn fn) {
       return "scale";
     case EwFn::kSilu:
       return "silu";
+    case EwFn::kSiluMul:
+      return "silu(gate) x up, both halves of one input";
     case EwFn::kGelu:
       return "gelu (tanh)";
     case EwFn::kSoftcap:
@@ -825,6 +829,7 @@ struct EwPlan {
   std::vector<const float*> in;
   float* out = nullptr;
   int64_t fmas = 0;  ///< generic: multiply-adds per element after combining the inputs
+  int64_t half = 0;  ///< kSiluMul: where the input's second half (up) starts
 };
 
 /// out[j] *= in[i][j] (or += when add) for the inputs from `first` on, over [b, e).
@@ -869,6 +874,7 @@ void ElementwiseRange(const EwPlan& p, int64_t begin, int64_t end) {
       return;
     }
     case EwFn::kSilu:
+    case EwFn::kSiluMul:
     case EwFn::kGelu:
     case EwFn::kSoftcap: {
       const float* x = p.in[0];
@@ -876,10 +882,14 @@ void ElementwiseRange(const EwPlan& p, int64_t begin, int64_t end) {
         const int64_t len = std::min(kTile, end - t0);
         const float* xt = x + t0;
         float* ot = out + t0;
-        if (p.fn == EwFn::kSilu) {  // x * sigmoid(x)
+        if (p.fn == EwFn::kSilu || p.fn == EwFn::kSiluMul) {  // x * sigmoid(x) [* up]
           for (int64_t j = 0; j < len; ++j) tmp[j] = -xt[j];
           ExpInPlace(tmp, len);
           for (int64_t j = 0; j < len; ++j) ot[j] = xt[j] / (1.0f + tmp[j]);
+          if (p.fn == EwFn::kSiluMul) {
+            const float* up = xt + p.half;
+            for (int64_t j = 0; j < len; ++j) ot[j] *= up[j];
+          }
         } else if (p.fn == EwFn::kGelu) {  // 0.5 x (1 + tanh(u)) = x * sigmoid(2u)
           for (int64_t j = 0; j < len; ++j) {
             const float v = xt[j];
@@ -948,6 +958,7 @@ Prepared PrepareElementwise(const ElementwiseSpec& s, const Context& ctx) {
   auto plan = std::make_shared<EwPlan>();
   plan->fn = fn;
   plan->fmas = fmas;
+  plan->half = static_cast<int64_t>(elements);
   for (size_t i = 0; i + 1 < operands.size(); ++i) plan->in.push_back(static_cast<float*>(ptrs[i]));
   plan->out = static_cast<float*>(ptrs.back());
   const auto n = static_cast<int64_t>(elements);
