@@ -215,11 +215,13 @@ Graph SmallGraph() {
   moe.k = 16;
   moe.bias = true;
   add("experts", moe);
-  auto ew = [&](const std::string& function, double elements, int inputs, double flops) {
+  auto ew = [&](const std::string& function, double elements, int inputs, double flops,
+                double input_per_output = 1) {
     ElementwiseSpec e;
     e.elements = elements;
     e.inputs = inputs;
     e.flops_per_element = flops;
+    e.input_per_output = input_per_output;
     e.function = function;
     add(function, e);
   };
@@ -233,16 +235,8 @@ Graph SmallGraph() {
   ew("embed_scale", 1000, 1, 1);
   ew("router_topk", 1000, 1, 5);
   ew("combine", 1000, 0, 2);
-  {
-    // A merged gate-up's gated activation: one input of both halves, 2000 elements in, 1000 out.
-    ElementwiseSpec e;
-    e.elements = 1000;
-    e.inputs = 1;
-    e.input_per_output = 2;
-    e.flops_per_element = 5;
-    e.function = "act_mul";
-    add("act_mul", e);
-  }
+  // A merged gate-up's gated activation: one input of both halves, 2000 elements in, 1000 out.
+  ew("act_mul", 1000, 1, 5, 2);
   NormSpec rms;
   rms.rows = 8;
   rms.cols = 70;
