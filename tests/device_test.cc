@@ -112,9 +112,13 @@ TEST(DeviceDatabase, UsableMemoryIsTheDriversTotalWhereSourced) {
   EXPECT_FALSE(h100.usable->source.empty());
   // rocm-smi's 'VRAM Total Memory (B): 206141652992' on an MI300X (ROCm/legacy-rocm-build #4750).
   EXPECT_DOUBLE_EQ(Dev("mi300x").device_memory().total_usable_bytes(), 206141652992.0);
-  // A device without a driver figure of its own (the H100 PCIe: none found with a source that
-  // names the part) is checked against its marketed 80 GB.
-  EXPECT_DOUBLE_EQ(Dev("h100-pcie").device_memory().total_usable_bytes(), 80e9);
+  // nvidia-smi's 81559 MiB beside 'NVIDIA H100 PCIe' (triton-inference-server/tensorrtllm_backend
+  // docs/llama.md): the same HBM2e stacks' total as the SXM part's.
+  EXPECT_DOUBLE_EQ(Dev("h100-pcie").device_memory().total_usable_bytes(), 81559.0 * 1048576);
+  // A device without a driver figure of its own (Gaudi 2: no hl-smi total with a source that
+  // names the part) is checked against its marketed 96 GB.
+  EXPECT_FALSE(Dev("gaudi2").device_memory().usable.has_value());
+  EXPECT_DOUBLE_EQ(Dev("gaudi2").device_memory().total_usable_bytes(), 96e9);
 }
 
 // Each bad device file must give one error naming the field.

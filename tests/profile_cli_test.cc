@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <map>
 #include <set>
@@ -166,18 +167,36 @@ TEST(ProfileCli, NcuTableSaysWhatIsMissingAndHowToCollectIt) {
   EXPECT_NE(o.out.find("note (#3): inst_executed_pipe_tensor"), std::string::npos) << o.out;
 }
 
-// The RTX 5090 details page (CC 12.0) has no database device: the per-kernel figures are still
-// reported, and the roofline part says why it is absent.
+// The RTX 5090 details page (CC 12.0, the database's one device of that compute capability) is
+// placed on the rtx-5090's roofline; the same page from a compute capability the database does
+// not hold (12.1, the DGX Spark's) still reports the per-kernel figures, and the roofline part
+// says why it is absent.
 TEST(ProfileCli, NcuWithoutAKnownDeviceStillReportsTheKernels) {
   const std::string path = Sample("ncu_details_rtx5090.csv");
   ROOFLINE_REQUIRE_SHARED_SAMPLE(path);
-  const Output o = RunCli({"profile", "ncu", path});
+  const Output known = RunCli({"profile", "ncu", path});
+  ASSERT_EQ(known.status, 0) << known.err;
+  EXPECT_NE(known.out.find("device: rtx-5090 (NVIDIA GeForce RTX 5090 32 GB): matched by compute "
+                           "capability 12.0"),
+            std::string::npos)
+      << known.out;
+  EXPECT_NE(known.out.find("on the roofline of rtx-5090"), std::string::npos);
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (size_t at = text.find("\"12.0\""); at != std::string::npos; at = text.find("\"12.0\"", at)) {
+    text.replace(at, 6, "\"12.1\"");
+  }
+  const std::filesystem::path spark = TempPath("spark.csv");
+  std::ofstream(spark) << text;
+  const Output o = RunCli({"profile", "ncu", spark.string()});
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_NE(o.out.find("device: none (cannot tell the device"), std::string::npos) << o.out;
   EXPECT_EQ(o.out.find("on the roofline of"), std::string::npos);
   // Asking for what needs a device is an error.
-  ExpectOneLineError(RunCli({"profile", "ncu", path, "--plot", TempPath("x.svg").string()}),
-                     "compute capability 12.0");
+  ExpectOneLineError(
+      RunCli({"profile", "ncu", spark.string(), "--plot", TempPath("x.svg").string()}),
+      "compute capability 12.1");
+  std::filesystem::remove(spark);
 }
 
 TEST(ProfileCli, NcuRawPageWithUnitsRowAveragesRepeatedLaunches) {

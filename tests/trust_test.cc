@@ -19,6 +19,7 @@
 #include "roofline/sweep.h"
 #include "roofline/sweep_table.h"
 #include "roofline/trust.h"
+#include "src/report/band_json.h"
 #include "tests/cli_runner.h"
 #include "tests/test_util.h"
 
@@ -146,6 +147,53 @@ TEST(Trust, AGroupWithoutRunsTakesTheNearestOne) {
   EXPECT_EQ(said.rfind("not validated for decode, runtime eager", 0), 0u) << said;
   EXPECT_NE(said.find("mixture of experts"), std::string::npos) << said;
   EXPECT_NE(said.find("nearest group"), std::string::npos) << said;
+}
+
+// With --engine the band's group is that engine's published runs (any version), in the step's
+// phase, layout, vendor, dense or MoE and weight quantization; with too few of them it falls back
+// to the groups of the runtime, saying which engine group it lacked.
+TEST(Trust, AnEngineBandIsThatEnginesRuns) {
+  const Published& p = Runs();
+  TrustKey vllm = Key(Runtime::kCudaGraph, Phase::kDecode, true, "NVIDIA");
+  vllm.engine = "vllm";
+  TrustKey sglang_one_chip = Key(Runtime::kCudaGraph, Phase::kDecode, false, "NVIDIA");
+  sglang_one_chip.engine = "sglang";
+  Result<std::vector<TrustBand>> bands =
+      TrustBands({vllm, sglang_one_chip}, p.runs, testing::Db(), p.registry, p.data);
+  ASSERT_TRUE(bands.ok()) << bands.status().ToString();
+  const TrustBand& v = (*bands)[0];
+  ASSERT_TRUE(v.own());
+  EXPECT_EQ(v.level, TrustLevel::kEngine);
+  ASSERT_GE(static_cast<int>(v.runs.size()), kTrustMinRows);
+  for (const TrustRun& r : v.runs) {
+    const PublishedRun* run = nullptr;
+    for (const PublishedRun& x : p.runs) run = x.id == r.id ? &x : run;
+    ASSERT_NE(run, nullptr);
+    const std::string& engine = run->scenario.expected.engine;
+    EXPECT_EQ(engine.substr(0, engine.find('@')), "vllm") << r.id;  // vllm@0.6.3 and the like
+    EXPECT_EQ(run->phase, Phase::kDecode) << r.id;
+    EXPECT_GT(run->scenario.workload.tp, 1) << r.id;
+    EXPECT_EQ(testing::Dev(run->scenario.hw).vendor, "NVIDIA") << r.id;
+  }
+  EXPECT_NE(DescribeBand(v, 0.01).find("(engine vllm, decode, several chips, NVIDIA, dense"),
+            std::string::npos)
+      << DescribeBand(v, 0.01);
+  // The published rows hold no dense one-chip SGLang decode: the runtime's group stands in.
+  const TrustBand& s = (*bands)[1];
+  EXPECT_FALSE(s.own());
+  EXPECT_EQ(s.level, TrustLevel::kOwn);
+  const std::string said = DescribeBand(s, 0.01);
+  EXPECT_EQ(said.rfind("not validated for engine sglang, decode, one chip", 0), 0u) << said;
+  // The JSON level counts the criteria dropped from the key's own group.
+  EXPECT_EQ(BandJson(v, 0.01)["level"], 0);
+  EXPECT_EQ(BandJson(s, 0.01)["level"], 1);
+  // From the command line: the engine names the group.
+  const testing::CliOutput text = testing::RunCli(
+      {"model", "llama-3-8b", "--phase", "decode", "--tp", "2", "--engine", "vllm@0.6.3"});
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("trust: on the published runs costed as this step is (engine vllm,"),
+            std::string::npos)
+      << text.out;
 }
 
 // `model` prints a band after each phase with an expected time and gives it in JSON beside

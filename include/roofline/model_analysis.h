@@ -20,6 +20,8 @@ namespace roofline {
 /// whether the step spans several chips (tensor or pipeline parallelism), the device's vendor and
 /// whether the model routes tokens to experts.
 struct TrustKey {
+  /// The serving engine's id ("vllm", "tensorrt-llm"; versions not told apart); empty: none named.
+  std::string engine;
   Runtime runtime = Runtime::kEager;
   bool modules = false;
   Phase phase = Phase::kDecode;
@@ -38,7 +40,10 @@ struct TrustKey {
 /// How much of a key a band's group matches: the criteria are dropped in this order until the
 /// group holds enough runs (kTrustMinRows).
 enum class TrustLevel {
+  kEngine,      ///< the engine, phase, parallelism, vendor, dense or MoE, weight quantization:
+                ///< the key's own where it names an engine (the engine sets runtime and modules)
   kOwn,         ///< runtime, modules, phase, parallelism, vendor, dense or MoE: the key's own
+                ///< where it names no engine
   kAnyVendor,   ///< ... any vendor, dense or MoE
   kAnyLayout,   ///< ... and one chip or several
   kAnyModules,  ///< runtime and phase only (modules and weight quantization dropped)
@@ -69,7 +74,9 @@ struct TrustBand {
   double Low(double e) const { return e / (1 + max_error); }
   double Central(double e) const { return e / (1 + median_error); }
   double High(double e) const { return e / (1 + min_error); }
-  bool own() const { return level == TrustLevel::kOwn; }
+  /// The key's own group: by engine where the key names one.
+  TrustLevel own_level() const { return key.engine.empty() ? TrustLevel::kOwn : TrustLevel::kEngine; }
+  bool own() const { return level == own_level(); }
   bool empty() const { return runs.empty(); }
 };
 

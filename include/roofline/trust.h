@@ -25,6 +25,10 @@ namespace roofline {
 TrustKey TrustKeyOf(const ExpectedOptions& options, Phase phase, const Workload& workload,
                     const Device& device, bool moe, double launch_overhead_s = 0,
                     bool calibrated_engine = false);
+/// The same for a step costed under `options`: their launch-overhead override, their engine
+/// (its id is a criterion of the key) and whether it was calibrated.
+TrustKey TrustKeyOf(const CostOptions& options, Phase phase, const Workload& workload,
+                    const Device& device, bool moe);
 /// Whether `options` hold an engine written by `roofline calibrate`.
 bool CalibratedEngine(const CostOptions& options);
 

@@ -10,7 +10,10 @@
 //   next product (vLLM's and SGLang's fused_add_rms_norm, TensorRT-LLM's RMSNorm, inductor's
 //   Triton reduction before an extern matmul), and a product read by one merged q-k-v projection
 //   does not fold it where three separate ones would not. Ops only fuse when they run the same
-//   number of times per step.
+//   number of times per step. A gated activation that reads both halves of a merged gate-up
+//   product (act_mul) stays a kernel of its own: the engines that merge the product run it as one
+//   (vLLM's and SGLang's silu_and_mul, TensorRT-LLM's gated activation kernel), neither an
+//   epilogue of the product nor a prologue of down_proj.
 #include <numeric>
 
 #include "roofline/graph.h"
@@ -20,6 +23,13 @@ namespace {
 
 bool IsAnchor(OpKind k) {
   return k == OpKind::kMatmul || k == OpKind::kConv2d || k == OpKind::kAttention;
+}
+
+/// An elementwise op that may join a product's kernel: not one reading more input elements than
+/// it writes (a merged gate-up's act_mul).
+bool Foldable(const Op& op) {
+  const auto* e = std::get_if<ElementwiseSpec>(&op.spec);
+  return e != nullptr && e->input_per_output == 1;
 }
 
 int Find(std::vector<int>& parent, int x) {
@@ -44,7 +54,7 @@ std::vector<Kernel> Fuse(const Graph& graph, FusionMode mode) {
   if (mode == FusionMode::kFused) {
     // Epilogues, in graph order so chains (act -> mul) follow their producer.
     for (int i = 0; i < n; ++i) {
-      if (ops[i].kind() != OpKind::kElementwise) continue;
+      if (!Foldable(ops[i])) continue;
       const std::vector<Operand> operands = OperandsOf(ops[i].spec);
       for (size_t o = 0; o < operands.size(); ++o) {
         if (operands[o].is_output) continue;
@@ -64,7 +74,7 @@ std::vector<Kernel> Fuse(const Graph& graph, FusionMode mode) {
     }
     // Prologues: an elementwise op whose output feeds exactly one matmul/conv.
     for (int i = 0; i < n; ++i) {
-      if (ops[i].kind() != OpKind::kElementwise) continue;
+      if (!Foldable(ops[i])) continue;
       if (Find(group, i) != i || has_anchor[i]) continue;
       const int out = graph.OutputOf(i);
       const Tensor& t = tensors[out];

@@ -29,20 +29,27 @@ double Stacks(const TrustBand& band) {
 std::string DescribeTrustGroup(const TrustKey& key, TrustLevel level) {
   const int l = static_cast<int>(level);
   std::vector<std::string> parts;
-  if (l <= static_cast<int>(TrustLevel::kPhase)) parts.emplace_back(NameOf(key.phase));
-  if (l <= static_cast<int>(TrustLevel::kAnyModules)) {
-    parts.push_back("runtime " + std::string(NameOf(key.runtime)));
-  }
-  if (l <= static_cast<int>(TrustLevel::kAnyLayout)) {
-    parts.emplace_back(key.modules ? "framework modules counted" : "modules not counted");
-    parts.emplace_back(key.quantized ? "weight-only quantized" : "unquantized weights");
-  }
-  if (l <= static_cast<int>(TrustLevel::kAnyVendor)) {
-    parts.emplace_back(key.parallel ? "several chips" : "one chip");
-  }
-  if (l <= static_cast<int>(TrustLevel::kOwn)) {
-    parts.push_back(key.vendor);
-    parts.emplace_back(key.moe ? "mixture of experts" : "dense");
+  if (level == TrustLevel::kEngine) {
+    parts = {"engine " + key.engine, std::string(NameOf(key.phase)),
+             key.parallel ? "several chips" : "one chip", key.vendor,
+             key.moe ? "mixture of experts" : "dense",
+             key.quantized ? "weight-only quantized" : "unquantized weights"};
+  } else {
+    if (l <= static_cast<int>(TrustLevel::kPhase)) parts.emplace_back(NameOf(key.phase));
+    if (l <= static_cast<int>(TrustLevel::kAnyModules)) {
+      parts.push_back("runtime " + std::string(NameOf(key.runtime)));
+    }
+    if (l <= static_cast<int>(TrustLevel::kAnyLayout)) {
+      parts.emplace_back(key.modules ? "framework modules counted" : "modules not counted");
+      parts.emplace_back(key.quantized ? "weight-only quantized" : "unquantized weights");
+    }
+    if (l <= static_cast<int>(TrustLevel::kAnyVendor)) {
+      parts.emplace_back(key.parallel ? "several chips" : "one chip");
+    }
+    if (l <= static_cast<int>(TrustLevel::kOwn)) {
+      parts.push_back(key.vendor);
+      parts.emplace_back(key.moe ? "mixture of experts" : "dense");
+    }
   }
   if (parts.empty()) return "every run";
   std::string out;
@@ -81,7 +88,7 @@ std::string DescribeBand(const TrustBand& band, double expected_s) {
     out = fmt::format(
         "not validated for {} (fewer than {} published runs); on the nearest group with them "
         "({}) {}",
-        DescribeTrustGroup(band.key, TrustLevel::kOwn), kTrustMinRows, group, figures);
+        DescribeTrustGroup(band.key, band.own_level()), kTrustMinRows, group, figures);
   }
   if (overridden) {
     out += fmt::format(
@@ -107,8 +114,9 @@ nlohmann::json BandJson(const TrustBand& band, double expected_s) {
   j["group"] = DescribeTrustGroup(band.key, band.level);
   const bool overridden = !band.key.overridden.empty();
   j["validated"] = band.own() && !band.empty() && !overridden;
-  j["own_group"] = DescribeTrustGroup(band.key, TrustLevel::kOwn);
-  j["level"] = static_cast<int>(band.level);  // 0: the step's own group; higher: criteria dropped
+  j["own_group"] = DescribeTrustGroup(band.key, band.own_level());
+  // 0: the step's own group; higher: criteria dropped.
+  j["level"] = static_cast<int>(band.level) - static_cast<int>(band.own_level());
   if (overridden) j["overridden"] = band.key.overridden;
   j["rows"] = band.runs.size();
   std::vector<std::string> ids;

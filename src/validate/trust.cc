@@ -15,6 +15,10 @@ namespace {
 
 /// Whether a run of key `run` belongs to the group of `key` at `level`.
 bool InGroup(const TrustKey& run, const TrustKey& key, TrustLevel level) {
+  if (level == TrustLevel::kEngine) {
+    return run.engine == key.engine && run.phase == key.phase && run.parallel == key.parallel &&
+           run.vendor == key.vendor && run.moe == key.moe && run.quantized == key.quantized;
+  }
   const int l = static_cast<int>(level);
   if (l <= static_cast<int>(TrustLevel::kPhase) && run.phase != key.phase) return false;
   if (l <= static_cast<int>(TrustLevel::kAnyModules) && run.runtime != key.runtime) return false;
@@ -29,9 +33,14 @@ bool InGroup(const TrustKey& run, const TrustKey& key, TrustLevel level) {
   return true;
 }
 
-constexpr std::array<TrustLevel, 6> kLevels = {TrustLevel::kOwn,        TrustLevel::kAnyVendor,
-                                               TrustLevel::kAnyLayout,  TrustLevel::kAnyModules,
-                                               TrustLevel::kPhase,      TrustLevel::kAll};
+constexpr std::array<TrustLevel, 7> kLevels = {
+    TrustLevel::kEngine,     TrustLevel::kOwn,   TrustLevel::kAnyVendor, TrustLevel::kAnyLayout,
+    TrustLevel::kAnyModules, TrustLevel::kPhase, TrustLevel::kAll};
+
+/// The engine id of an --engine text ("vllm@0.6.3" -> "vllm"); empty for none.
+std::string EngineIdOf(std::string_view choice) {
+  return std::string(choice.substr(0, choice.find('@')));
+}
 
 }  // namespace
 
@@ -66,6 +75,14 @@ TrustKey TrustKeyOf(const ExpectedOptions& options, Phase phase, const Workload&
   return k;
 }
 
+TrustKey TrustKeyOf(const CostOptions& options, Phase phase, const Workload& workload,
+                    const Device& device, bool moe) {
+  TrustKey k = TrustKeyOf(options.expected, phase, workload, device, moe,
+                          options.launch_overhead_s, CalibratedEngine(options));
+  if (const Engine* e = EngineOf(options.step_terms); e != nullptr) k.engine = e->id;
+  return k;
+}
+
 Result<std::vector<TrustBand>> TrustBands(const std::vector<TrustKey>& keys,
                                           const std::vector<PublishedRun>& runs,
                                           const DeviceDatabase& db, const ModelRegistry& registry,
@@ -81,6 +98,7 @@ Result<std::vector<TrustBand>> TrustBands(const std::vector<TrustKey>& keys,
     if (!config.ok()) return Status::Invalid(runs[i].where + ".model", config.status().what());
     usable[i] = CostModel::ExpectsTimesOn(**device);
     run_keys[i] = TrustKeyOf(sc.expected, runs[i].phase, sc.workload, **device, config->experts > 0);
+    run_keys[i].engine = EngineIdOf(sc.expected.engine);
   }
   // The group of each key, then every run any group needs, costed once.
   std::vector<TrustBand> bands(keys.size());
@@ -88,6 +106,7 @@ Result<std::vector<TrustBand>> TrustBands(const std::vector<TrustKey>& keys,
   for (size_t b = 0; b < keys.size(); ++b) {
     bands[b].key = keys[b];
     for (TrustLevel level : kLevels) {
+      if (level == TrustLevel::kEngine && keys[b].engine.empty()) continue;
       int rows = 0;
       for (size_t i = 0; i < runs.size(); ++i) {
         rows += usable[i] && InGroup(run_keys[i], keys[b], level) ? 1 : 0;
@@ -152,8 +171,7 @@ Status AttachBands(ModelAnalysis& analysis, const Device& device, const CostOpti
     Workload w = analysis.workload;
     if (!w.dtype.has_value()) w.dtype = analysis.act;
     if (!w.weight_dtype.has_value()) w.weight_dtype = analysis.weight;
-    keys.push_back(TrustKeyOf(options.expected, p.phase, w, device, analysis.config.experts > 0,
-                              options.launch_overhead_s, CalibratedEngine(options)));
+    keys.push_back(TrustKeyOf(options, p.phase, w, device, analysis.config.experts > 0));
     phases.push_back(&p);
   }
   if (keys.empty()) return Status::Ok();
@@ -182,9 +200,8 @@ Status AttachBands(SweepResult& sweep, const TransformerConfig& config, const Wo
       layout.tp = parallel == 1 ? 2 : 1;  // one chip or several: what the key tells apart
       layout.pp = 1;
       if (!layout.dtype.has_value()) layout.dtype = config.torch_dtype;
-      keys.push_back(TrustKeyOf(options.expected, ph == 0 ? Phase::kPrefill : Phase::kDecode,
-                                layout, device, config.experts > 0, options.launch_overhead_s,
-                                CalibratedEngine(options)));
+      keys.push_back(TrustKeyOf(options, ph == 0 ? Phase::kPrefill : Phase::kDecode, layout,
+                                device, config.experts > 0));
       where.emplace_back(ph, parallel);
     }
   }
@@ -209,9 +226,7 @@ Status AttachBands(Plan& plan, const TransformerConfig& config, const Device& de
     w.dtype = v.act;
     w.weight_dtype = v.weight;
     for (Phase phase : {Phase::kPrefill, Phase::kDecode}) {
-      keys.push_back(TrustKeyOf(plan.request.cost.expected, phase, w, device, config.experts > 0,
-                                plan.request.cost.launch_overhead_s,
-                                CalibratedEngine(plan.request.cost)));
+      keys.push_back(TrustKeyOf(plan.request.cost, phase, w, device, config.experts > 0));
       slots.push_back(phase == Phase::kPrefill ? &v.prefill_band : &v.decode_band);
     }
   }

@@ -322,17 +322,19 @@ Status PrepareElementwise(const ElementwiseSpec& s, Ctx& c, Prepared& p) {
     p.skipped = fmt::format("{} inputs (the kernel takes at most {})", s.inputs, k::kMaxEwInputs);
     return Status::Ok();
   }
-  if (s.input_per_output != 1) {
-    // A merged gate-up's gated activation reads both halves of its input: no CUDA kernel of
-    // that shape yet (the CPU runner has one); timing another would not be this op.
-    p.skipped = "a gated activation reading both halves of one input (act_mul): no CUDA kernel";
+  // A merged gate-up's gated activation (act_mul) reads both halves of its one input; any other
+  // op reading more than its output's elements has no kernel of that shape here.
+  const bool silu_mul = s.input_per_output == 2 && s.inputs == 1 && s.function == "act_mul";
+  if (s.input_per_output != 1 && !silu_mul) {
+    p.skipped = fmt::format("reads {} input elements per output element: no CUDA kernel",
+                            s.input_per_output);
     return Status::Ok();
   }
   Status st = CheckBudget(operands, elem, p, c);
   if (!st.ok() || !p.skipped.empty()) return st;
   Result<std::vector<void*>> ptrs = Allocate(operands, elem, 0, p, c);
   if (!ptrs.ok()) return ptrs.status();
-  const k::EwFn fn = Classify(s.function, s.inputs);
+  const k::EwFn fn = silu_mul ? k::EwFn::kSiluMul : Classify(s.function, s.inputs);
   k::EwArgs args;
   args.inputs = static_cast<int>(operands.size()) - 1;
   for (int i = 0; i < args.inputs; ++i) args.in[i] = (*ptrs)[static_cast<size_t>(i)];
@@ -345,8 +347,8 @@ Status PrepareElementwise(const ElementwiseSpec& s, Ctx& c, Prepared& p) {
     return Status::Ok();
   }
   static const char* kNames[] = {
-      "add",    "mul", "scale", "silu", "gelu (tanh)", "softcap (tanh)", "rope (pair rotation)",
-      "generic"};
+      "add",         "mul",   "scale", "silu", "gelu (tanh)", "softcap (tanh)", "rope (pair rotation)",
+      "silu(gate) x up, both halves of one input", "generic"};
   p.implementation = fmt::format("elementwise kernel ({}){}", kNames[static_cast<int>(fn)], note);
   cudaStream_t stream = c.timer.stream();
   p.run = [=] { return k::Elementwise(fn, elem, args, stream); };
