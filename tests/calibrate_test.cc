@@ -21,7 +21,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace calibrate_test {
 
 std::string Fixture(const std::string& name) {
   return std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/calibrate/" + name;
@@ -294,5 +294,5 @@ TEST(Calibrate, CheckRunsArePredictedNotFitted) {
   EXPECT_EQ(j.at("base_engine"), "vllm@0.4.2");  // the runs' own engine
 }
 
-}  // namespace
+}  // namespace calibrate_test
 }  // namespace roofline

@@ -16,7 +16,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace cli_test {
 
 using Output = testing::CliOutput;
 using testing::RunCli;
@@ -818,5 +818,5 @@ TEST(Cli, MainJobTakesTheWorkloadOptions) {
   EXPECT_EQ(why.err.find("did you mean '--hw'"), std::string::npos) << why.err;
 }
 
-}  // namespace
+}  // namespace cli_test
 }  // namespace roofline

@@ -9,7 +9,7 @@
 #include "roofline/cuda_measure.h"
 
 namespace roofline {
-namespace {
+namespace cuda_kernels_test {
 
 TEST(CudaKernels, MatchAFloat64ReferenceOnRandomInputs) {
   if (!CudaBackendCompiled()) GTEST_SKIP() << CudaBackendMissingReason();
@@ -31,5 +31,5 @@ TEST(CudaKernels, MatchAFloat64ReferenceOnRandomInputs) {
   }
 }
 
-}  // namespace
+}  // namespace cuda_kernels_test
 }  // namespace roofline

@@ -15,7 +15,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace cuda_measure_test {
 
 using roofline::testing::Dev;
 
@@ -418,5 +418,5 @@ TEST(NcuCommand, NonNvidiaDevicesAreRefused) {
   EXPECT_EQ(missing.status, 2);
 }
 
-}  // namespace
+}  // namespace cuda_measure_test
 }  // namespace roofline

@@ -11,7 +11,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace device_test {
 
 using testing::Db;
 using testing::Dev;
@@ -242,5 +242,5 @@ TEST(DeviceFile, ResolveTakesAPathOrAnId) {
   EXPECT_EQ(from_id->id, "h200");
 }
 
-}  // namespace
+}  // namespace device_test
 }  // namespace roofline

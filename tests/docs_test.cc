@@ -12,7 +12,7 @@
 #include "tests/cli_runner.h"
 
 namespace roofline {
-namespace {
+namespace docs_test {
 
 std::string ReadDoc(const std::string& relative) {
   std::ifstream in(std::filesystem::path(ROOFLINE_SOURCE_DIR) / relative, std::ios::binary);
@@ -98,5 +98,5 @@ TEST(Docs, EveryExampleBlockPrintsWhatItShows) {
   EXPECT_GE(checked, 10);
 }
 
-}  // namespace
+}  // namespace docs_test
 }  // namespace roofline

@@ -23,7 +23,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace engine_test {
 
 TEST(Engines, EveryHostFigureHasAStepLevelSource) {
   Result<std::vector<Engine>> all = ListEngines();
@@ -295,5 +295,5 @@ TEST(Engines, ListAndShowNameEveryFigureAndItsSource) {
   EXPECT_NE(bad.err.find("NAME: unknown engine"), std::string::npos) << bad.err;
 }
 
-}  // namespace
+}  // namespace engine_test
 }  // namespace roofline

@@ -19,7 +19,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace expected_test {
 
 using testing::Analyze;
 using testing::Dev;
@@ -1689,11 +1689,11 @@ TEST(Achievable, Fp16AccumulateFiguresNameAComputeCeilingAndStayUnderIt) {
       << unknown.status().ToString();
 }
 
-}  // namespace
+}  // namespace expected_test
 }  // namespace roofline
 
 namespace roofline {
-namespace {
+namespace expected_test {
 
 // The kernel terms (src/cost/kernel_terms/) write their --explain lines only when one is asked
 // for: the explained path must compute exactly what a sweep's fast path does, under every term
@@ -1805,5 +1805,5 @@ TEST(KernelTerms, TheExplainedPathComputesWhatTheFastPathDoes) {
   for (size_t t = 0; t < seen.size(); ++t) EXPECT_TRUE(seen[t]) << "effect " << t;
 }
 
-}  // namespace
+}  // namespace expected_test
 }  // namespace roofline

@@ -8,7 +8,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace flip_test {
 
 TEST(FindFlipUp, FindsTheExactStep) {
   for (int64_t step : {2, 3, 17, 1000, 123456789}) {
@@ -61,5 +61,5 @@ TEST(FindFlipUp, ElementwiseNeverFlips) {
   EXPECT_NEAR(f->limit_intensity, 1.0 / 6, 1e-9);
 }
 
-}  // namespace
+}  // namespace flip_test
 }  // namespace roofline

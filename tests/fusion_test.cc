@@ -6,7 +6,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace fusion_test {
 
 // x -> rmsnorm -> matmul(up) -> silu -> mul(.., gate) ; a tiny MLP-like chain.
 struct Chain {
@@ -106,5 +106,5 @@ TEST(Graph, RejectsMismatchedOperands) {
   EXPECT_NE(bad.status().what().find("expects"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace fusion_test
 }  // namespace roofline

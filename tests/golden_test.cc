@@ -14,7 +14,7 @@
 #include "tests/cli_runner.h"
 
 namespace roofline {
-namespace {
+namespace golden_test {
 
 struct GoldenCase {
   std::string file;
@@ -99,5 +99,5 @@ INSTANTIATE_TEST_SUITE_P(Commands, Golden, ::testing::ValuesIn(LoadCases()),
                            return name;
                          });
 
-}  // namespace
+}  // namespace golden_test
 }  // namespace roofline

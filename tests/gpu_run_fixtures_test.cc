@@ -26,7 +26,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace gpu_run_fixtures_test {
 
 using testing::RunCli;
 
@@ -572,5 +572,5 @@ TEST(GpuRunFixtures, NcuDecodeStepReadsAndFoldsSplitKReductions) {
   }
 }
 
-}  // namespace
+}  // namespace gpu_run_fixtures_test
 }  // namespace roofline

@@ -16,7 +16,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace graph_presets_test {
 
 using testing::CliOutput;
 using testing::RunCli;
@@ -329,5 +329,5 @@ TEST(GraphPresets, AFileOfThePresetsNameWins) {
   EXPECT_EQ(nlohmann::json::parse(preset.out)["network"]["name"], "ResNet-50");
 }
 
-}  // namespace
+}  // namespace graph_presets_test
 }  // namespace roofline

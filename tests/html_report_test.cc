@@ -16,7 +16,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace html_report_test {
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path);
@@ -126,5 +126,5 @@ TEST(HtmlReport, SweepReportHasHoverAreasAndThePointsTable) {
   EXPECT_NE(html.find("Crossovers (exact values"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace html_report_test
 }  // namespace roofline

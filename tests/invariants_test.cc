@@ -12,7 +12,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace invariants_test {
 
 using testing::Analyze;
 using testing::Db;
@@ -352,5 +352,5 @@ TEST(Invariants, TheBoundIsNeverAboveTheExpectedTime) {
   EXPECT_EQ(weight_kernel_regimes["vllm-fused-moe-bf16"], (std::set<int>{0}));
 }
 
-}  // namespace
+}  // namespace invariants_test
 }  // namespace roofline

@@ -17,7 +17,7 @@
 #include "src/measure/cpu/attention_kernel.h"
 
 namespace roofline {
-namespace {
+namespace kernel_runner_test {
 
 std::vector<float> RandomValues(size_t n, uint32_t seed) {
   std::mt19937 gen(seed);
@@ -473,5 +473,5 @@ TEST(KernelRunnerTest, RejectsBadOptions) {
   EXPECT_TRUE(empty->empty());
 }
 
-}  // namespace
+}  // namespace kernel_runner_test
 }  // namespace roofline

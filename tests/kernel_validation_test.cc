@@ -23,7 +23,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace kernel_validation_test {
 
 using nlohmann::json;
 using testing::Analyze;
@@ -514,5 +514,5 @@ TEST(KernelValidation, ManyWaveAttentionIsTheCapTheDataFileStates) {
   EXPECT_EQ(prefill, 2);
 }
 
-}  // namespace
+}  // namespace kernel_validation_test
 }  // namespace roofline

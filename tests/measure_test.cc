@@ -12,7 +12,7 @@
 #include "roofline/device.h"
 
 namespace roofline {
-namespace {
+namespace measure_test {
 
 int Threads() { return std::max(1, DetectCpu().logical_cpus); }
 
@@ -253,5 +253,5 @@ TEST(MeasureCpu, RejectsNegativeThreads) {
   EXPECT_FALSE(MeasureCpu(options).ok());
 }
 
-}  // namespace
+}  // namespace measure_test
 }  // namespace roofline

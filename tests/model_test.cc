@@ -11,7 +11,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace model_test {
 
 using testing::Db;
 using testing::Dev;
@@ -507,5 +507,5 @@ TEST(GraphAnalysis, SumsAccountForEveryKernelAndRecostingEqualsAFreshAnalysis) {
   }
 }
 
-}  // namespace
+}  // namespace model_test
 }  // namespace roofline

@@ -13,7 +13,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace network_analysis_test {
 
 std::string Fixture(const std::string& name) {
   return std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/graphs/" + name;
@@ -518,5 +518,5 @@ TEST(NetworkSweep, AxisSyntax) {
   EXPECT_EQ(bad.status().where(), "--vary height=8:2");
 }
 
-}  // namespace
+}  // namespace network_analysis_test
 }  // namespace roofline

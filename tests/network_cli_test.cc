@@ -12,7 +12,7 @@
 #include "tools/roofline/commands.h"
 
 namespace roofline {
-namespace {
+namespace network_cli_test {
 
 struct Output {
   int status;
@@ -301,11 +301,11 @@ TEST(NetworkCli, SweepAnOnnxModelReloadsItPerValue) {
   EXPECT_NE(bad.err.find("no symbolic input dimension 'height'"), std::string::npos) << bad.err;
 }
 
-}  // namespace
+}  // namespace network_cli_test
 }  // namespace roofline
 
 namespace roofline {
-namespace {
+namespace network_cli_test {
 
 // Review finding: a graph whose symbolic dimension is named like a column of the sweep's table
 // ("time_s") crashed the text view. The dimension's column is then `dim_time_s`.
@@ -330,5 +330,5 @@ TEST(NetworkCli, ADimensionNamedLikeAColumnIsSweptUnderAnotherId) {
   EXPECT_NE(table.out.find("\n     4  "), std::string::npos) << table.out;
 }
 
-}  // namespace
+}  // namespace network_cli_test
 }  // namespace roofline

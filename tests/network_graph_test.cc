@@ -4,7 +4,7 @@
 #include "roofline/network.h"
 
 namespace roofline {
-namespace {
+namespace network_graph_test {
 
 std::string Fixture(const std::string& name) {
   return std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/graphs/" + name;
@@ -308,5 +308,5 @@ TEST(NetworkGraph, FieldErrors) {
   EXPECT_EQ(not_graph.status().where(), "c.json: format");
 }
 
-}  // namespace
+}  // namespace network_graph_test
 }  // namespace roofline

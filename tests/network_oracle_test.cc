@@ -14,7 +14,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace network_oracle_test {
 
 using testing::Dev;
 
@@ -74,5 +74,5 @@ TEST(NetworkOracle, SmallUnetMatchesTheFlopCounter) {
   EXPECT_GT(a.totals.flops, a.matrix_flops);  // norms, activations and softmax on top
 }
 
-}  // namespace
+}  // namespace network_oracle_test
 }  // namespace roofline

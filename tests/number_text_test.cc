@@ -13,7 +13,7 @@
 #include <random>
 
 namespace roofline {
-namespace {
+namespace number_text_test {
 
 // Counts are whole numbers and print whole: "1695983 launches" (an nsys summary of 1.7 M
 // launches), not "1.696e+06 launches"; one of a thing is singular.
@@ -56,5 +56,5 @@ TEST(NumberText, AppendG17WritesTheBytesOfFmt) {
   EXPECT_GT(checked, 600000);
 }
 
-}  // namespace
+}  // namespace number_text_test
 }  // namespace roofline

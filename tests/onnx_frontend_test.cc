@@ -13,7 +13,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace onnx_frontend_test {
 
 const std::string kDir = std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/onnx/";
 
@@ -583,5 +583,5 @@ TEST(OnnxFrontend, RetypingKeepsIntegerTensors) {
   }
 }
 
-}  // namespace
+}  // namespace onnx_frontend_test
 }  // namespace roofline

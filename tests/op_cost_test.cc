@@ -5,7 +5,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace op_cost_test {
 
 using testing::Analyze;
 using testing::Dev;
@@ -277,5 +277,5 @@ TEST(Validate, RejectsAbsurdShapes) {
   EXPECT_EQ(Validate(OpSpec(c)).where(), "groups");
 }
 
-}  // namespace
+}  // namespace op_cost_test
 }  // namespace roofline

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 namespace roofline {
-namespace {
+namespace op_fields_test {
 
 using Given = std::map<std::string, std::string, std::less<>>;
 
@@ -150,5 +150,5 @@ TEST(OpFields, ErrorsNameTheFlag) {
   }
 }
 
-}  // namespace
+}  // namespace op_fields_test
 }  // namespace roofline

@@ -13,7 +13,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace oracle_test {
 
 using nlohmann::json;
 
@@ -115,5 +115,5 @@ TEST(Oracle, MatmulAndAttentionFlopsEqualPyTorch) {
   EXPECT_GE(compared, 13 * 3);
 }
 
-}  // namespace
+}  // namespace oracle_test
 }  // namespace roofline

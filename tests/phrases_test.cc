@@ -14,7 +14,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace phrases_test {
 
 // Node names as a diffusion UNet's ONNX export writes them: the same tail under many blocks.
 TEST(AbbreviatePaths, ShortensToUniqueTails) {
@@ -111,5 +111,5 @@ TEST(ClassSummaryLine, SharesAddUpToTheStep) {
             std::string::npos);
 }
 
-}  // namespace
+}  // namespace phrases_test
 }  // namespace roofline

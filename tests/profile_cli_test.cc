@@ -19,7 +19,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace profile_cli_test {
 
 using Output = testing::CliOutput;
 using testing::RunCli;
@@ -386,5 +386,5 @@ TEST(ProfileCli, TorchAlexnetSampleGivesTimeByClass) {
   EXPECT_EQ(text.out.find(" Device) "), std::string::npos) << text.out;
 }
 
-}  // namespace
+}  // namespace profile_cli_test
 }  // namespace roofline

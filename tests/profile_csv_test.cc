@@ -8,7 +8,7 @@
 #include "src/profile/csv.h"
 
 namespace roofline {
-namespace {
+namespace profile_csv_test {
 
 /// Every record of `text`; `error` gets the reader's error, if any.
 std::vector<CsvRecord> ReadAll(std::string_view text, std::string* error) {
@@ -109,5 +109,5 @@ TEST(CsvNoise, ProfilerMessagesAreNoise) {
   EXPECT_FALSE(IsProfilerNoiseLine("="));
 }
 
-}  // namespace
+}  // namespace profile_csv_test
 }  // namespace roofline

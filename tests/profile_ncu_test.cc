@@ -12,7 +12,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace profile_ncu_test {
 
 const std::string kFixtures = std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/profiles/";
 
@@ -489,11 +489,11 @@ TEST(NcuConformance, Rtx5090DetailsSample) {
   EXPECT_DOUBLE_EQ(*f.tensor_flops, 0);  // sm__ops_path_tensor_src_bf16_dst_fp32.sum = 0
 }
 
-}  // namespace
+}  // namespace profile_ncu_test
 }  // namespace roofline
 
 namespace roofline {
-namespace {
+namespace profile_ncu_test {
 
 // Found by fuzzing (scripts/fuzz.sh ncu_long, a long run): a tensor-path metric with no dtype
 // between "src_" and its sparsity suffix ("sm__ops_path_tensor_src_sparsity_on.sum") threw
@@ -511,11 +511,11 @@ TEST(NcuFigures, ATensorPathWithoutADtypeIsSkipped) {
   EXPECT_EQ(f.tensor_dtype, "fp16");
 }
 
-}  // namespace
+}  // namespace profile_ncu_test
 }  // namespace roofline
 
 namespace roofline {
-namespace {
+namespace profile_ncu_test {
 
 // The command `roofline ncu-command` prints, built by the profile library.
 TEST(NcuCommand, CollectsTheArchitecturesMetricsIntoTheLogFile) {
@@ -558,5 +558,5 @@ TEST(NcuCommand, ShellQuoteLeavesSafeWordsAndQuotesTheRest) {
   EXPECT_EQ(ShellQuote(""), "''");
 }
 
-}  // namespace
+}  // namespace profile_ncu_test
 }  // namespace roofline

@@ -18,7 +18,7 @@
 #include "tests/shared_samples.h"
 
 namespace roofline {
-namespace {
+namespace profile_test {
 
 const std::string kFixtures = std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/profiles/";
 
@@ -637,5 +637,5 @@ TEST(ProfileSamples, NsysKernSumFromARealRun) {
   EXPECT_EQ(classified, 113) << "every kernel name of the real run falls in a class";
 }
 
-}  // namespace
+}  // namespace profile_test
 }  // namespace roofline

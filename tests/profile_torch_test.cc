@@ -13,7 +13,7 @@
 #include "tests/shared_samples.h"
 
 namespace roofline {
-namespace {
+namespace profile_torch_test {
 
 std::string Fixture(const std::string& name) {
   return std::string(ROOFLINE_SOURCE_DIR) + "/tests/fixtures/profiles/" + name;
@@ -581,5 +581,5 @@ TEST(TorchConformance, AlexnetA100Trace) {
   EXPECT_EQ(per_op["aten::copy_"], 16);
 }
 
-}  // namespace
+}  // namespace profile_torch_test
 }  // namespace roofline

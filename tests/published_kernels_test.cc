@@ -20,7 +20,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace published_kernels_test {
 
 using testing::Analyze;
 using testing::Dev;
@@ -384,5 +384,5 @@ TEST(PublishedKernels, TheEfficiencyFileChecksItsKernels) {
   }
 }
 
-}  // namespace
+}  // namespace published_kernels_test
 }  // namespace roofline

@@ -8,7 +8,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace reference_numbers_test {
 
 using testing::Analyze;
 using testing::Db;
@@ -157,5 +157,5 @@ TEST(ModalGlossary, FiveHundredBillionParametersOnOnePetaflop) {
   }
 }
 
-}  // namespace
+}  // namespace reference_numbers_test
 }  // namespace roofline

@@ -11,7 +11,7 @@
 #include <random>
 
 namespace roofline {
-namespace {
+namespace round_whole_test {
 
 bool SameBits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
@@ -41,5 +41,5 @@ TEST(RoundWhole, GivesTheBitsOfCeilAndFloor) {
   }
 }
 
-}  // namespace
+}  // namespace round_whole_test
 }  // namespace roofline

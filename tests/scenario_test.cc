@@ -12,7 +12,7 @@
 #include "tests/cli_runner.h"
 
 namespace roofline {
-namespace {
+namespace scenario_test {
 
 using testing::RunCli;
 
@@ -265,5 +265,5 @@ TEST(ScenarioPublished, InFileSpellsFlagsAsKeys) {
   EXPECT_EQ(st.what(), "with dtype fp8 use kv_dtype fp8, not --bogus or x--dtype");
 }
 
-}  // namespace
+}  // namespace scenario_test
 }  // namespace roofline

@@ -19,7 +19,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace sram_accelerators_test {
 
 using testing::Dev;
 using testing::CliOutput;
@@ -451,5 +451,5 @@ TEST(SramDevicesCli, FlagsForExpectedTimesAreRefusedWhereThereAreNone) {
   EXPECT_NE(ex.out.find("memoryx holds only weights"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace sram_accelerators_test
 }  // namespace roofline

@@ -7,7 +7,7 @@
 #include "roofline/units.h"
 
 namespace roofline {
-namespace {
+namespace status_test {
 
 TEST(Status, OkAndErrorsFormatWhereAndWhat) {
   EXPECT_TRUE(Status::Ok().ok());
@@ -59,5 +59,5 @@ TEST(Units, DecimalPrefixes) {
   EXPECT_EQ(Num(1024), "1024");
 }
 
-}  // namespace
+}  // namespace status_test
 }  // namespace roofline

@@ -10,7 +10,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace step_term_test {
 
 TEST(StepTerms, HostOverlapTakesTheLongerOfHostAndGpu) {
   const HostOverlap overlap;
@@ -62,5 +62,5 @@ TEST(StepTerms, ATermPluggedIntoTheCostModelMovesTheStep) {
   EXPECT_GE(b->totals.expected_s, b->totals.time_s);
 }
 
-}  // namespace
+}  // namespace step_term_test
 }  // namespace roofline

@@ -24,7 +24,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace sweep_test {
 
 using testing::Dev;
 
@@ -414,11 +414,11 @@ TEST(SweepTable, ThroughputPerChipUnderTensorParallelism) {
   EXPECT_EQ(SweepTable(one, SweepColumns::kAll).Find("tokens_per_s_per_chip"), nullptr);
 }
 
-}  // namespace
+}  // namespace sweep_test
 }  // namespace roofline
 
 namespace roofline {
-namespace {
+namespace sweep_test {
 
 using testing::Dev;
 
@@ -543,11 +543,11 @@ TEST(Plan, ChoosesTheSmallestTensorParallelismThatFits) {
   EXPECT_TRUE(moe);
 }
 
-}  // namespace
+}  // namespace sweep_test
 }  // namespace roofline
 
 namespace roofline {
-namespace {
+namespace sweep_test {
 
 /// Every figure of a phase point, compared exactly.
 void ExpectSamePhases(const std::vector<PhasePoint>& a, const std::vector<PhasePoint>& b,
@@ -1012,5 +1012,5 @@ TEST(SweepSpec, SuffixesAndContextsPastTheModelsPositions) {
   EXPECT_TRUE(within->notes.empty());
 }
 
-}  // namespace
+}  // namespace sweep_test
 }  // namespace roofline

@@ -15,7 +15,7 @@
 #include "tests/cli_runner.h"
 
 namespace roofline {
-namespace {
+namespace table_test {
 
 Table Sample(size_t rows) {
   Table t;
@@ -202,5 +202,5 @@ TEST(SweepTable, VerdictCodesNameTheDevicesResources) {
   }
 }
 
-}  // namespace
+}  // namespace table_test
 }  // namespace roofline

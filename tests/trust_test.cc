@@ -24,7 +24,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace trust_test {
 
 struct Published {
   std::vector<PublishedRun> runs;
@@ -326,5 +326,5 @@ TEST(Trust, PlanTableCarriesTheRange) {
   }
 }
 
-}  // namespace
+}  // namespace trust_test
 }  // namespace roofline

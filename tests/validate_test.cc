@@ -10,7 +10,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace validate_test {
 
 TEST(Calibration, FitIsTheGeometricMeanPerClass) {
   std::vector<ValidationRow> rows;
@@ -144,5 +144,5 @@ TEST(Validate, CalibrationMovesTheExpectationTowardTheMeasurement) {
   EXPECT_GT(v->fit.median_abs_log_before, 0);
 }
 
-}  // namespace
+}  // namespace validate_test
 }  // namespace roofline

@@ -10,7 +10,7 @@
 #include "tests/test_util.h"
 
 namespace roofline {
-namespace {
+namespace why_test {
 
 using testing::Dev;
 
@@ -225,5 +225,5 @@ TEST(Why, ANetworkFlipsAlongItsBatch) {
   EXPECT_EQ(why.max_batch, -1);  // no KV cache line for a network
 }
 
-}  // namespace
+}  // namespace why_test
 }  // namespace roofline
