@@ -237,6 +237,7 @@ Graph SmallGraph() {
   ew("combine", 1000, 0, 2);
   // A merged gate-up's gated activation: one input of both halves, 2000 elements in, 1000 out.
   ew("act_mul", 1000, 1, 5, 2);
+  ew("act_mul:gelu", 1000, 1, 9, 2);  // a GeGLU model's (gemma-2-9b)
   NormSpec rms;
   rms.rows = 8;
   rms.cols = 70;
@@ -362,6 +363,9 @@ TEST(KernelRunnerTest, AttentionImplementationsAreNamed) {
     }
     if (t.name == "act_mul") {  // silu of the gate half times the up half, as it is predicted
       EXPECT_EQ(t.implementation, "loop (silu(gate) x up, both halves of one input)");
+    }
+    if (t.name == "act_mul:gelu") {
+      EXPECT_EQ(t.implementation, "loop (gelu(gate) x up, both halves of one input)");
     }
   }
 }

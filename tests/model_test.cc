@@ -218,6 +218,35 @@ TEST(Graph, FusedStepsRunTheMergedProductsEnginesLoad) {
     norms += g->graph.ops()[k.ops.front()].kind() == OpKind::kNorm;
   }
   EXPECT_EQ(norms, 3);  // input_layernorm, post_attention_layernorm, the final norm
+  // A merged gate-up's activation (act_mul, vLLM's silu_and_mul) is a kernel of its own; with
+  // gate and up apart, act and gate_mul fold into gate_proj as its epilogue.
+  auto kernel_of = [](const LlmGraph& graph, const std::string& op) {
+    for (const Kernel& k : Fuse(graph.graph, FusionMode::kFused)) {
+      for (int o : k.ops) {
+        if (graph.graph.ops()[o].name == op) return k;
+      }
+    }
+    return Kernel{};
+  };
+  const Kernel act_mul = kernel_of(*g, "act_mul");
+  ASSERT_EQ(act_mul.ops.size(), 1u);
+  EXPECT_EQ(act_mul.name, "act_mul");
+  const auto* spec = std::get_if<ElementwiseSpec>(&g->graph.ops()[act_mul.ops[0]].spec);
+  ASSERT_NE(spec, nullptr);
+  EXPECT_EQ(spec->function, "act_mul");  // llama's SiLU
+  Workload gemma_w = fused;
+  gemma_w.fused_linears = LinearMerge::kBoth;
+  Result<LlmGraph> gemma = BuildLlmGraph(Preset("gemma-2-9b"), gemma_w, Phase::kDecode);
+  ASSERT_TRUE(gemma.ok());
+  const Kernel geglu = kernel_of(*gemma, "act_mul");
+  ASSERT_EQ(geglu.ops.size(), 1u);
+  EXPECT_EQ(std::get<ElementwiseSpec>(gemma->graph.ops()[geglu.ops[0]].spec).function,
+            "act_mul:gelu");  // hidden_act gelu_pytorch_tanh: GeGLU
+  fused.fused_linears = LinearMerge::kNone;
+  Result<LlmGraph> apart_graph = BuildLlmGraph(c, fused, Phase::kDecode);
+  ASSERT_TRUE(apart_graph.ok());
+  EXPECT_EQ(kernel_of(*apart_graph, "act").name, "gate_proj");
+  EXPECT_EQ(kernel_of(*apart_graph, "gate_mul").name, "gate_proj");
 }
 
 TEST(Graph, SlidingWindowCapsDecodeAttention) {

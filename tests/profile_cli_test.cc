@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -96,8 +96,8 @@ TEST(ProfileCli, NcuLowClockIsWarned) {
   EXPECT_NEAR(doc.at("sm_clock_hz").get<double>(), 765e6, 1e3);
   EXPECT_DOUBLE_EQ(doc.at("boost_clock_hz").get<double>(), 1.41e9);
   EXPECT_TRUE(doc.at("low_clock").get<bool>());
-  const Output h = RunCli({"profile", "ncu", Fixture("ncu_h100_llama3_8b_decode.csv"), "--hw",
-                           "h100-sxm"});
+  const Output h =
+      RunCli({"profile", "ncu", Fixture("ncu_h100_llama3_8b_decode.csv"), "--hw", "h100-sxm"});
   ASSERT_EQ(h.status, 0) << h.err;
   EXPECT_EQ(h.out.find("warning: the kernels ran at"), std::string::npos);
   EXPECT_NE(h.out.find("SM clock 1.95 GHz (98% of the h100-sxm's 1.98 GHz boost clock)"),

@@ -1,10 +1,14 @@
 // Trust bands: the published runs behind each band (data/validation/published_runs.json, each
 // with its source), the range they give, the fallback to the nearest group, and where the band is
 // printed (model, sweep, plan).
+#include "roofline/trust.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -18,7 +22,6 @@
 #include "roofline/setup.h"
 #include "roofline/sweep.h"
 #include "roofline/sweep_table.h"
-#include "roofline/trust.h"
 #include "src/report/band_json.h"
 #include "tests/cli_runner.h"
 #include "tests/test_util.h"
@@ -172,10 +175,13 @@ TEST(Trust, AnEngineBandIsThatEnginesRuns) {
     const std::string& engine = run->scenario.expected.engine;
     EXPECT_EQ(engine.substr(0, engine.find('@')), "vllm") << r.id;  // vllm@0.6.3 and the like
     EXPECT_EQ(run->phase, Phase::kDecode) << r.id;
+    EXPECT_EQ(run->scenario.expected.runtime, Runtime::kCudaGraph) << r.id;  // not enforce-eager
     EXPECT_GT(run->scenario.workload.tp, 1) << r.id;
     EXPECT_EQ(testing::Dev(run->scenario.hw).vendor, "NVIDIA") << r.id;
   }
-  EXPECT_NE(DescribeBand(v, 0.01).find("(engine vllm, decode, several chips, NVIDIA, dense"),
+  EXPECT_NE(DescribeBand(v, 0.01).find("(engine vllm, decode, runtime cuda-graph, modules not "
+                                       "counted, unquantized weights, several chips, NVIDIA, "
+                                       "dense)"),
             std::string::npos)
       << DescribeBand(v, 0.01);
   // The published rows hold no dense one-chip SGLang decode: the runtime's group stands in.
@@ -183,7 +189,8 @@ TEST(Trust, AnEngineBandIsThatEnginesRuns) {
   EXPECT_FALSE(s.own());
   EXPECT_EQ(s.level, TrustLevel::kOwn);
   const std::string said = DescribeBand(s, 0.01);
-  EXPECT_EQ(said.rfind("not validated for engine sglang, decode, one chip", 0), 0u) << said;
+  EXPECT_EQ(said.rfind("not validated for engine sglang, decode, runtime cuda-graph", 0), 0u)
+      << said;
   // The JSON level counts the criteria dropped from the key's own group.
   EXPECT_EQ(BandJson(v, 0.01)["level"], 0);
   EXPECT_EQ(BandJson(s, 0.01)["level"], 1);
@@ -194,6 +201,25 @@ TEST(Trust, AnEngineBandIsThatEnginesRuns) {
   EXPECT_NE(text.out.find("trust: on the published runs costed as this step is (engine vllm,"),
             std::string::npos)
       << text.out;
+  // An engine file of the user's own, even one naming itself vllm, was never costed against a
+  // published run: the errors of the runtime's group, no range.
+  const std::string own =
+      (std::filesystem::temp_directory_path() /
+       ("roofline-trust-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+        "-engine.json"))
+          .string();
+  {
+    std::ifstream in(std::string(ROOFLINE_SOURCE_DIR) + "/data/engines/vllm.json");
+    std::ofstream(own) << in.rdbuf();
+  }
+  const testing::CliOutput mine =
+      testing::RunCli({"model", "llama-3-8b", "--phase", "decode", "--tp", "2", "--engine", own});
+  ASSERT_EQ(mine.status, 0) << mine.err;
+  EXPECT_NE(mine.out.find("with an engine file (" + own + ") the figures are not the model's own"),
+            std::string::npos)
+      << mine.out;
+  EXPECT_EQ(mine.out.find("(engine vllm,"), std::string::npos) << mine.out;
+  std::filesystem::remove(own);
 }
 
 // `model` prints a band after each phase with an expected time and gives it in JSON beside
@@ -214,8 +240,7 @@ TEST(Trust, ModelPrintsABandBesideEachExpectedTime) {
   ASSERT_TRUE(phase.contains("expected_band"));
   const nlohmann::json& band = phase["expected_band"];
   const double expected = phase["expected_time_s"].get<double>();
-  EXPECT_NEAR(band["low_s"].get<double>(), expected / (1 + band["max_error"].get<double>()),
-              1e-15);
+  EXPECT_NEAR(band["low_s"].get<double>(), expected / (1 + band["max_error"].get<double>()), 1e-15);
   EXPECT_LE(band["low_s"].get<double>(), band["high_s"].get<double>());
   EXPECT_EQ(band["runs"].size(), band["rows"].get<size_t>());
   const testing::CliOutput groq = testing::RunCli({"model", "llama-3-70b", "--hw", "groq-lpu"});
@@ -234,16 +259,16 @@ TEST(Trust, ModelPrintsABandBesideEachExpectedTime) {
 
 // Figures the user overrode were never validated: the band gives the errors, no range.
 TEST(Trust, OverriddenFiguresGetNoRange) {
-  const testing::CliOutput json = testing::RunCli(
-      {"model", "llama-3-8b", "--phase", "decode", "--efficiency", "matmul=0.5", "--format",
-       "json"});
+  const testing::CliOutput json =
+      testing::RunCli({"model", "llama-3-8b", "--phase", "decode", "--efficiency", "matmul=0.5",
+                       "--format", "json"});
   ASSERT_EQ(json.status, 0) << json.err;
   const nlohmann::json band = nlohmann::json::parse(json.out)["phases"][0]["expected_band"];
   EXPECT_FALSE(band["validated"].get<bool>());
   EXPECT_EQ(band["overridden"], "--efficiency");
   EXPECT_FALSE(band.contains("low_s"));
-  const testing::CliOutput text = testing::RunCli(
-      {"model", "llama-3-8b", "--phase", "decode", "--launch-overhead-us", "5"});
+  const testing::CliOutput text =
+      testing::RunCli({"model", "llama-3-8b", "--phase", "decode", "--launch-overhead-us", "5"});
   ASSERT_EQ(text.status, 0) << text.err;
   EXPECT_NE(text.out.find("with --launch-overhead-us the figures are not the model's own"),
             std::string::npos);
@@ -253,8 +278,8 @@ TEST(Trust, OverriddenFiguresGetNoRange) {
 // Sweeps carry the band's range as columns (JSON columns, npy, Python), not in the CSV's stable
 // set; along a tp sweep the band changes from one chip to several.
 TEST(Trust, SweepColumnsCarryTheRange) {
-  const testing::CliOutput csv = testing::RunCli(
-      {"sweep", "llama-3-8b", "--vary", "tp=1,2", "--format", "csv"});
+  const testing::CliOutput csv =
+      testing::RunCli({"sweep", "llama-3-8b", "--vary", "tp=1,2", "--format", "csv"});
   ASSERT_EQ(csv.status, 0) << csv.err;
   EXPECT_EQ(csv.out.find("expected_low_s"), std::string::npos);
   const testing::CliOutput json =
@@ -288,9 +313,9 @@ TEST(Trust, SweepColumnsCarryTheRange) {
   Result<SweepResult> r =
       RunSweep(setup->config, setup->workload, model, PhaseSelection::kBoth, {*axis});
   ASSERT_TRUE(r.ok());
-  ASSERT_TRUE(AttachBands(*r, setup->config, setup->workload, setup->device, setup->cost,
-                          testing::Db())
-                  .ok());
+  ASSERT_TRUE(
+      AttachBands(*r, setup->config, setup->workload, setup->device, setup->cost, testing::Db())
+          .ok());
   const TrustBand* one = r->BandOf(r->points[0], Phase::kDecode);
   const TrustBand* several = r->BandOf(r->points[1], Phase::kDecode);
   ASSERT_TRUE(one != nullptr && several != nullptr);

@@ -40,8 +40,8 @@ struct TrustKey {
 /// How much of a key a band's group matches: the criteria are dropped in this order until the
 /// group holds enough runs (kTrustMinRows).
 enum class TrustLevel {
-  kEngine,      ///< the engine, phase, parallelism, vendor, dense or MoE, weight quantization:
-                ///< the key's own where it names an engine (the engine sets runtime and modules)
+  kEngine,      ///< the engine and every criterion of kOwn: the key's own where it names an
+                ///< engine
   kOwn,         ///< runtime, modules, phase, parallelism, vendor, dense or MoE: the key's own
                 ///< where it names no engine
   kAnyVendor,   ///< ... any vendor, dense or MoE
@@ -75,7 +75,9 @@ struct TrustBand {
   double Central(double e) const { return e / (1 + median_error); }
   double High(double e) const { return e / (1 + min_error); }
   /// The key's own group: by engine where the key names one.
-  TrustLevel own_level() const { return key.engine.empty() ? TrustLevel::kOwn : TrustLevel::kEngine; }
+  TrustLevel own_level() const {
+    return key.engine.empty() ? TrustLevel::kOwn : TrustLevel::kEngine;
+  }
   bool own() const { return level == own_level(); }
   bool empty() const { return runs.empty(); }
 };

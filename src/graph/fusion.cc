@@ -25,8 +25,8 @@ bool IsAnchor(OpKind k) {
   return k == OpKind::kMatmul || k == OpKind::kConv2d || k == OpKind::kAttention;
 }
 
-/// An elementwise op that may join a product's kernel: not one reading more input elements than
-/// it writes (a merged gate-up's act_mul).
+/// An elementwise op that may join a product's kernel: not one whose input_per_output is above 1
+/// (a merged gate-up's act_mul, which reads both halves of the product).
 bool Foldable(const Op& op) {
   const auto* e = std::get_if<ElementwiseSpec>(&op.spec);
   return e != nullptr && e->input_per_output == 1;

@@ -156,6 +156,45 @@ double CcOf(const Device& d) {
   return -1;
 }
 
+/// Devices a name or a compute capability leaves equally close, told apart by the SM count,
+/// then by the memory size (within 10%: totalGlobalMem counts GiB of the marketed GB, less what
+/// the driver reserves), when `hints` give them; narrows `best` in place and says how.
+std::string Narrow(std::vector<const Device*>& best, const DeviceHints& hints) {
+  std::string told;
+  auto narrow = [&](auto&& keep, const std::string& why) {
+    std::vector<const Device*> kept;
+    for (const Device* d : best) {
+      if (keep(*d)) kept.push_back(d);
+    }
+    if (!kept.empty() && kept.size() < best.size()) {
+      best = kept;
+      told = why;
+    }
+  };
+  if (best.size() > 1 && hints.sms > 0) {
+    narrow(
+        [&](const Device& d) {
+          for (const auto& [key, q] : d.info) {
+            if ((key == "sm_count" || key == "cu_count") &&
+                static_cast<int64_t>(q.value) == hints.sms) {
+              return true;
+            }
+          }
+          return false;
+        },
+        fmt::format(", told apart by its {} SMs", hints.sms));
+  }
+  if (best.size() > 1 && hints.memory_bytes > 0) {
+    narrow(
+        [&](const Device& d) {
+          const double cap = d.memory.empty() ? 0 : d.device_memory().total_usable_bytes();
+          return cap > 0 && std::fabs(hints.memory_bytes - cap) <= 0.1 * cap;
+        },
+        fmt::format(", told apart by its {} of memory", Si(hints.memory_bytes, "B")));
+  }
+  return told;
+}
+
 }  // namespace
 
 Result<const Device*> MatchDevice(const std::vector<Device>& devices, std::string_view name,
@@ -208,40 +247,7 @@ Result<const Device*> MatchDevice(const std::vector<Device>& devices, std::strin
       }
       if (score == best_score) best.push_back(&d);
     }
-    // Variants of one name: the SM count, then the memory size (within 10%: totalGlobalMem
-    // counts GiB of the marketed GB, less what the driver reserves).
-    std::string told;
-    auto narrow = [&](auto&& keep, const std::string& why) {
-      std::vector<const Device*> kept;
-      for (const Device* d : best) {
-        if (keep(*d)) kept.push_back(d);
-      }
-      if (!kept.empty() && kept.size() < best.size()) {
-        best = kept;
-        told = why;
-      }
-    };
-    if (best.size() > 1 && hints.sms > 0) {
-      narrow(
-          [&](const Device& d) {
-            for (const auto& [key, q] : d.info) {
-              if ((key == "sm_count" || key == "cu_count") &&
-                  static_cast<int64_t>(q.value) == hints.sms) {
-                return true;
-              }
-            }
-            return false;
-          },
-          fmt::format(", told apart by its {} SMs", hints.sms));
-    }
-    if (best.size() > 1 && hints.memory_bytes > 0) {
-      narrow(
-          [&](const Device& d) {
-            const double cap = d.memory.empty() ? 0 : d.device_memory().total_usable_bytes();
-            return cap > 0 && std::fabs(hints.memory_bytes - cap) <= 0.1 * cap;
-          },
-          fmt::format(", told apart by its {} of memory", Si(hints.memory_bytes, "B")));
-    }
+    const std::string told = Narrow(best, hints);
     if (!best.empty()) {
       *how = fmt::format("matched by name '{}' to {}{}", name, best.front()->id, told);
       if (best.size() > 1) {
@@ -261,7 +267,8 @@ Result<const Device*> MatchDevice(const std::vector<Device>& devices, std::strin
       if (std::fabs(CcOf(d) - want) < 1e-6) hits.push_back(&d);
     }
     if (!hits.empty()) {
-      *how = fmt::format("matched by compute capability {} to {}", cc, hits.front()->id);
+      const std::string told = Narrow(hits, hints);
+      *how = fmt::format("matched by compute capability {} to {}{}", cc, hits.front()->id, told);
       if (hits.size() > 1) {
         *how += " (also";
         for (size_t i = 1; i < hits.size(); ++i) *how += " " + hits[i]->id;

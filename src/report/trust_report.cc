@@ -30,10 +30,14 @@ std::string DescribeTrustGroup(const TrustKey& key, TrustLevel level) {
   const int l = static_cast<int>(level);
   std::vector<std::string> parts;
   if (level == TrustLevel::kEngine) {
-    parts = {"engine " + key.engine, std::string(NameOf(key.phase)),
-             key.parallel ? "several chips" : "one chip", key.vendor,
-             key.moe ? "mixture of experts" : "dense",
-             key.quantized ? "weight-only quantized" : "unquantized weights"};
+    parts = {"engine " + key.engine,
+             std::string(NameOf(key.phase)),
+             "runtime " + std::string(NameOf(key.runtime)),
+             key.modules ? "framework modules counted" : "modules not counted",
+             key.quantized ? "weight-only quantized" : "unquantized weights",
+             key.parallel ? "several chips" : "one chip",
+             key.vendor,
+             key.moe ? "mixture of experts" : "dense"};
   } else {
     if (l <= static_cast<int>(TrustLevel::kPhase)) parts.emplace_back(NameOf(key.phase));
     if (l <= static_cast<int>(TrustLevel::kAnyModules)) {
@@ -76,9 +80,9 @@ std::string DescribeBand(const TrustBand& band, double expected_s) {
       Count(static_cast<double>(band.runs.size()), "run"), Count(Stacks(band), "stack"));
   const bool overridden = !band.key.overridden.empty();
   if (expected_s > 0 && !overridden) {
-    figures += fmt::format(": expect {} to {} ({} at the median error)",
-                           Seconds(band.Low(expected_s)), Seconds(band.High(expected_s)),
-                           Seconds(band.Central(expected_s)));
+    figures +=
+        fmt::format(": expect {} to {} ({} at the median error)", Seconds(band.Low(expected_s)),
+                    Seconds(band.High(expected_s)), Seconds(band.Central(expected_s)));
   }
   const std::string group = DescribeTrustGroup(band.key, band.level);
   std::string out;

@@ -1,14 +1,13 @@
 // Trust bands: the published runs grouped by how the model costs them, each group costed once.
 #include "roofline/trust.h"
 
-#include "roofline/engine.h"
-
 #include <algorithm>
 #include <array>
 #include <optional>
 #include <utility>
 
 #include "roofline/cost.h"
+#include "roofline/engine.h"
 
 namespace roofline {
 namespace {
@@ -16,8 +15,9 @@ namespace {
 /// Whether a run of key `run` belongs to the group of `key` at `level`.
 bool InGroup(const TrustKey& run, const TrustKey& key, TrustLevel level) {
   if (level == TrustLevel::kEngine) {
-    return run.engine == key.engine && run.phase == key.phase && run.parallel == key.parallel &&
-           run.vendor == key.vendor && run.moe == key.moe && run.quantized == key.quantized;
+    return run.engine == key.engine && run.runtime == key.runtime && run.modules == key.modules &&
+           run.phase == key.phase && run.parallel == key.parallel && run.vendor == key.vendor &&
+           run.moe == key.moe && run.quantized == key.quantized;
   }
   const int l = static_cast<int>(level);
   if (l <= static_cast<int>(TrustLevel::kPhase) && run.phase != key.phase) return false;
@@ -37,9 +37,10 @@ constexpr std::array<TrustLevel, 7> kLevels = {
     TrustLevel::kEngine,     TrustLevel::kOwn,   TrustLevel::kAnyVendor, TrustLevel::kAnyLayout,
     TrustLevel::kAnyModules, TrustLevel::kPhase, TrustLevel::kAll};
 
-/// The engine id of an --engine text ("vllm@0.6.3" -> "vllm"); empty for none.
+/// The engine id of an --engine text ("vllm@0.6.3" -> "vllm"; the version after the last '@',
+/// as LoadEngine reads it); empty for none.
 std::string EngineIdOf(std::string_view choice) {
-  return std::string(choice.substr(0, choice.find('@')));
+  return std::string(choice.substr(0, choice.rfind('@')));
 }
 
 }  // namespace
@@ -77,9 +78,18 @@ TrustKey TrustKeyOf(const ExpectedOptions& options, Phase phase, const Workload&
 
 TrustKey TrustKeyOf(const CostOptions& options, Phase phase, const Workload& workload,
                     const Device& device, bool moe) {
-  TrustKey k = TrustKeyOf(options.expected, phase, workload, device, moe,
-                          options.launch_overhead_s, CalibratedEngine(options));
-  if (const Engine* e = EngineOf(options.step_terms); e != nullptr) k.engine = e->id;
+  TrustKey k = TrustKeyOf(options.expected, phase, workload, device, moe, options.launch_overhead_s,
+                          CalibratedEngine(options));
+  const Engine* e = EngineOf(options.step_terms);
+  if (e == nullptr || e->calibrated) return k;
+  if (e->file.rfind("<embedded>/", 0) == 0) {
+    k.engine = e->id;  // the project's own entry: its published runs are the group
+  } else {
+    // An engine file of the user's own, whatever id it gives itself: its figures were never
+    // costed against a published run.
+    k.overridden +=
+        (k.overridden.empty() ? "" : ", ") + std::string("an engine file (") + e->file + ")";
+  }
   return k;
 }
 
@@ -97,7 +107,8 @@ Result<std::vector<TrustBand>> TrustBands(const std::vector<TrustKey>& keys,
     Result<TransformerConfig> config = ResolveModel(sc.model, registry);
     if (!config.ok()) return Status::Invalid(runs[i].where + ".model", config.status().what());
     usable[i] = CostModel::ExpectsTimesOn(**device);
-    run_keys[i] = TrustKeyOf(sc.expected, runs[i].phase, sc.workload, **device, config->experts > 0);
+    run_keys[i] =
+        TrustKeyOf(sc.expected, runs[i].phase, sc.workload, **device, config->experts > 0);
     run_keys[i].engine = EngineIdOf(sc.expected.engine);
   }
   // The group of each key, then every run any group needs, costed once.
@@ -133,8 +144,8 @@ Result<std::vector<TrustBand>> TrustBands(const std::vector<TrustKey>& keys,
       if (index_of[i] == runs.size() || !InGroup(run_keys[i], band.key, band.level)) continue;
       const PublishedCheck& c = v->checks[index_of[i]];
       if (!c.has_expected) continue;
-      band.runs.push_back({c.run.id, c.run.stack, c.run.scenario.hw, c.run.measured_s,
-                           c.expected_s, c.error});
+      band.runs.push_back(
+          {c.run.id, c.run.stack, c.run.scenario.hw, c.run.measured_s, c.expected_s, c.error});
       errors.push_back(c.error);
     }
     if (errors.empty()) continue;
@@ -200,8 +211,8 @@ Status AttachBands(SweepResult& sweep, const TransformerConfig& config, const Wo
       layout.tp = parallel == 1 ? 2 : 1;  // one chip or several: what the key tells apart
       layout.pp = 1;
       if (!layout.dtype.has_value()) layout.dtype = config.torch_dtype;
-      keys.push_back(TrustKeyOf(options, ph == 0 ? Phase::kPrefill : Phase::kDecode, layout,
-                                device, config.experts > 0));
+      keys.push_back(TrustKeyOf(options, ph == 0 ? Phase::kPrefill : Phase::kDecode, layout, device,
+                                config.experts > 0));
       where.emplace_back(ph, parallel);
     }
   }

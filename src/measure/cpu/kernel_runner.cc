@@ -777,12 +777,14 @@ Prepared PrepareAttention(const AttentionSpec& s, const Context& ctx) {
 }
 
 // Elementwise functions recognized by name (ElementwiseSpec::function, e.g. "mlp.act").
-enum class EwFn { kAdd, kMul, kScale, kSilu, kGelu, kSoftcap, kRope, kSiluMul, kGeneric };
+enum class EwFn { kAdd, kMul, kScale, kSilu, kGelu, kSoftcap, kRope, kSiluMul, kGeluMul, kGeneric };
 
 EwFn Classify(const std::string& function, int inputs) {
   if (inputs == 0) return EwFn::kGeneric;
-  // A merged gate-up's gated activation: silu of the first half times the second half.
+  // A merged gate-up's gated activation: the activation of the first half times the second half
+  // (GELU for GeGLU models, "act_mul:gelu"; SiLU otherwise).
   if (function == "act_mul") return EwFn::kSiluMul;
+  if (function == "act_mul:gelu") return EwFn::kGeluMul;
   std::string f = function;
   for (char& ch : f) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   auto has = [&](const char* word) { return f.find(word) != std::string::npos; };
@@ -812,6 +814,8 @@ const char* NameOf(EwFn fn) {
       return "silu";
     case EwFn::kSiluMul:
       return "silu(gate) x up, both halves of one input";
+    case EwFn::kGeluMul:
+      return "gelu(gate) x up, both halves of one input";
     case EwFn::kGelu:
       return "gelu (tanh)";
     case EwFn::kSoftcap:
@@ -829,7 +833,7 @@ struct EwPlan {
   std::vector<const float*> in;
   float* out = nullptr;
   int64_t fmas = 0;  ///< generic: multiply-adds per element after combining the inputs
-  int64_t half = 0;  ///< kSiluMul: where the input's second half (up) starts
+  int64_t half = 0;  ///< kSiluMul, kGeluMul: where the input's second half (up) starts
 };
 
 /// out[j] *= in[i][j] (or += when add) for the inputs from `first` on, over [b, e).
@@ -876,6 +880,7 @@ void ElementwiseRange(const EwPlan& p, int64_t begin, int64_t end) {
     case EwFn::kSilu:
     case EwFn::kSiluMul:
     case EwFn::kGelu:
+    case EwFn::kGeluMul:
     case EwFn::kSoftcap: {
       const float* x = p.in[0];
       for (int64_t t0 = begin; t0 < end; t0 += kTile) {
@@ -890,13 +895,18 @@ void ElementwiseRange(const EwPlan& p, int64_t begin, int64_t end) {
             const float* up = xt + p.half;
             for (int64_t j = 0; j < len; ++j) ot[j] *= up[j];
           }
-        } else if (p.fn == EwFn::kGelu) {  // 0.5 x (1 + tanh(u)) = x * sigmoid(2u)
+        } else if (p.fn == EwFn::kGelu || p.fn == EwFn::kGeluMul) {
+          // 0.5 x (1 + tanh(u)) = x * sigmoid(2u) [* up]
           for (int64_t j = 0; j < len; ++j) {
             const float v = xt[j];
             tmp[j] = -1.5957691216057308f * (v + 0.044715f * v * v * v);
           }
           ExpInPlace(tmp, len);
           for (int64_t j = 0; j < len; ++j) ot[j] = xt[j] / (1.0f + tmp[j]);
+          if (p.fn == EwFn::kGeluMul) {
+            const float* up = xt + p.half;
+            for (int64_t j = 0; j < len; ++j) ot[j] *= up[j];
+          }
         } else {  // c * tanh(x / c), c = 30
           for (int64_t j = 0; j < len; ++j) tmp[j] = xt[j] * (2.0f / 30.0f);
           ExpInPlace(tmp, len);

@@ -322,10 +322,15 @@ Status PrepareElementwise(const ElementwiseSpec& s, Ctx& c, Prepared& p) {
     p.skipped = fmt::format("{} inputs (the kernel takes at most {})", s.inputs, k::kMaxEwInputs);
     return Status::Ok();
   }
-  // A merged gate-up's gated activation (act_mul) reads both halves of its one input; any other
-  // op reading more than its output's elements has no kernel of that shape here.
-  const bool silu_mul = s.input_per_output == 2 && s.inputs == 1 && s.function == "act_mul";
-  if (s.input_per_output != 1 && !silu_mul) {
+  // A merged gate-up's gated activation (act_mul, act_mul:gelu) reads both halves of its one
+  // input; any other op reading more than its output's elements has no kernel of that shape here.
+  const bool gated = s.input_per_output == 2 && s.inputs == 1 &&
+                     (s.function == "act_mul" || s.function == "act_mul:gelu");
+  if (gated && s.elements != std::floor(s.elements)) {
+    p.skipped = "a gated activation over a fractional number of elements";
+    return Status::Ok();
+  }
+  if (s.input_per_output != 1 && !gated) {
     p.skipped = fmt::format("reads {} input elements per output element: no CUDA kernel",
                             s.input_per_output);
     return Status::Ok();
@@ -334,7 +339,9 @@ Status PrepareElementwise(const ElementwiseSpec& s, Ctx& c, Prepared& p) {
   if (!st.ok() || !p.skipped.empty()) return st;
   Result<std::vector<void*>> ptrs = Allocate(operands, elem, 0, p, c);
   if (!ptrs.ok()) return ptrs.status();
-  const k::EwFn fn = silu_mul ? k::EwFn::kSiluMul : Classify(s.function, s.inputs);
+  const k::EwFn fn = !gated                         ? Classify(s.function, s.inputs)
+                     : s.function == "act_mul:gelu" ? k::EwFn::kGeluMul
+                                                    : k::EwFn::kSiluMul;
   k::EwArgs args;
   args.inputs = static_cast<int>(operands.size()) - 1;
   for (int i = 0; i < args.inputs; ++i) args.in[i] = (*ptrs)[static_cast<size_t>(i)];
@@ -346,9 +353,16 @@ Status PrepareElementwise(const ElementwiseSpec& s, Ctx& c, Prepared& p) {
     p.skipped = "no output elements";
     return Status::Ok();
   }
-  static const char* kNames[] = {
-      "add",         "mul",   "scale", "silu", "gelu (tanh)", "softcap (tanh)", "rope (pair rotation)",
-      "silu(gate) x up, both halves of one input", "generic"};
+  static const char* kNames[] = {"add",
+                                 "mul",
+                                 "scale",
+                                 "silu",
+                                 "gelu (tanh)",
+                                 "softcap (tanh)",
+                                 "rope (pair rotation)",
+                                 "silu(gate) x up, both halves of one input",
+                                 "gelu(gate) x up, both halves of one input",
+                                 "generic"};
   p.implementation = fmt::format("elementwise kernel ({}){}", kNames[static_cast<int>(fn)], note);
   cudaStream_t stream = c.timer.stream();
   p.run = [=] { return k::Elementwise(fn, elem, args, stream); };

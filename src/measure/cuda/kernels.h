@@ -75,9 +75,9 @@ cudaError_t FmaBf16x2Kernel(int64_t iterations, float* sink, int blocks, int thr
 // Ops of `validate --device cuda`. Element types: kF32, kF16 or kBf16; arithmetic in fp32.
 
 /// Elementwise functions (the CPU runner's set).
-/// kSiluMul: silu of the input's first half times its second half (a merged gate-up's
-/// activation; the input holds 2n elements, gate then up).
-enum class EwFn { kAdd, kMul, kScale, kSilu, kGelu, kSoftcap, kRope, kSiluMul, kGeneric };
+/// kSiluMul, kGeluMul: silu (gelu) of the input's first half times its second half (a merged
+/// gate-up's activation; the input holds 2n elements, gate then up).
+enum class EwFn { kAdd, kMul, kScale, kSilu, kGelu, kSoftcap, kRope, kSiluMul, kGeluMul, kGeneric };
 inline constexpr int kMaxEwInputs = 8;
 struct EwArgs {
   const void* in[kMaxEwInputs] = {};

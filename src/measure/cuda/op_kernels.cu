@@ -91,6 +91,12 @@ __global__ void ElementwiseKernel(EwFn fn, EwArgs a) {
         y = x / (1.0f + __expf(-x)) * Load(in(0), i + a.n);
         break;
       }
+      case EwFn::kGeluMul: {
+        const float x = Load(in(0), i);
+        y = x / (1.0f + __expf(-1.5957691216057308f * (x + 0.044715f * x * x * x))) *
+            Load(in(0), i + a.n);
+        break;
+      }
       case EwFn::kGelu: {
         const float x = Load(in(0), i);
         y = x / (1.0f + __expf(-1.5957691216057308f * (x + 0.044715f * x * x * x)));

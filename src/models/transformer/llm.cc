@@ -250,15 +250,16 @@ int Builder::DenseMlp(int xn, int64_t width, const std::string& prefix) {
     const int gate_up = Linear(prefix + c_.names.gate_up, xn, t, c_.hidden, 2 * i, c_.mlp_bias);
     if (w_.fusion == FusionMode::kFused) {
       // One op reads both halves of the merged product and writes the gated activation (vLLM's
-      // SiluAndMul); a fused step folds it into the product as its epilogue, as it folds act and
-      // gate_mul into gate_proj when the two products are apart.
+      // SiluAndMul, GeluAndMul): a kernel of its own in a fused step too, as the engines that
+      // merge the product run it (Fuse), while act and gate_mul fold into gate_proj when the two
+      // products are apart.
       ElementwiseSpec s;
       s.elements = static_cast<double>(t * i);
       s.inputs = 1;
       s.input_per_output = 2;
       s.flops_per_element = af + 1;
       s.dtype = act_;
-      s.function = "act_mul";
+      s.function = c_.activation.rfind("gelu", 0) == 0 ? "act_mul:gelu" : "act_mul";
       mul = Add(prefix + "act_mul", s, {Out(gate_up)});
     } else {
       // Eagerly, the activation of one half and the product with the other (HF's Phi-3 MLP).
