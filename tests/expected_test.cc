@@ -1092,11 +1092,12 @@ TEST(Published, TheBoundIsBelowEveryPublishedMeasurement) {
   // Every blind row still gets the expected time it was first computed with: a change to the
   // model that moves one must make it a plain holdout row (drop "blind") and say so.
   EXPECT_EQ(v->blind.rows, blind);
-  // A floor under the blind set, so that it is not spent without notice: 17 rows since
-  // 2026-11-29, when the fused-step changes (merged products, norms as kernels) demoted 45 and a
-  // fix the same day the 3 rows added that day (docs/validation.md). A new collection, computed
-  // once, raises it again.
-  EXPECT_GE(blind, 15);
+  // A floor under the blind set, so that it is not spent without notice: 17 rows after the
+  // fused-step changes of 2026-11-29 (merged products, norms as kernels) demoted 45 and a fix the
+  // same day the 3 rows added that day, then 55 with the 38 rows collected and computed once that
+  // evening (n30-*, n31-*; docs/validation.md). A model change that moves blind rows demotes them
+  // and lowers this floor, saying so.
+  EXPECT_GE(blind, 50);
   for (const PublishedCheck& c : v->checks) {
     if (c.run.blind) {
       EXPECT_TRUE(c.blind) << c.run.id << ": expected " << c.expected_s << " s, first computed "
