@@ -394,6 +394,7 @@ TEST(SramDevices, LargestBatchesLetTheChipCountGrow) {
   EXPECT_EQ(v.replicas, r.gpus / v.batch1.chips);
   Workload more;
   more.prompt = r.prompt;
+  more.tp = v.tp;
   more.pp = v.pp;
   EXPECT_TRUE(Footprint(c, more, d, v.max_batch, r.prompt + r.output)->fits());
   EXPECT_FALSE(Footprint(c, more, d, v.max_batch + 1, r.prompt + r.output)->fits());

@@ -529,12 +529,58 @@ TEST(Plan, AnEnginesMemoryReserveLeavesLessRoom) {
   EXPECT_EQ(a->memory.memory_fraction, 0.9);
 }
 
-TEST(Plan, ChoosesTheSmallestTensorParallelismThatFits) {
-  // Llama-3-70B in bf16 (141 GB of weights) needs two 80 GB H100s; in fp8 one is enough.
-  const Plan p = MakeTestPlan("llama-3-70b", "h100-sxm", 0);
-  EXPECT_EQ(p.variants[0].tp, 2);
-  EXPECT_EQ(p.variants[0].replicas, 4);
-  EXPECT_EQ(p.variants[1].tp, 1);
+TEST(Plan, ChoosesTheTensorParallelismThatServesTheMost) {
+  // Llama-3-70B in bf16 (141 GB of weights) does not fit one 80 GB H100; at tp 2 the weights
+  // take 70.6 GB of each device and leave room for a batch of 39 (2048 + 256 tokens, 377 MB of
+  // KV cache a sequence per device), at tp 4 for a few hundred: the plan tries every degree and
+  // keeps the one that serves the most output tokens per GPU at its largest batch (the
+  // serving-plan issue's example: the old rule chose tp 2 at several times tp 4's cost per
+  // million output tokens).
+  const Plan p = MakeTestPlan("llama-3-70b", "h100-sxm", 2.5);
+  const PlanVariant& bf16 = p.variants[0];
+  ASSERT_EQ(bf16.layouts.size(), 4u);  // tp 1, 2, 4, 8
+  EXPECT_FALSE(bf16.layouts[0].fits);
+  const PlanLayout* chosen = nullptr;
+  const PlanLayout* tp2 = nullptr;
+  for (const PlanLayout& l : bf16.layouts) {
+    if (l.tp == bf16.tp) chosen = &l;
+    if (l.tp == 2) tp2 = &l;
+  }
+  ASSERT_NE(chosen, nullptr);
+  ASSERT_NE(tp2, nullptr);
+  // The plan's test request has no efficiency data: the degrees are ranked at the bound.
+  for (const PlanLayout& l : bf16.layouts) {
+    EXPECT_EQ(l.expected_output_tokens_per_s_per_gpu, 0);
+    if (l.fits) {
+      EXPECT_GE(chosen->output_tokens_per_s_per_gpu, l.output_tokens_per_s_per_gpu) << "tp " << l.tp;
+    }
+  }
+  EXPECT_GT(bf16.tp, 2);  // tp 2 loses: its batch is capped by the weights
+  EXPECT_GT(chosen->max_batch, tp2->max_batch);
+  EXPECT_LT(chosen->cost_per_m_output, tp2->cost_per_m_output);
+  EXPECT_EQ(bf16.largest.output_tokens_per_s_per_gpu, chosen->output_tokens_per_s_per_gpu);
+  // The chosen layout is the variant's.
+  EXPECT_EQ(bf16.max_batch, chosen->max_batch);
+  EXPECT_EQ(bf16.replicas, chosen->replicas);
+  EXPECT_EQ(bf16.replicas, 8 / bf16.tp);
+  // In fp8 one device holds the weights (70.6 GB): tp 1 fits too.
+  EXPECT_TRUE(p.variants[1].layouts[0].fits);
+  // A given --tp is kept, and nothing is searched.
+  PlanRequest r;
+  r.gpus = 8;
+  r.tp = 2;
+  Result<Plan> fixed = MakePlan(PlanPreset("llama-3-70b"), Workload{}, Dev("h100-sxm"), r);
+  ASSERT_TRUE(fixed.ok()) << fixed.status().ToString();
+  EXPECT_EQ(fixed->variants[0].tp, 2);
+  EXPECT_TRUE(fixed->variants[0].layouts.empty());
+  // The text says which degrees were tried and why the chosen one wins.
+  const std::string text = RenderPlanTable(p);
+  EXPECT_NE(text.find("layouts tried"), std::string::npos) << text;
+  EXPECT_NE(text.find("<- chosen"), std::string::npos) << text;
+  EXPECT_NE(text.find("at tp 2 the weights take 70.6 GB of each GPU and leave room for a batch of "
+                      "39 per replica"),
+            std::string::npos)
+      << text;
   // Mixture of experts is stated.
   const Plan m = MakeTestPlan("mixtral-8x7b", "h100-sxm", 0);
   bool moe = false;

@@ -43,6 +43,22 @@ struct PlanPoint {
   std::optional<Verdict> prefill_bound, decode_bound;
 };
 
+/// A tensor-parallel degree the plan tried when --tp was not given: what it holds and serves.
+struct PlanLayout {
+  int64_t tp = 1;
+  int64_t pp = 1;
+  bool fits = false;  ///< one sequence of prompt + output tokens fits (else the rest is 0)
+  int64_t replicas = 0;
+  int64_t idle_gpus = 0;
+  double weights_bytes = 0;  ///< per device
+  int64_t max_batch = 0;     ///< per replica
+  /// At the largest batch: output tokens/s per device at the bound, and expected (0: none).
+  double output_tokens_per_s_per_gpu = 0;
+  double expected_output_tokens_per_s_per_gpu = 0;
+  double cost_per_m_output = 0;           ///< at the largest batch, at the bound (0: no price)
+  double expected_cost_per_m_output = 0;  ///< the same at the expected times (0: none)
+};
+
 /// A plan under one set of dtypes.
 struct PlanVariant {
   std::string name;  ///< "as configured", "fp8 (W8A8, fp8 KV)"
@@ -50,6 +66,10 @@ struct PlanVariant {
   DType act = DType::kBf16, weight = DType::kBf16;  ///< activations and decoder weights
   int64_t tp = 1;
   int64_t pp = 1;  ///< pipeline stages (SRAM-only devices: the fewest that hold the model)
+  /// Without --tp: every power-of-two degree up to --gpus that divides the heads, in order; the
+  /// variant is the one with the most output tokens/s per device at its largest batch
+  /// (expected where the plan has expected times, else at the bound; a tie keeps the smaller).
+  std::vector<PlanLayout> layouts;
   int64_t replicas = 1;
   int64_t idle_gpus = 0;
   double weights_bytes = 0;          ///< per device
@@ -67,14 +87,15 @@ struct PlanVariant {
 struct Plan {
   PlanRequest request;
   std::string model, device;
-  bool gpu = true;  ///< the device is a GPU (the report says "GPU", else "chip")
+  bool gpu = true;      ///< the device is a GPU (the report says "GPU", else "chip")
   ResourceNames names;  ///< the device's, for printing the verdicts
   ParameterCount params;
   std::vector<PlanVariant> variants;
   std::vector<std::string> assumptions;
 };
 
-/// Plans the fleet: the smallest tensor-parallel degree whose footprint fits (unless given),
+/// Plans the fleet: the tensor-parallel degree (unless given) that serves the most output tokens
+/// per device at its largest batch among those that fit (PlanVariant::layouts),
 /// replicas, the largest batch, latency and throughput at batch 1, at the largest batch and at
 /// the FLOP limit, cost per million tokens; the same under FP8; MoE activation stated.
 Result<Plan> MakePlan(const TransformerConfig& config, const Workload& base, const Device& device,

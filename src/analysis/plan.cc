@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "roofline/flip.h"
 #include "roofline/units.h"
@@ -86,29 +87,68 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     Result<MemoryFootprint> f = Footprint(c, wt, d, batch, context);
     return f.ok() && f->fits();
   };
-  if (r.tp > 0) {
-    v.tp = r.tp;
-    if (!fits(v.tp, 1)) {
-      return Status::Invalid("--tp", fmt::format("{} does not fit on {} devices at tp {} (one "
-                                                 "sequence of {} tokens)",
-                                                 c.architecture, v.tp, v.tp, context));
-    }
-  } else {
-    v.tp = 0;
+  if (r.tp == 0) {
+    // Every power-of-two degree that divides the heads: the one that serves the most output
+    // tokens per device at its largest batch (more devices per replica leave more room for the
+    // KV cache beside the weights, so a larger batch, at the price of more communication).
+    std::optional<PlanVariant> best;
+    std::vector<PlanLayout> layouts;
+    std::optional<Status> first_error;  // of a degree that fits one sequence but fails otherwise
+    auto rate = [](const PlanVariant& x) {
+      return x.largest.expected_output_tokens_per_s_per_gpu > 0
+                 ? x.largest.expected_output_tokens_per_s_per_gpu
+                 : x.largest.output_tokens_per_s_per_gpu;
+    };
     for (int64_t tp = 1; tp <= r.gpus; tp *= 2) {
       Workload wt = w;
       wt.tp = tp;
       if (!BuildLlmGraph(c, wt, Phase::kDecode).ok()) continue;  // tp must divide heads
+      PlanLayout l;
+      l.tp = tp;
       if (fits(tp, 1)) {
-        v.tp = tp;
-        break;
+        PlanRequest at = r;
+        at.tp = tp;
+        Result<PlanVariant> tried = PlanFor(c, w, d, at, v.name);
+        if (!tried.ok()) {  // e.g. more pipeline stages than --gpus
+          if (!first_error.has_value()) first_error = tried.status();
+          continue;
+        }
+        l.fits = true;
+        l.pp = tried->pp;
+        l.replicas = tried->replicas;
+        l.idle_gpus = tried->idle_gpus;
+        l.weights_bytes = tried->weights_bytes;
+        l.max_batch = tried->max_batch;
+        l.output_tokens_per_s_per_gpu = tried->largest.output_tokens_per_s_per_gpu;
+        l.expected_output_tokens_per_s_per_gpu =
+            tried->largest.expected_output_tokens_per_s_per_gpu;
+        l.cost_per_m_output = tried->largest.cost_per_m_output;
+        if (r.price_per_hour > 0 && tried->largest.expected_request_s > 0) {
+          // As PlanPoint's cost: the decode time of the batch, charged to its output tokens.
+          const PlanPoint& big = tried->largest;
+          l.expected_cost_per_m_output = r.price_per_hour / 3600 * static_cast<double>(big.chips) *
+                                         big.expected_tpot_s / static_cast<double>(big.batch) * 1e6;
+        }
+        if (!best.has_value() || rate(*tried) > rate(*best)) best = std::move(tried).value();
+      } else {
+        l.pp = stages_for(tp);
       }
+      layouts.push_back(l);
     }
-    if (v.tp == 0) {
+    if (!best.has_value()) {
+      if (first_error.has_value()) return *first_error;
       return Status::Invalid("--gpus", fmt::format("the model does not fit {} x {} at any "
                                                    "power-of-two tensor-parallel degree",
                                                    r.gpus, d.id));
     }
+    best->layouts = std::move(layouts);
+    return *best;
+  }
+  v.tp = r.tp;
+  if (!fits(v.tp, 1)) {
+    return Status::Invalid("--tp", fmt::format("{} does not fit on {} devices at tp {} (one "
+                                               "sequence of {} tokens)",
+                                               c.architecture, v.tp, v.tp, context));
   }
   v.pp = stages_for(v.tp);
   const int64_t chips = v.tp * v.pp;
@@ -242,8 +282,10 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
                   r.prompt + std::max<int64_t>(1, r.output / 2)));
   a.push_back(
       fmt::format("memory: weights + KV cache for {} tokens per sequence + decode "
-                  "workspace per device; tensor parallelism = the smallest power of two "
-                  "that fits one sequence, unless --tp is given",
+                  "workspace per device; tensor parallelism: of the powers of two up to --gpus "
+                  "that divide the heads and fit one sequence, the one with the most output "
+                  "tokens/s per device at its largest batch (expected where there are expected "
+                  "times), unless --tp is given",
                   r.prompt + r.output));
   a.push_back(
       "throughput at the roofline bound: no efficiency factor, no scheduling or host "

@@ -1,9 +1,8 @@
 // Reports of `roofline plan`.
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "roofline/report.h"
 #include "roofline/units.h"
@@ -21,6 +20,81 @@ std::string BoundText(const Plan& p, const std::optional<Verdict>& v) {
 std::string Dollars(double x) { return x > 0 ? fmt::format("${:.3g}", x) : "-"; }
 
 std::string Rate(double x) { return x > 0 ? Num(std::round(x * 10) / 10) : "-"; }
+
+}  // namespace
+
+namespace {
+
+/// The degrees a plan tried (none when --tp was given): what each holds and serves, and why the
+/// chosen one beats the runner-up.
+std::string RenderLayouts(const PlanVariant& v, const std::string& noun, bool expected,
+                          bool priced) {
+  if (v.layouts.size() < 2) return "";  // one degree tried (one device): nothing to choose
+  auto rate = [expected](const PlanLayout& l) {
+    return expected ? l.expected_output_tokens_per_s_per_gpu : l.output_tokens_per_s_per_gpu;
+  };
+  std::string out = fmt::format(
+      "layouts tried (powers of two up to --gpus that divide the heads; output tokens/s per {} "
+      "at each one's largest batch{}):\n",
+      noun, expected ? ", expected" : ", at the bound");
+  const PlanLayout* runner_up = nullptr;
+  for (const PlanLayout& l : v.layouts) {
+    const std::string degree = l.pp > 1 ? fmt::format("tp {} x {} pipeline stages", l.tp, l.pp)
+                                        : fmt::format("tp {}", l.tp);
+    if (!l.fits) {
+      out += fmt::format("  {}: one sequence of the request does not fit\n", degree);
+      continue;
+    }
+    const bool chosen = l.tp == v.tp;
+    if (!chosen && (runner_up == nullptr || rate(l) > rate(*runner_up))) runner_up = &l;
+    out += fmt::format(
+        "  {} x {}: weights {} per {}, largest batch {} per replica, {} {}{}{}\n", degree,
+        Count(static_cast<double>(l.replicas), "replica"), Si(l.weights_bytes, "B"), noun,
+        l.max_batch, Rate(rate(l)), "out tok/s/" + noun,
+        priced ? fmt::format(", {}/M out",
+                             Dollars(expected ? l.expected_cost_per_m_output : l.cost_per_m_output))
+               : "",
+        chosen ? "  <- chosen" : "");
+  }
+  const PlanLayout* best = nullptr;
+  const PlanLayout* below = nullptr;  // the nearest smaller degree that fits
+  const PlanLayout* above = nullptr;  // the nearest larger degree that fits
+  for (const PlanLayout& l : v.layouts) {
+    if (!l.fits) continue;
+    if (l.tp == v.tp) best = &l;
+    if (l.tp < v.tp) below = &l;
+    if (l.tp > v.tp && above == nullptr) above = &l;
+  }
+  if (best != nullptr && runner_up != nullptr) {
+    std::vector<std::string> sides;
+    // Why a neighbour serves less: a smaller degree's weights cap its batch; a larger degree's
+    // batch grows but its steps cost more; otherwise only the figures are given.
+    auto side = [&](const PlanLayout& l) {
+      if (l.tp < best->tp && l.max_batch < best->max_batch) {
+        return fmt::format(
+            "at tp {} the weights take {} of each {} and leave room for a batch of {} per "
+            "replica ({} out tok/s/{})",
+            l.tp, Si(l.weights_bytes, "B"), noun, l.max_batch, Rate(rate(l)), noun);
+      }
+      if (l.tp > best->tp && l.max_batch > best->max_batch) {
+        return fmt::format(
+            "at tp {} the batch grows to {} per replica but each step costs more per {} than "
+            "the batch gains ({} out tok/s/{})",
+            l.tp, l.max_batch, noun, Rate(rate(l)), noun);
+      }
+      return fmt::format("at tp {}, a batch of {} per replica, {} out tok/s/{}", l.tp, l.max_batch,
+                         Rate(rate(l)), noun);
+    };
+    if (below != nullptr) sides.push_back(side(*below));
+    if (above != nullptr) sides.push_back(side(*above));
+    std::string why =
+        fmt::format("tp {} serves the most output tokens per {} ({}, largest batch {})", best->tp,
+                    noun, Rate(rate(*best)), best->max_batch);
+    for (size_t i = 0; i < sides.size(); ++i) why += (i == 0 ? ": " : "; ") + sides[i];
+    out += why + "\n";
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -44,29 +118,28 @@ std::string RenderPlanTable(const Plan& p) {
         Si(v.weights_bytes, "B"), Si(v.kv_bytes_per_sequence, "B"), r.prompt + r.output,
         v.max_batch);
     const bool expected = v.batch1.expected_request_s > 0;
-    std::vector<std::string> header = {"operating point",
-                                       "TTFT",
-                                       "time/token",
-                                       "request",
-                                       "out tok/s/" + noun,
-                                       "in tok/s/" + noun,
-                                       "$/M in",
-                                       "$/M out",
-                                       "prefill",
-                                       "decode"};
+    out += RenderLayouts(v, noun, expected, r.price_per_hour > 0);
+    std::vector<std::string> header = {
+        "operating point",  "TTFT",   "time/token", "request", "out tok/s/" + noun,
+        "in tok/s/" + noun, "$/M in", "$/M out",    "prefill", "decode"};
     std::vector<bool> right = {false, true, true, true, true, true, true, true, false, false};
     if (expected) {
-      header.insert(header.end(), {"expected TTFT", "expected t/token", "expected out tok/s/" + noun});
+      header.insert(header.end(),
+                    {"expected TTFT", "expected t/token", "expected out tok/s/" + noun});
       right.insert(right.end(), {true, true, true});
     }
     TextTable t(header, right);
     for (const PlanPoint* pt : {&v.batch1, &v.largest, &v.flop_limit}) {
-      std::vector<std::string> row = {
-          pt->label, pt->ttft_s > 0 ? Seconds(pt->ttft_s) : "-",
-          pt->tpot_s > 0 ? Seconds(pt->tpot_s) : "-", Seconds(pt->request_s),
-          Rate(pt->output_tokens_per_s_per_gpu), Rate(pt->input_tokens_per_s_per_gpu),
-          Dollars(pt->cost_per_m_input), Dollars(pt->cost_per_m_output),
-          BoundText(p, pt->prefill_bound), BoundText(p, pt->decode_bound)};
+      std::vector<std::string> row = {pt->label,
+                                      pt->ttft_s > 0 ? Seconds(pt->ttft_s) : "-",
+                                      pt->tpot_s > 0 ? Seconds(pt->tpot_s) : "-",
+                                      Seconds(pt->request_s),
+                                      Rate(pt->output_tokens_per_s_per_gpu),
+                                      Rate(pt->input_tokens_per_s_per_gpu),
+                                      Dollars(pt->cost_per_m_input),
+                                      Dollars(pt->cost_per_m_output),
+                                      BoundText(p, pt->prefill_bound),
+                                      BoundText(p, pt->decode_bound)};
       if (expected) {
         const bool has = pt->expected_request_s > 0;  // the FLOP limit has no expected time
         row.push_back(has ? Seconds(pt->expected_ttft_s) : "-");
@@ -78,8 +151,7 @@ std::string RenderPlanTable(const Plan& p) {
     out += t.Render();
     out += fmt::format("fleet: {} output tokens/s at the largest batch ({})\n",
                        Rate(v.largest.output_tokens_per_s_per_gpu *
-                            static_cast<double>(v.largest.chips) *
-                            static_cast<double>(v.replicas)),
+                            static_cast<double>(v.largest.chips) * static_cast<double>(v.replicas)),
                        Count(static_cast<double>(v.replicas), "replica"));
     if (expected && v.prefill_band.has_value()) {
       out += "trust, TTFT at the largest batch: " +
@@ -152,6 +224,27 @@ std::string RenderPlanJson(const Plan& p) {
     jv["weights_bytes"] = v.weights_bytes;
     jv["kv_bytes_per_sequence"] = v.kv_bytes_per_sequence;
     jv["max_batch"] = v.max_batch;
+    if (!v.layouts.empty()) {
+      json layouts = json::array();
+      for (const PlanLayout& l : v.layouts) {
+        json jl = {{"tp", l.tp}, {"pp", l.pp}, {"fits", l.fits}, {"chosen", l.tp == v.tp}};
+        if (l.fits) {
+          jl["replicas"] = l.replicas;
+          jl["idle_gpus"] = l.idle_gpus;
+          jl["weights_bytes"] = l.weights_bytes;
+          jl["max_batch"] = l.max_batch;
+          jl["output_tokens_per_s_per_gpu"] = l.output_tokens_per_s_per_gpu;
+          jl["cost_per_million_output_tokens"] = l.cost_per_m_output;
+          if (l.expected_output_tokens_per_s_per_gpu > 0) {
+            jl["expected"] = {
+                {"output_tokens_per_s_per_gpu", l.expected_output_tokens_per_s_per_gpu},
+                {"cost_per_million_output_tokens", l.expected_cost_per_m_output}};
+          }
+        }
+        layouts.push_back(jl);
+      }
+      jv["layouts"] = layouts;
+    }
     jv["batch1"] = point(v.batch1);
     jv["largest_batch"] = point(v.largest);
     jv["flop_limit"] = point(v.flop_limit);

@@ -31,8 +31,9 @@ int RunPlan(Context& ctx) {
                    {FieldId::kBatch, FieldId::kContext, FieldId::kPhase}));
   // The plan chooses the layout: --tp has no fixed default here.
   app.get_option("--tp")->description(
-      "tensor-parallel degree (default: the smallest power of two up to --gpus whose footprint "
-      "for one sequence fits a device)");
+      "tensor-parallel degree (default: of the powers of two up to --gpus whose footprint for "
+      "one sequence fits a device, the one that serves the most output tokens per device at its "
+      "largest batch; each is listed)");
   OutputFormat format = OutputFormat::kTable;
   AddFormatOption(app, format, {"table", "json", "csv", "npy"});
   if (auto done = ParseArgs(app, ctx)) return *done;
