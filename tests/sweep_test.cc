@@ -6,12 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-#include <nlohmann/json.hpp>
 #include <tuple>
 
-#include "src/graph/affine_graph.h"
 #include "roofline/efficiency.h"
 #include "roofline/llm.h"
 #include "roofline/model_registry.h"
@@ -21,6 +20,7 @@
 #include "roofline/sweep_table.h"
 #include "roofline/units.h"
 #include "src/analysis/graph_cache.h"
+#include "src/graph/affine_graph.h"
 #include "tests/test_util.h"
 
 namespace roofline {
@@ -533,13 +533,14 @@ TEST(Plan, ChoosesTheTensorParallelismThatServesTheMost) {
   // Llama-3-70B in bf16 (141 GB of weights) does not fit one 80 GB H100; at tp 2 the weights
   // take 70.6 GB of each device and leave room for a batch of 39 (2048 + 256 tokens, 377 MB of
   // KV cache a sequence per device), at tp 4 for a few hundred: the plan tries every degree and
-  // keeps the one that serves the most output tokens per GPU at its largest batch (the
-  // serving-plan issue's example: the old rule chose tp 2 at several times tp 4's cost per
-  // million output tokens).
+  // keeps the one whose fleet serves the most output tokens (the serving-plan issue's example:
+  // the old rule chose tp 2 at several times tp 4's cost per million output tokens).
   const Plan p = MakeTestPlan("llama-3-70b", "h100-sxm", 2.5);
   const PlanVariant& bf16 = p.variants[0];
   ASSERT_EQ(bf16.layouts.size(), 4u);  // tp 1, 2, 4, 8
   EXPECT_FALSE(bf16.layouts[0].fits);
+  EXPECT_FALSE(bf16.layouts[0].too_many_chips);
+  EXPECT_FALSE(bf16.ranked_by_expected);  // the test request has no efficiency data
   const PlanLayout* chosen = nullptr;
   const PlanLayout* tp2 = nullptr;
   for (const PlanLayout& l : bf16.layouts) {
@@ -548,32 +549,24 @@ TEST(Plan, ChoosesTheTensorParallelismThatServesTheMost) {
   }
   ASSERT_NE(chosen, nullptr);
   ASSERT_NE(tp2, nullptr);
-  // The plan's test request has no efficiency data: the degrees are ranked at the bound.
   for (const PlanLayout& l : bf16.layouts) {
-    EXPECT_EQ(l.expected_output_tokens_per_s_per_gpu, 0);
-    if (l.fits) {
-      EXPECT_GE(chosen->output_tokens_per_s_per_gpu, l.output_tokens_per_s_per_gpu) << "tp " << l.tp;
-    }
+    EXPECT_EQ(l.expected_fleet_output_tokens_per_s, 0);
+    if (!l.fits) continue;
+    EXPECT_GE(chosen->fleet_output_tokens_per_s, l.fleet_output_tokens_per_s) << "tp " << l.tp;
+    // The fleet: every replica's chips at the largest batch; the price of all 8 devices.
+    EXPECT_NEAR(l.fleet_cost_per_m_output, 2.5 / 3600 * 8 / l.fleet_output_tokens_per_s * 1e6,
+                1e-12 * l.fleet_cost_per_m_output);
   }
+  EXPECT_DOUBLE_EQ(chosen->fleet_output_tokens_per_s,
+                   bf16.largest.output_tokens_per_s_per_gpu * bf16.tp * bf16.replicas);
   EXPECT_GT(bf16.tp, 2);  // tp 2 loses: its batch is capped by the weights
   EXPECT_GT(chosen->max_batch, tp2->max_batch);
-  EXPECT_LT(chosen->cost_per_m_output, tp2->cost_per_m_output);
-  EXPECT_EQ(bf16.largest.output_tokens_per_s_per_gpu, chosen->output_tokens_per_s_per_gpu);
-  // The chosen layout is the variant's.
+  EXPECT_LT(chosen->fleet_cost_per_m_output, tp2->fleet_cost_per_m_output);
   EXPECT_EQ(bf16.max_batch, chosen->max_batch);
-  EXPECT_EQ(bf16.replicas, chosen->replicas);
   EXPECT_EQ(bf16.replicas, 8 / bf16.tp);
   // In fp8 one device holds the weights (70.6 GB): tp 1 fits too.
   EXPECT_TRUE(p.variants[1].layouts[0].fits);
-  // A given --tp is kept, and nothing is searched.
-  PlanRequest r;
-  r.gpus = 8;
-  r.tp = 2;
-  Result<Plan> fixed = MakePlan(PlanPreset("llama-3-70b"), Workload{}, Dev("h100-sxm"), r);
-  ASSERT_TRUE(fixed.ok()) << fixed.status().ToString();
-  EXPECT_EQ(fixed->variants[0].tp, 2);
-  EXPECT_TRUE(fixed->variants[0].layouts.empty());
-  // The text says which degrees were tried and why the chosen one wins.
+  // The text says which degrees were tried and why the chosen one wins; JSON lists them.
   const std::string text = RenderPlanTable(p);
   EXPECT_NE(text.find("layouts tried"), std::string::npos) << text;
   EXPECT_NE(text.find("<- chosen"), std::string::npos) << text;
@@ -581,12 +574,64 @@ TEST(Plan, ChoosesTheTensorParallelismThatServesTheMost) {
                       "39 per replica"),
             std::string::npos)
       << text;
-  // Mixture of experts is stated.
-  const Plan m = MakeTestPlan("mixtral-8x7b", "h100-sxm", 0);
-  bool moe = false;
-  for (const auto& a : m.assumptions)
-    moe = moe || a.find("mixture of experts") != std::string::npos;
-  EXPECT_TRUE(moe);
+  const nlohmann::json j = nlohmann::json::parse(RenderPlanJson(p));
+  const nlohmann::json& layouts = j["variants"][0]["layouts"];
+  ASSERT_EQ(layouts.size(), 4u);
+  int chosen_rows = 0;
+  for (const auto& l : layouts) chosen_rows += l["chosen"].get<bool>() ? 1 : 0;
+  EXPECT_EQ(chosen_rows, 1);
+  EXPECT_EQ(j["variants"][0]["layouts_ranked_by"], "bound");
+  EXPECT_EQ(layouts[1]["max_batch"], tp2->max_batch);
+}
+
+// Devices a degree leaves idle serve nothing: on 6 H100s tp 4 runs one replica and leaves 2
+// idle, so the fleet is compared, not one replica's devices; a given --tp is kept as is.
+TEST(Plan, DegreesAreComparedByWhatTheWholeFleetServes) {
+  PlanRequest r;
+  r.gpus = 6;
+  r.prompt = 2048;
+  r.output = 256;
+  Result<Plan> p = MakePlan(PlanPreset("llama-3-70b"), Workload{}, Dev("h100-sxm"), r);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const PlanVariant& v = p->variants[0];
+  double best = 0;
+  for (const PlanLayout& l : v.layouts) {
+    if (!l.fits) continue;
+    EXPECT_EQ(l.idle_gpus, 6 - l.tp * l.pp * l.replicas) << "tp " << l.tp;
+    best = std::max(best, l.fleet_output_tokens_per_s);
+  }
+  for (const PlanLayout& l : v.layouts) {
+    if (l.tp == v.tp) {
+      EXPECT_EQ(l.fleet_output_tokens_per_s, best);
+    }
+  }
+  r.tp = 2;
+  Result<Plan> fixed = MakePlan(PlanPreset("llama-3-70b"), Workload{}, Dev("h100-sxm"), r);
+  ASSERT_TRUE(fixed.ok()) << fixed.status().ToString();
+  EXPECT_EQ(fixed->variants[0].tp, 2);
+  EXPECT_TRUE(fixed->variants[0].layouts.empty());
+  // On SRAM chips a replica is tp x pp chips: a degree whose replica needs more than --gpus is
+  // listed as such (Llama-3-70B on 330 Groq chips: fp8 at tp 16 and more).
+  PlanRequest g;
+  g.gpus = 330;
+  Result<Plan> groq = MakePlan(PlanPreset("llama-3-70b"), Workload{}, Dev("groq-lpu"), g);
+  ASSERT_TRUE(groq.ok()) << groq.status().ToString();
+  int too_many = 0;
+  for (const PlanVariant& gv : groq->variants) {
+    for (const PlanLayout& l : gv.layouts) {
+      if (!l.too_many_chips) continue;
+      ++too_many;
+      EXPECT_FALSE(l.fits);
+      EXPECT_GT(l.tp * l.pp, 330) << "tp " << l.tp;
+    }
+  }
+  EXPECT_GT(too_many, 0);
+  // Qwen2.5-7B has 28 heads: degrees that do not divide them are not tried.
+  PlanRequest q;
+  q.gpus = 16;
+  Result<Plan> qwen = MakePlan(PlanPreset("qwen2.5-7b"), Workload{}, Dev("h100-sxm"), q);
+  ASSERT_TRUE(qwen.ok()) << qwen.status().ToString();
+  for (const PlanLayout& l : qwen->variants[0].layouts) EXPECT_LE(l.tp, 4) << "tp " << l.tp;
 }
 
 }  // namespace sweep_test

@@ -47,16 +47,21 @@ struct PlanPoint {
 struct PlanLayout {
   int64_t tp = 1;
   int64_t pp = 1;
-  bool fits = false;  ///< one sequence of prompt + output tokens fits (else the rest is 0)
+  /// One sequence of prompt + output tokens fits and a replica's tp x pp chips are within --gpus
+  /// (else the figures below are 0 and too_many_chips says which of the two failed).
+  bool fits = false;
+  bool too_many_chips = false;  ///< one sequence fits, but tp x pp exceeds --gpus
   int64_t replicas = 0;
   int64_t idle_gpus = 0;
   double weights_bytes = 0;  ///< per device
   int64_t max_batch = 0;     ///< per replica
-  /// At the largest batch: output tokens/s per device at the bound, and expected (0: none).
-  double output_tokens_per_s_per_gpu = 0;
-  double expected_output_tokens_per_s_per_gpu = 0;
-  double cost_per_m_output = 0;           ///< at the largest batch, at the bound (0: no price)
-  double expected_cost_per_m_output = 0;  ///< the same at the expected times (0: none)
+  /// The fleet's output tokens/s with every replica at its largest batch (prefill and decode of
+  /// each batch in turn), at the bound and expected (0: none); and what one million output
+  /// tokens cost at that rate, every device of --gpus paid, idle ones too (0: no price).
+  double fleet_output_tokens_per_s = 0;
+  double expected_fleet_output_tokens_per_s = 0;
+  double fleet_cost_per_m_output = 0;
+  double expected_fleet_cost_per_m_output = 0;
 };
 
 /// A plan under one set of dtypes.
@@ -67,9 +72,11 @@ struct PlanVariant {
   int64_t tp = 1;
   int64_t pp = 1;  ///< pipeline stages (SRAM-only devices: the fewest that hold the model)
   /// Without --tp: every power-of-two degree up to --gpus that divides the heads, in order; the
-  /// variant is the one with the most output tokens/s per device at its largest batch
-  /// (expected where the plan has expected times, else at the bound; a tie keeps the smaller).
+  /// variant is the one whose fleet serves the most output tokens/s at its replicas' largest
+  /// batch (expected where every degree that fits has expected times, else at the bound: said
+  /// by ranked_by_expected; a tie keeps the smaller degree).
   std::vector<PlanLayout> layouts;
+  bool ranked_by_expected = false;
   int64_t replicas = 1;
   int64_t idle_gpus = 0;
   double weights_bytes = 0;          ///< per device

@@ -88,61 +88,88 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     return f.ok() && f->fits();
   };
   if (r.tp == 0) {
-    // Every power-of-two degree that divides the heads: the one that serves the most output
-    // tokens per device at its largest batch (more devices per replica leave more room for the
-    // KV cache beside the weights, so a larger batch, at the price of more communication).
-    std::optional<PlanVariant> best;
+    // Every power-of-two degree that divides the heads: the one whose fleet serves the most
+    // output tokens per second (more devices per replica leave more room for the KV cache
+    // beside the weights, so a larger batch, at the price of more communication; devices left
+    // over by a degree serve nothing).
     std::vector<PlanLayout> layouts;
+    std::vector<PlanVariant> planned;  // parallel to the layouts that fit
+    std::vector<size_t> planned_at;
     std::optional<Status> first_error;  // of a degree that fits one sequence but fails otherwise
-    auto rate = [](const PlanVariant& x) {
-      return x.largest.expected_output_tokens_per_s_per_gpu > 0
-                 ? x.largest.expected_output_tokens_per_s_per_gpu
-                 : x.largest.output_tokens_per_s_per_gpu;
-    };
+    const double gpus = static_cast<double>(r.gpus);
     for (int64_t tp = 1; tp <= r.gpus; tp *= 2) {
       Workload wt = w;
       wt.tp = tp;
       if (!BuildLlmGraph(c, wt, Phase::kDecode).ok()) continue;  // tp must divide heads
       PlanLayout l;
       l.tp = tp;
+      l.pp = std::max<int64_t>(1, stages_for(tp));
       if (fits(tp, 1)) {
+        if (l.tp * l.pp > r.gpus) {
+          l.too_many_chips = true;
+          layouts.push_back(l);
+          continue;
+        }
         PlanRequest at = r;
         at.tp = tp;
         Result<PlanVariant> tried = PlanFor(c, w, d, at, v.name);
-        if (!tried.ok()) {  // e.g. more pipeline stages than --gpus
+        if (!tried.ok()) {
           if (!first_error.has_value()) first_error = tried.status();
           continue;
         }
+        const PlanPoint& big = tried->largest;
+        const double used = static_cast<double>(big.chips * tried->replicas);
         l.fits = true;
         l.pp = tried->pp;
         l.replicas = tried->replicas;
         l.idle_gpus = tried->idle_gpus;
         l.weights_bytes = tried->weights_bytes;
         l.max_batch = tried->max_batch;
-        l.output_tokens_per_s_per_gpu = tried->largest.output_tokens_per_s_per_gpu;
-        l.expected_output_tokens_per_s_per_gpu =
-            tried->largest.expected_output_tokens_per_s_per_gpu;
-        l.cost_per_m_output = tried->largest.cost_per_m_output;
-        if (r.price_per_hour > 0 && tried->largest.expected_request_s > 0) {
-          // As PlanPoint's cost: the decode time of the batch, charged to its output tokens.
-          const PlanPoint& big = tried->largest;
-          l.expected_cost_per_m_output = r.price_per_hour / 3600 * static_cast<double>(big.chips) *
-                                         big.expected_tpot_s / static_cast<double>(big.batch) * 1e6;
+        l.fleet_output_tokens_per_s = big.output_tokens_per_s_per_gpu * used;
+        l.expected_fleet_output_tokens_per_s = big.expected_output_tokens_per_s_per_gpu * used;
+        if (r.price_per_hour > 0) {
+          const double dollars_per_s = r.price_per_hour / 3600 * gpus;
+          l.fleet_cost_per_m_output = dollars_per_s / l.fleet_output_tokens_per_s * 1e6;
+          if (l.expected_fleet_output_tokens_per_s > 0) {
+            l.expected_fleet_cost_per_m_output =
+                dollars_per_s / l.expected_fleet_output_tokens_per_s * 1e6;
+          }
         }
-        if (!best.has_value() || rate(*tried) > rate(*best)) best = std::move(tried).value();
-      } else {
-        l.pp = stages_for(tp);
+        planned_at.push_back(layouts.size());
+        planned.push_back(std::move(tried).value());
       }
       layouts.push_back(l);
     }
-    if (!best.has_value()) {
+    if (planned.empty()) {
       if (first_error.has_value()) return *first_error;
+      for (const PlanLayout& l : layouts) {
+        if (l.too_many_chips) {
+          return Status::Invalid(
+              "--gpus", fmt::format("one replica needs {} chips (tp {} x {} pipeline stages) to "
+                                    "hold the model; --gpus is {}",
+                                    l.tp * l.pp, l.tp, l.pp, r.gpus));
+        }
+      }
       return Status::Invalid("--gpus", fmt::format("the model does not fit {} x {} at any "
                                                    "power-of-two tensor-parallel degree",
                                                    r.gpus, d.id));
     }
-    best->layouts = std::move(layouts);
-    return *best;
+    // Expected times rank the degrees only where every one of them has them.
+    bool by_expected = true;
+    for (size_t i : planned_at)
+      by_expected = by_expected && layouts[i].expected_fleet_output_tokens_per_s > 0;
+    auto score = [&](size_t i) {
+      return by_expected ? layouts[i].expected_fleet_output_tokens_per_s
+                         : layouts[i].fleet_output_tokens_per_s;
+    };
+    size_t best = 0;
+    for (size_t k = 1; k < planned.size(); ++k) {
+      if (score(planned_at[k]) > score(planned_at[best])) best = k;  // a tie keeps the smaller
+    }
+    PlanVariant chosen = std::move(planned[best]);
+    chosen.layouts = std::move(layouts);
+    chosen.ranked_by_expected = by_expected;
+    return chosen;
   }
   v.tp = r.tp;
   if (!fits(v.tp, 1)) {
@@ -283,9 +310,10 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
   a.push_back(
       fmt::format("memory: weights + KV cache for {} tokens per sequence + decode "
                   "workspace per device; tensor parallelism: of the powers of two up to --gpus "
-                  "that divide the heads and fit one sequence, the one with the most output "
-                  "tokens/s per device at its largest batch (expected where there are expected "
-                  "times), unless --tp is given",
+                  "that divide the heads and fit one sequence, the one whose fleet serves the "
+                  "most output tokens/s with every replica at its largest batch (expected where "
+                  "every degree has expected times; idle devices serve nothing), unless --tp is "
+                  "given",
                   r.prompt + r.output));
   a.push_back(
       "throughput at the roofline bound: no efficiency factor, no scheduling or host "

@@ -26,35 +26,45 @@ std::string Rate(double x) { return x > 0 ? Num(std::round(x * 10) / 10) : "-"; 
 namespace {
 
 /// The degrees a plan tried (none when --tp was given): what each holds and serves, and why the
-/// chosen one beats the runner-up.
-std::string RenderLayouts(const PlanVariant& v, const std::string& noun, bool expected,
-                          bool priced) {
+/// chosen one beats its neighbours.
+std::string RenderLayouts(const PlanVariant& v, const PlanRequest& r, const std::string& noun) {
   if (v.layouts.size() < 2) return "";  // one degree tried (one device): nothing to choose
+  const bool expected = v.ranked_by_expected;
   auto rate = [expected](const PlanLayout& l) {
-    return expected ? l.expected_output_tokens_per_s_per_gpu : l.output_tokens_per_s_per_gpu;
+    return expected ? l.expected_fleet_output_tokens_per_s : l.fleet_output_tokens_per_s;
   };
+  auto cost = [expected](const PlanLayout& l) {
+    return expected ? l.expected_fleet_cost_per_m_output : l.fleet_cost_per_m_output;
+  };
+  // Four significant figures, whole numbers above 1000 (never an exponent: 13410, not 1.341e+04).
+  auto figure = [](double x) {
+    return x >= 1000 ? fmt::format("{:.0f}", x) : fmt::format("{:.4g}", x);
+  };
+  auto degree = [](const PlanLayout& l) {
+    return l.pp > 1 ? fmt::format("tp {} x {} pipeline stages", l.tp, l.pp)
+                    : fmt::format("tp {}", l.tp);
+  };
+  const bool priced = r.price_per_hour > 0;
   std::string out = fmt::format(
-      "layouts tried (powers of two up to --gpus that divide the heads; output tokens/s per {} "
-      "at each one's largest batch{}):\n",
-      noun, expected ? ", expected" : ", at the bound");
-  const PlanLayout* runner_up = nullptr;
+      "layouts tried (powers of two up to --gpus that divide the heads; the fleet's output "
+      "tokens/s with every replica at its largest batch, {}{}):\n",
+      expected ? "expected" : "at the bound",
+      priced ? fmt::format("; $/M out: the {} {}s' price over that output", r.gpus, noun) : "");
   for (const PlanLayout& l : v.layouts) {
-    const std::string degree = l.pp > 1 ? fmt::format("tp {} x {} pipeline stages", l.tp, l.pp)
-                                        : fmt::format("tp {}", l.tp);
     if (!l.fits) {
-      out += fmt::format("  {}: one sequence of the request does not fit\n", degree);
+      out += l.too_many_chips
+                 ? fmt::format("  {}: a replica needs {} {}s, more than --gpus\n", degree(l),
+                               l.tp * l.pp, noun)
+                 : fmt::format("  {}: one sequence of the request does not fit\n", degree(l));
       continue;
     }
-    const bool chosen = l.tp == v.tp;
-    if (!chosen && (runner_up == nullptr || rate(l) > rate(*runner_up))) runner_up = &l;
     out += fmt::format(
-        "  {} x {}: weights {} per {}, largest batch {} per replica, {} {}{}{}\n", degree,
-        Count(static_cast<double>(l.replicas), "replica"), Si(l.weights_bytes, "B"), noun,
-        l.max_batch, Rate(rate(l)), "out tok/s/" + noun,
-        priced ? fmt::format(", {}/M out",
-                             Dollars(expected ? l.expected_cost_per_m_output : l.cost_per_m_output))
-               : "",
-        chosen ? "  <- chosen" : "");
+        "  {} x {}{}: weights {} per {}, largest batch {} per replica, fleet {} out tok/s{}{}\n",
+        degree(l), Count(static_cast<double>(l.replicas), "replica"),
+        l.idle_gpus > 0 ? fmt::format(" ({} idle)", l.idle_gpus) : "", Si(l.weights_bytes, "B"),
+        noun, l.max_batch, figure(rate(l)),
+        priced ? fmt::format(", {}/M out", Dollars(cost(l))) : "",
+        l.tp == v.tp ? "  <- chosen" : "");
   }
   const PlanLayout* best = nullptr;
   const PlanLayout* below = nullptr;  // the nearest smaller degree that fits
@@ -65,35 +75,35 @@ std::string RenderLayouts(const PlanVariant& v, const std::string& noun, bool ex
     if (l.tp < v.tp) below = &l;
     if (l.tp > v.tp && above == nullptr) above = &l;
   }
-  if (best != nullptr && runner_up != nullptr) {
-    std::vector<std::string> sides;
-    // Why a neighbour serves less: a smaller degree's weights cap its batch; a larger degree's
-    // batch grows but its steps cost more; otherwise only the figures are given.
-    auto side = [&](const PlanLayout& l) {
-      if (l.tp < best->tp && l.max_batch < best->max_batch) {
-        return fmt::format(
-            "at tp {} the weights take {} of each {} and leave room for a batch of {} per "
-            "replica ({} out tok/s/{})",
-            l.tp, Si(l.weights_bytes, "B"), noun, l.max_batch, Rate(rate(l)), noun);
+  if (best == nullptr || (below == nullptr && above == nullptr)) return out;
+  // Why a neighbour serves less: a smaller degree's weights cap its batch (one device a stage),
+  // a larger degree's batch grows but its steps cost more; otherwise only the figures.
+  auto side = [&](const PlanLayout& l) {
+    if (l.tp < best->tp && l.max_batch < best->max_batch) {
+      if (l.pp > 1 || best->pp > 1) {
+        return fmt::format("at tp {} a replica's {} {}s hold a batch of {} (fleet {} out tok/s)",
+                           l.tp, l.tp * l.pp, noun, l.max_batch, figure(rate(l)));
       }
-      if (l.tp > best->tp && l.max_batch > best->max_batch) {
-        return fmt::format(
-            "at tp {} the batch grows to {} per replica but each step costs more per {} than "
-            "the batch gains ({} out tok/s/{})",
-            l.tp, l.max_batch, noun, Rate(rate(l)), noun);
-      }
-      return fmt::format("at tp {}, a batch of {} per replica, {} out tok/s/{}", l.tp, l.max_batch,
-                         Rate(rate(l)), noun);
-    };
-    if (below != nullptr) sides.push_back(side(*below));
-    if (above != nullptr) sides.push_back(side(*above));
-    std::string why =
-        fmt::format("tp {} serves the most output tokens per {} ({}, largest batch {})", best->tp,
-                    noun, Rate(rate(*best)), best->max_batch);
-    for (size_t i = 0; i < sides.size(); ++i) why += (i == 0 ? ": " : "; ") + sides[i];
-    out += why + "\n";
-  }
-  return out;
+      return fmt::format(
+          "at tp {} the weights take {} of each {} and leave room for a batch of {} per "
+          "replica (fleet {} out tok/s)",
+          l.tp, Si(l.weights_bytes, "B"), noun, l.max_batch, figure(rate(l)));
+    }
+    if (l.tp > best->tp && l.max_batch > best->max_batch) {
+      return fmt::format(
+          "at tp {} the batch grows to {} per replica, but with fewer replicas{} the fleet "
+          "serves {} out tok/s",
+          l.tp, l.max_batch, l.idle_gpus > best->idle_gpus ? " and more idle devices" : "",
+          figure(rate(l)));
+    }
+    return fmt::format("at tp {}, a batch of {} per replica, the fleet serves {} out tok/s", l.tp,
+                       l.max_batch, figure(rate(l)));
+  };
+  std::string why = fmt::format("tp {} serves the most ({} out tok/s, a batch of {} per replica)",
+                                best->tp, figure(rate(*best)), best->max_batch);
+  if (below != nullptr) why += ": " + side(*below);
+  if (above != nullptr) why += (below != nullptr ? "; " : ": ") + side(*above);
+  return out + why + "\n";
 }
 
 }  // namespace
@@ -118,7 +128,7 @@ std::string RenderPlanTable(const Plan& p) {
         Si(v.weights_bytes, "B"), Si(v.kv_bytes_per_sequence, "B"), r.prompt + r.output,
         v.max_batch);
     const bool expected = v.batch1.expected_request_s > 0;
-    out += RenderLayouts(v, noun, expected, r.price_per_hour > 0);
+    out += RenderLayouts(v, r, noun);
     std::vector<std::string> header = {
         "operating point",  "TTFT",   "time/token", "request", "out tok/s/" + noun,
         "in tok/s/" + noun, "$/M in", "$/M out",    "prefill", "decode"};
@@ -227,22 +237,27 @@ std::string RenderPlanJson(const Plan& p) {
     if (!v.layouts.empty()) {
       json layouts = json::array();
       for (const PlanLayout& l : v.layouts) {
-        json jl = {{"tp", l.tp}, {"pp", l.pp}, {"fits", l.fits}, {"chosen", l.tp == v.tp}};
+        json jl = {{"tp", l.tp},
+                   {"pp", l.pp},
+                   {"fits", l.fits},
+                   {"too_many_chips", l.too_many_chips},
+                   {"chosen", l.tp == v.tp}};
         if (l.fits) {
           jl["replicas"] = l.replicas;
           jl["idle_gpus"] = l.idle_gpus;
           jl["weights_bytes"] = l.weights_bytes;
           jl["max_batch"] = l.max_batch;
-          jl["output_tokens_per_s_per_gpu"] = l.output_tokens_per_s_per_gpu;
-          jl["cost_per_million_output_tokens"] = l.cost_per_m_output;
-          if (l.expected_output_tokens_per_s_per_gpu > 0) {
+          jl["fleet_output_tokens_per_s"] = l.fleet_output_tokens_per_s;
+          jl["fleet_cost_per_million_output_tokens"] = l.fleet_cost_per_m_output;
+          if (l.expected_fleet_output_tokens_per_s > 0) {
             jl["expected"] = {
-                {"output_tokens_per_s_per_gpu", l.expected_output_tokens_per_s_per_gpu},
-                {"cost_per_million_output_tokens", l.expected_cost_per_m_output}};
+                {"fleet_output_tokens_per_s", l.expected_fleet_output_tokens_per_s},
+                {"fleet_cost_per_million_output_tokens", l.expected_fleet_cost_per_m_output}};
           }
         }
         layouts.push_back(jl);
       }
+      jv["layouts_ranked_by"] = v.ranked_by_expected ? "expected" : "bound";
       jv["layouts"] = layouts;
     }
     jv["batch1"] = point(v.batch1);
