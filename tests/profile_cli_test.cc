@@ -186,6 +186,32 @@ TEST(ProfileCli, NcuWithoutAKnownDeviceStillReportsTheKernels) {
   for (size_t at = text.find("\"12.0\""); at != std::string::npos; at = text.find("\"12.0\"", at)) {
     text.replace(at, 6, "\"12.1\"");
   }
+  // A compute capability two database parts share (8.6: the RTX A6000 and the A10G) is told
+  // apart by the SM count ncu-command collects (84 on an RTX A6000).
+  {
+    std::string ga102 = text;
+    for (size_t at = ga102.find("\"12.1\""); at != std::string::npos;
+         at = ga102.find("\"12.1\"", at)) {
+      ga102.replace(at, 6, "\"8.6\"");
+    }
+    // One more metric row: the first data row with its metric name, unit and value replaced.
+    const size_t row = ga102.find('\n') + 1;
+    std::string extra = ga102.substr(row, ga102.find('\n', row) - row + 1);
+    const size_t name = extra.find("\"dram__bytes_read.sum\",\"Mbyte\",\"2.33\"");
+    ASSERT_NE(name, std::string::npos) << extra;
+    extra.replace(name, std::string("\"dram__bytes_read.sum\",\"Mbyte\",\"2.33\"").size(),
+                  "\"device__attribute_multiprocessor_count\",\"\",\"84\"");
+    ga102.insert(row, extra);
+    const std::filesystem::path a6000 = TempPath("a6000.csv");
+    std::ofstream(a6000) << ga102;
+    const Output picked = RunCli({"profile", "ncu", a6000.string()});
+    ASSERT_EQ(picked.status, 0) << picked.err;
+    EXPECT_NE(picked.out.find("matched by compute capability 8.6 to rtx-a6000, told apart by its "
+                              "84 SMs"),
+              std::string::npos)
+        << picked.out;
+    std::filesystem::remove(a6000);
+  }
   const std::filesystem::path spark = TempPath("spark.csv");
   std::ofstream(spark) << text;
   const Output o = RunCli({"profile", "ncu", spark.string()});

@@ -64,6 +64,9 @@ std::vector<std::string> NcuRooflineMetrics(std::string_view cc) {
       "smsp__cycles_elapsed.avg",
       "smsp__cycles_elapsed.avg.per_second",
       "sm__cycles_elapsed.avg.per_second",
+      // the SM count, which tells apart parts of one compute capability (an RTX A6000's 84 from
+      // an A10G's 80) and of one name (the H100 SXM5's 132 from the PCIe card's 114)
+      "device__attribute_multiprocessor_count",
   };
   for (char p : {'d', 'f', 'h'}) {
     for (std::string_view op : {"add", "mul", "fma"}) {

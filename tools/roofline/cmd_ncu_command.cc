@@ -45,6 +45,8 @@ int RunNcuCommand(Context& ctx) {
   const bool fp8_left_out = line->command.find("tensor_src_fp8") == std::string::npos &&
                             (cc == "9.0" || cc.rfind("10.", 0) == 0);
   *ctx.err << "# what decides a kernel's place and verdict:\n"
+              "#   device: the compute capability, and device__attribute_multiprocessor_count "
+              "where several parts share it\n"
               "#   time: gpu__time_duration.sum\n"
               "#   FLOPs: sm__sass_thread_inst_executed_op_{d,f,h}{add,mul,fma} (an fma is 2) and "
               "the tensor cores' sm__ops_path_tensor_src_* (tensor-pipe instructions alone where "
