@@ -14,10 +14,8 @@ namespace {
 
 /// Whether a run of key `run` belongs to the group of `key` at `level`.
 bool InGroup(const TrustKey& run, const TrustKey& key, TrustLevel level) {
-  if (level == TrustLevel::kEngine) {
-    return run.engine == key.engine && run.runtime == key.runtime && run.modules == key.modules &&
-           run.phase == key.phase && run.parallel == key.parallel && run.vendor == key.vendor &&
-           run.moe == key.moe && run.quantized == key.quantized;
+  if (level == TrustLevel::kEngine) {  // the engine, and every criterion of the key's own group
+    return run.engine == key.engine && InGroup(run, key, TrustLevel::kOwn);
   }
   const int l = static_cast<int>(level);
   if (l <= static_cast<int>(TrustLevel::kPhase) && run.phase != key.phase) return false;
