@@ -7,9 +7,23 @@
 #include <vector>
 
 #include "roofline/model_analysis.h"
+#include "roofline/serving.h"
 #include "roofline/table.h"
 
 namespace roofline {
+
+/// A latency target: `metric` (ttft, tpot or e2e) at most `seconds` at `percentile`.
+struct LatencyTarget {
+  std::string metric;
+  double seconds = 0;
+  int percentile = 50;  ///< 50, 90, 95 or 99 (KnownPercentile)
+  friend bool operator==(const LatencyTarget&, const LatencyTarget&) = default;
+};
+
+/// Parses "2s", "500ms", "0.5" (seconds) with an optional "@p90" into a target of `metric`;
+/// Invalid names `flag`.
+Result<LatencyTarget> ParseLatencyTarget(const std::string& metric, const std::string& text,
+                                         const std::string& flag);
 
 /// What the fleet serves.
 struct PlanRequest {
@@ -18,28 +32,59 @@ struct PlanRequest {
   int64_t output = 256;       ///< generated tokens per request
   double price_per_hour = 0;  ///< per device-hour (0: no cost figures)
   int64_t tp = 0;             ///< tensor-parallel degree; 0 = the smallest that fits
-  CostOptions cost;           ///< how the operating points are costed (launch overhead)
+  /// Tokens per step, decode rows and prefill together (vLLM's max_num_batched_tokens); 0: vLLM's
+  /// default for an OpenAI server on the device (DefaultTokenBudget).
+  int64_t budget = 0;
+  std::vector<LatencyTarget> targets;  ///< each operating point is checked against them
+  CostOptions cost;                    ///< how the operating points are costed (launch overhead)
 };
 
-/// One operating point of a replica (tp devices serving `batch` requests together).
+/// vLLM's default token budget of an OpenAI-compatible server (EngineArgs.get_batch_defaults in
+/// vllm/engine/arg_utils.py): 8192 on a device of at least 70 GiB that is not an A100, else 2048.
+int64_t DefaultTokenBudget(const Device& device);
+
+/// A target checked at an operating point: the value at the target's percentile (expected where
+/// the point has expected times, else at the bound).
+struct TargetCheck {
+  LatencyTarget target;
+  double value_s = 0;
+  bool met = false;
+  bool expected = false;  ///< value from the expected step times
+};
+
+/// The largest batch per replica that meets one target (0: not even batch 1), by bisection.
+struct SloBoundary {
+  LatencyTarget target;
+  int64_t largest_batch = 0;
+};
+
+/// One operating point of a replica: tp x pp devices holding `batch` requests in flight under
+/// continuous batching (roofline/serving.h); the FLOP limit is not one (no steps).
 struct PlanPoint {
   std::string label;
   int64_t batch = 0;
   int64_t chips = 1;     ///< devices per replica at this point (tp x pipeline stages)
-  double ttft_s = 0;     ///< prefill of the batch's prompts
-  double tpot_s = 0;     ///< one decode step at the mean context of the generation
-  double request_s = 0;  ///< ttft + output x tpot
+  double ttft_s = 0;     ///< median time to first token (queue, the running step, own prefill)
+  double tpot_s = 0;     ///< median time per output token (ServingFigures::tpot_s)
+  double request_s = 0;  ///< ttft + (output - 1) x tpot
+  /// The steady state at the bound and (when has_expected) at the expected step times, median.
+  ServingShape shape;
+  ServingFigures serving, expected_serving;
+  std::vector<TargetCheck> checks;  ///< one per PlanRequest::targets
   double input_tokens_per_s_per_gpu = 0;
   double output_tokens_per_s_per_gpu = 0;
-  double cost_per_m_input = 0;   ///< price of the prefill time per million input tokens
-  double cost_per_m_output = 0;  ///< price of the decode time per million output tokens
+  /// Price of the prefill's share of the steps per million input tokens, of the decode-only
+  /// step per million output tokens.
+  double cost_per_m_input = 0;
+  double cost_per_m_output = 0;
   /// Expected times (when the cost model has efficiency data; 0 otherwise): TTFT, time per
   /// output token, a request, and output tokens/s per GPU at them.
   double expected_ttft_s = 0;
   double expected_tpot_s = 0;
   double expected_request_s = 0;
   double expected_output_tokens_per_s_per_gpu = 0;
-  /// The phases' verdicts; none: not costed (the FLOP limit assumes compute-bound).
+  /// The verdicts of the step with prefill (one prompt or chunk beside the decode rows) and of
+  /// the decode-only step; none: not costed (the FLOP limit assumes compute-bound).
   std::optional<Verdict> prefill_bound, decode_bound;
 };
 
@@ -54,9 +99,11 @@ struct PlanLayout {
   int64_t replicas = 0;
   int64_t idle_gpus = 0;
   double weights_bytes = 0;  ///< per device
-  int64_t max_batch = 0;     ///< per replica
-  /// The fleet's output tokens/s with every replica at its largest batch (prefill and decode of
-  /// each batch in turn), at the bound and expected (0: none); and what one million output
+  int64_t max_batch = 0;     ///< per replica: the KV cache's room
+  int64_t batch = 0;         ///< per replica: the batch it serves at (PlanVariant::largest)
+  bool meets_targets = true;
+  /// The fleet's output tokens/s with every replica at that batch (continuous batching), at the
+  /// bound and expected (0: none); and what one million output
   /// tokens cost at that rate, every device of --gpus paid, idle ones too (0: no price).
   double fleet_output_tokens_per_s = 0;
   double expected_fleet_output_tokens_per_s = 0;
@@ -81,10 +128,18 @@ struct PlanVariant {
   int64_t idle_gpus = 0;
   double weights_bytes = 0;          ///< per device
   double kv_bytes_per_sequence = 0;  ///< per device, at prompt + output tokens
-  int64_t max_batch = 0;             ///< per replica
-  PlanPoint batch1;                  ///< memory-bound lower end
-  PlanPoint largest;                 ///< at the largest batch that fits
-  PlanPoint flop_limit;              ///< every FLOP at the tensor peak (the upper limit)
+  int64_t max_batch = 0;             ///< per replica: what the KV cache holds
+  int64_t budget = 0;                ///< tokens per step (PlanRequest::budget resolved)
+  /// The largest batch whose arrivals the token budget prefills as fast as they come
+  /// (utilization below 1), at most max_batch.
+  int64_t hold_limit = 0;
+  std::vector<SloBoundary> boundaries;  ///< one per target
+  bool meets_targets = true;            ///< batch 1 meets every target
+  PlanPoint batch1;                     ///< memory-bound lower end
+  /// The largest batch that fits, holds its load and meets the targets (or batch 1, the
+  /// closest, when even it misses them).
+  PlanPoint largest;
+  PlanPoint flop_limit;  ///< every FLOP at the tensor peak (the upper limit)
   /// How far to trust the expected TTFT and time per output token (roofline/trust.h
   /// AttachBands); none: not attached.
   std::optional<TrustBand> prefill_band, decode_band;

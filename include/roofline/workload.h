@@ -75,6 +75,13 @@ struct Workload {
   /// The fraction of each device's memory the engine may fill with weights, KV cache and
   /// workspace (vLLM's gpu_memory_utilization, SGLang's mem_fraction_static); 1: all of it.
   double memory_fraction = 1;
+  /// A decode step with prefill riding along (continuous batching with chunked prefill, as
+  /// serving engines run it): besides the `batch` decode rows, `chunk_seqs` sequences each
+  /// prefill `chunk` prompt tokens, the ones after their first `chunk_offset` (already cached).
+  /// 0: a plain decode step. Prefill steps ignore it.
+  int64_t chunk = 0;
+  int64_t chunk_seqs = 1;
+  int64_t chunk_offset = 0;
 
   /// Whether q, k, v (gate, up) run as one matmul: `fused_linears`, resolved by `fusion`.
   bool MergesQkv() const {

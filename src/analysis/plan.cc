@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <string>
 
 #include "roofline/flip.h"
 #include "roofline/units.h"
@@ -16,45 +18,118 @@ Result<PhaseResult> RunOne(const TransformerConfig& c, const Workload& w, const 
   return AnalyzePhase(c, w, m, p);
 }
 
-Result<PlanPoint> Point(const TransformerConfig& c, Workload w, const CostModel& m,
-                        const PlanRequest& r, int64_t chips, int64_t batch,
-                        const std::string& label) {
-  const double tp = static_cast<double>(chips);  // per-device figures divide by every chip
+/// The step times of `shape` from the cost model: bound and, when every step has them,
+/// expected (else all 0).
+struct ShapeTimes {
+  StepTimes bound, expected;
+  bool has_expected = false;
+  std::optional<Verdict> mixed_verdict, decode_verdict;
+};
+
+Result<ShapeTimes> TimesOf(const TransformerConfig& c, Workload w, const CostModel& m,
+                           const PlanRequest& r, int64_t batch, const ServingShape& shape) {
   w.batch = batch;
   w.prompt = r.prompt;
   // Decode cost is affine in the context, so the mean step equals the step at the mean context.
   w.context = r.prompt + (r.output + 1) / 2;
-  Result<PhaseResult> pre = RunOne(c, w, m, Phase::kPrefill);
-  if (!pre.ok()) return pre.status();
+  w.chunk = 0;
+  ShapeTimes t;
   Result<PhaseResult> dec = RunOne(c, w, m, Phase::kDecode);
   if (!dec.ok()) return dec.status();
+  w.chunk = shape.chunk;
+  w.chunk_offset = shape.chunk_offset;
+  w.chunk_seqs = 1;
+  Result<PhaseResult> one = RunOne(c, w, m, Phase::kDecode);
+  if (!one.ok()) return one.status();
+  PhaseResult full = *one;
+  if (!shape.chunked && shape.per_step > 1) {
+    w.chunk_seqs = shape.per_step;
+    Result<PhaseResult> f = RunOne(c, w, m, Phase::kDecode);
+    if (!f.ok()) return f.status();
+    full = *f;
+  }
+  t.bound = {dec->totals.time_s, one->totals.time_s, full.totals.time_s};
+  t.has_expected = dec->totals.has_expected && one->totals.has_expected && full.totals.has_expected;
+  if (t.has_expected) {
+    t.expected = {dec->totals.expected_s, one->totals.expected_s, full.totals.expected_s};
+  }
+  t.mixed_verdict = one->totals.verdict;
+  t.decode_verdict = dec->totals.verdict;
+  return t;
+}
+
+/// One operating point: `batch` requests in flight on a replica of `chips` devices.
+Result<PlanPoint> Point(const TransformerConfig& c, const Workload& w, const CostModel& m,
+                        const PlanRequest& r, int64_t budget, int64_t chips, int64_t batch,
+                        const std::string& label) {
+  const ServingLoad load{batch, r.prompt, r.output, budget};
+  Result<ServingShape> shape = ShapeOf(load);
+  if (!shape.ok()) return shape.status();
+  Result<ShapeTimes> times = TimesOf(c, w, m, r, batch, *shape);
+  if (!times.ok()) return times.status();
+  const double tp = static_cast<double>(chips);  // per-device figures divide by every chip
   PlanPoint p;
   p.label = label;
   p.batch = batch;
   p.chips = chips;
-  p.ttft_s = pre->totals.time_s;
-  p.tpot_s = dec->totals.time_s;
-  p.request_s = p.ttft_s + static_cast<double>(r.output) * p.tpot_s;
-  const double cycle = p.request_s;  // a batch is prefilled, then decoded to the end
-  const double b = static_cast<double>(batch);
-  p.input_tokens_per_s_per_gpu = b * static_cast<double>(r.prompt) / cycle / tp;
-  p.output_tokens_per_s_per_gpu = b * static_cast<double>(r.output) / cycle / tp;
+  p.shape = *shape;
+  p.serving = Serve(load, *shape, times->bound, 50);
+  p.ttft_s = p.serving.ttft_s;
+  p.tpot_s = p.serving.tpot_s;
+  p.request_s = p.serving.e2e_s;
+  p.input_tokens_per_s_per_gpu = p.serving.input_tokens_per_s / tp;
+  p.output_tokens_per_s_per_gpu = p.serving.output_tokens_per_s / tp;
   if (r.price_per_hour > 0) {
+    // Per step: the decode-only step is the output tokens' (batch of them), the rest the
+    // arriving prompts' (arrivals x prompt tokens).
     const double dollars_per_s = r.price_per_hour / 3600 * tp;
-    p.cost_per_m_input = dollars_per_s * p.ttft_s / (b * static_cast<double>(r.prompt)) * 1e6;
-    p.cost_per_m_output = dollars_per_s * static_cast<double>(r.output) * p.tpot_s /
-                          (b * static_cast<double>(r.output)) * 1e6;
+    const double step = p.serving.step_s;
+    p.cost_per_m_output = dollars_per_s * times->bound.decode / static_cast<double>(batch) * 1e6;
+    p.cost_per_m_input = dollars_per_s * step * p.serving.prefill_share /
+                         (shape->arrivals_per_step * static_cast<double>(r.prompt)) * 1e6;
   }
-  if (pre->totals.has_expected && dec->totals.has_expected) {
-    p.expected_ttft_s = pre->totals.expected_s;
-    p.expected_tpot_s = dec->totals.expected_s;
-    p.expected_request_s = p.expected_ttft_s + static_cast<double>(r.output) * p.expected_tpot_s;
-    p.expected_output_tokens_per_s_per_gpu =
-        b * static_cast<double>(r.output) / p.expected_request_s / tp;
+  if (times->has_expected) {
+    p.expected_serving = Serve(load, *shape, times->expected, 50);
+    p.expected_ttft_s = p.expected_serving.ttft_s;
+    p.expected_tpot_s = p.expected_serving.tpot_s;
+    p.expected_request_s = p.expected_serving.e2e_s;
+    p.expected_output_tokens_per_s_per_gpu = p.expected_serving.output_tokens_per_s / tp;
   }
-  p.prefill_bound = pre->totals.verdict;
-  p.decode_bound = dec->totals.verdict;
+  for (const LatencyTarget& target : r.targets) {
+    const ServingFigures f = Serve(
+        load, *shape, times->has_expected ? times->expected : times->bound, target.percentile);
+    TargetCheck check;
+    check.target = target;
+    check.expected = times->has_expected;
+    check.value_s = target.metric == "ttft"   ? f.ttft_s
+                    : target.metric == "tpot" ? f.tpot_s
+                                              : f.e2e_s;
+    check.met = check.value_s <= target.seconds;
+    p.checks.push_back(check);
+  }
+  p.prefill_bound = times->mixed_verdict;
+  p.decode_bound = times->decode_verdict;
   return p;
+}
+
+/// The largest value in [lo, hi] where `ok` holds, `ok` holding up to some value and not after
+/// (lo - 1 when it fails at lo).
+template <typename Ok>
+Result<int64_t> LargestWhere(int64_t lo, int64_t hi, Ok ok) {
+  Result<bool> first = ok(lo);
+  if (!first.ok()) return first.status();
+  if (!*first) return lo - 1;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo + 1) / 2;
+    Result<bool> at = ok(mid);
+    if (!at.ok()) return at.status();
+    if (*at) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return lo;
 }
 
 Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const Device& d,
@@ -125,6 +200,8 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
         l.idle_gpus = tried->idle_gpus;
         l.weights_bytes = tried->weights_bytes;
         l.max_batch = tried->max_batch;
+        l.batch = big.batch;
+        l.meets_targets = tried->meets_targets;
         l.fleet_output_tokens_per_s = big.output_tokens_per_s_per_gpu * used;
         l.expected_fleet_output_tokens_per_s = big.expected_output_tokens_per_s_per_gpu * used;
         if (r.price_per_hour > 0) {
@@ -154,13 +231,15 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
                                                    "power-of-two tensor-parallel degree",
                                                    r.gpus, d.id));
     }
-    // Expected times rank the degrees only where every one of them has them.
+    // Expected times rank the degrees only where every one of them has them; degrees that meet
+    // the targets come before those that do not.
     bool by_expected = true;
     for (size_t i : planned_at)
       by_expected = by_expected && layouts[i].expected_fleet_output_tokens_per_s > 0;
     auto score = [&](size_t i) {
-      return by_expected ? layouts[i].expected_fleet_output_tokens_per_s
-                         : layouts[i].fleet_output_tokens_per_s;
+      const double rate = by_expected ? layouts[i].expected_fleet_output_tokens_per_s
+                                      : layouts[i].fleet_output_tokens_per_s;
+      return layouts[i].meets_targets ? rate : rate - 1e300;
     };
     size_t best = 0;
     for (size_t k = 1; k < planned.size(); ++k) {
@@ -205,23 +284,75 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   // The largest batch on the replica's chips (as chosen for one sequence): a larger batch on
   // more chips would run no faster, as the stages do not overlap (see the assumptions).
   v.max_batch = LargestBatch(c, wt, d, context);
-  Workload wl = wt;  // at the largest batch
   const CostModel m(d, r.cost);
-  Result<PlanPoint> p1 = Point(c, wt, m, r, chips, 1, "batch 1 (memory-bound lower end)");
+  v.budget = r.budget > 0 ? r.budget : DefaultTokenBudget(d);
+  // The largest batch whose arrivals the budget prefills as they come (utilization below 1
+  // grows with the batch).
+  Result<int64_t> hold = LargestWhere(1, v.max_batch, [&](int64_t b) -> Result<bool> {
+    Result<ServingShape> sh = ShapeOf({b, r.prompt, r.output, v.budget});
+    return sh.ok() && sh->utilization < 1;
+  });
+  if (!hold.ok()) return hold.status();
+  if (*hold < 1) {
+    return Status::Invalid(
+        "--max-batched-tokens",
+        fmt::format("a token budget of {} per step cannot prefill {}-token prompts as fast as "
+                    "requests of {} output tokens arrive, even one at a time",
+                    v.budget, r.prompt, r.output));
+  }
+  v.hold_limit = *hold;
+  std::map<int64_t, PlanPoint> at;  // points costed so far, by batch
+  auto point = [&](int64_t b) -> Result<const PlanPoint*> {
+    auto it = at.find(b);
+    if (it == at.end()) {
+      Result<PlanPoint> pt = Point(c, wt, m, r, v.budget, chips, b, "");
+      if (!pt.ok()) return pt.status();
+      it = at.emplace(b, std::move(pt).value()).first;
+    }
+    return &it->second;
+  };
+  // Each target's boundary: latencies grow with the batch (more rows, more arriving prompts,
+  // a fuller queue), so the largest batch that meets it is found by bisection.
+  int64_t serve = v.hold_limit;
+  for (size_t i = 0; i < r.targets.size(); ++i) {
+    Result<int64_t> limit = LargestWhere(1, v.hold_limit, [&](int64_t b) -> Result<bool> {
+      Result<const PlanPoint*> pt = point(b);
+      if (!pt.ok()) return pt.status();
+      return (*pt)->checks[i].met;
+    });
+    if (!limit.ok()) return limit.status();
+    v.boundaries.push_back({r.targets[i], std::max<int64_t>(0, *limit)});
+    serve = std::min(serve, *limit);
+  }
+  if (serve < 1) {
+    v.meets_targets = false;
+    serve = 1;
+  }
+  Result<const PlanPoint*> p1 = point(1);
   if (!p1.ok()) return p1.status();
-  v.batch1 = *p1;
-  Result<PlanPoint> pm = Point(c, wl, m, r, chips, v.max_batch,
-                               fmt::format("largest batch that fits ({})", v.max_batch));
+  v.batch1 = **p1;
+  v.batch1.label = "batch 1 (memory-bound lower end)";
+  Result<const PlanPoint*> pm = point(serve);
   if (!pm.ok()) return pm.status();
-  v.largest = *pm;
+  v.largest = **pm;
+  if (!v.meets_targets) {
+    v.largest.label = "batch 1, the closest (no batch meets the targets)";
+  } else if (!r.targets.empty() && serve < v.hold_limit) {
+    v.largest.label = fmt::format("largest batch that meets the targets ({})", serve);
+  } else if (v.hold_limit < v.max_batch) {
+    v.largest.label = fmt::format("largest batch the token budget keeps up with ({})", serve);
+  } else {
+    v.largest.label = fmt::format("largest batch that fits ({})", serve);
+  }
+  Workload wl = wt;
   // The FLOP limit: the largest batch's FLOPs per request at the tensor peak on every device.
-  wl.batch = v.max_batch;
+  wl.batch = v.largest.batch;
   wl.context = r.prompt + (r.output + 1) / 2;
   Result<PhaseResult> pre = RunOne(c, wl, m, Phase::kPrefill);
   Result<PhaseResult> dec = RunOne(c, wl, m, Phase::kDecode);
   if (!pre.ok()) return pre.status();
   if (!dec.ok()) return dec.status();
-  const double b = static_cast<double>(v.max_batch);
+  const double b = static_cast<double>(v.largest.batch);
   v.flops_per_request =
       (pre->totals.flops + static_cast<double>(r.output) * dec->totals.flops) / b;  // per device
   const DType compute =
@@ -231,7 +362,7 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   PlanPoint& fl = v.flop_limit;
   fl.label = fmt::format("FLOP limit (every FLOP at {})",
                          ceiling >= 0 ? d.compute[ceiling].engine : std::string("peak"));
-  fl.batch = v.max_batch;
+  fl.batch = v.largest.batch;
   if (peak > 0 && v.flops_per_request > 0) {
     // FLOPs are per device (each of the tp devices holds its shard), so a replica finishes one
     // request's FLOPs in this time when every device runs at peak.
@@ -243,8 +374,8 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     fl.output_tokens_per_s_per_gpu = static_cast<double>(r.output) / request_s / tp;
     fl.input_tokens_per_s_per_gpu = static_cast<double>(r.prompt) / request_s / tp;
     if (r.price_per_hour > 0) {
-      // Split the cost as the largest batch splits its time between prefill and decode.
-      const double pre_share = v.largest.ttft_s / v.largest.request_s;
+      // Split the cost as the largest batch splits its steps between prefill and decode.
+      const double pre_share = v.largest.serving.prefill_share;
       const double dollars = r.price_per_hour / 3600 * request_s * tp;
       fl.cost_per_m_input = dollars * pre_share / static_cast<double>(r.prompt) * 1e6;
       fl.cost_per_m_output = dollars * (1 - pre_share) / static_cast<double>(r.output) * 1e6;
@@ -255,6 +386,53 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
 }
 
 }  // namespace
+
+int64_t DefaultTokenBudget(const Device& d) {
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  const bool large = d.device_memory().total_capacity_bytes() >= 70 * gib;
+  const bool a100 = d.id.rfind("a100", 0) == 0;
+  return large && !a100 ? 8192 : 2048;
+}
+
+Result<LatencyTarget> ParseLatencyTarget(const std::string& metric, const std::string& text,
+                                         const std::string& flag) {
+  LatencyTarget t;
+  t.metric = metric;
+  std::string value = text;
+  const size_t at = text.find('@');
+  if (at != std::string::npos) {
+    value = text.substr(0, at);
+    const std::string p = text.substr(at + 1);
+    int n = 0;
+    if (p.size() < 2 || (p[0] != 'p' && p[0] != 'P') ||
+        p.find_first_not_of("0123456789", 1) != std::string::npos || p.size() > 4 ||
+        !KnownPercentile(n = std::stoi(p.substr(1)))) {
+      return Status::Invalid(flag, fmt::format("percentile '{}' must be p50, p90, p95 or p99", p));
+    }
+    t.percentile = n;
+  }
+  double scale = 1;
+  if (value.size() > 2 && value.compare(value.size() - 2, 2, "ms") == 0) {
+    scale = 1e-3;
+    value.resize(value.size() - 2);
+  } else if (value.size() > 1 && value.back() == 's') {
+    value.pop_back();
+  }
+  size_t used = 0;
+  double x = 0;
+  try {
+    x = std::stod(value, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (value.empty() || used != value.size() || !(x > 0) || x * scale > 1e6) {
+    return Status::Invalid(flag, fmt::format("'{}' is not a positive time (e.g. 2s, 500ms, "
+                                             "0.5, with @p90 for a percentile)",
+                                             text));
+  }
+  t.seconds = x * scale;
+  return t;
+}
 
 Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const Device& d,
                       const PlanRequest& r) {
@@ -271,6 +449,16 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
     return Status::Invalid("--price-per-hour", "must be between 0 and 1e6");
   }
   if (r.tp < 0) return Status::Invalid("--tp", "must be positive");
+  if (r.budget != 0 && (r.budget < 2 || r.budget > (int64_t{1} << 24))) {
+    return Status::Invalid("--max-batched-tokens",
+                           fmt::format("must be between 2 and 2^24, got {}", r.budget));
+  }
+  for (const LatencyTarget& t : r.targets) {
+    if (!(t.seconds > 0) || t.seconds > 1e6 || !KnownPercentile(t.percentile)) {
+      return Status::Invalid("--" + t.metric,
+                             "must be a positive time up to 1e6 s at p50, p90, p95 or p99");
+    }
+  }
   Plan plan;
   plan.request = r;
   plan.device = d.id;
@@ -297,37 +485,50 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
                                "; only the FP8 plan is shown");
   }
   auto& a = plan.assumptions;
+  const int64_t budget = r.budget > 0 ? r.budget : DefaultTokenBudget(d);
+  a.push_back(fmt::format(
+      "continuous batching at steady state: a replica holds `batch` requests of {} prompt and "
+      "{} output tokens; each step decodes one token of every request (at the mean context {}, "
+      "decode cost being affine in it) and prefills, beside them, the prompts that arrived "
+      "during the step before (Poisson, batch / {} per step), whole when they fit the token "
+      "budget of {} per step{}, else in chunks (docs/sweeps-and-plans.md, serving model)",
+      r.prompt, r.output, r.prompt + (r.output + 1) / 2, r.output, budget,
+      r.budget > 0 ? " (--max-batched-tokens)"
+                   : " (vLLM's default for an OpenAI server on this device)"));
   a.push_back(
-      fmt::format("each request: {} prompt tokens prefilled together with the batch, then "
-                  "{} tokens decoded; a batch runs prefill then decode to the end "
-                  "(no continuous batching)",
-                  r.prompt, r.output));
-  a.push_back(
-      fmt::format("time per output token = one decode step at the mean context {} (decode "
-                  "cost is affine in the context, so this equals the mean over the "
-                  "generation)",
-                  r.prompt + std::max<int64_t>(1, r.output / 2)));
+      "TTFT: the rest of the running step, the wait for prefill room (M/D/1 with its "
+      "exponential tail) and the request's own prefill step; time per output token: the mean of "
+      "the steps a request decodes in, which carry the prompts of the other batch - 1 requests' "
+      "successors (a closed loop at fixed concurrency; at a percentile: the mean of output - 1 "
+      "steps, normal approximation); medians unless a target names a percentile");
   a.push_back(
       fmt::format("memory: weights + KV cache for {} tokens per sequence + decode "
                   "workspace per device; tensor parallelism: of the powers of two up to --gpus "
                   "that divide the heads and fit one sequence, the one whose fleet serves the "
-                  "most output tokens/s with every replica at its largest batch (expected where "
+                  "most output tokens/s with every replica at the largest batch it serves "
+                  "(within the targets; expected where "
                   "every degree has expected times; idle devices serve nothing), unless --tp is "
                   "given",
                   r.prompt + r.output));
   a.push_back(
       "throughput at the roofline bound: no efficiency factor, no scheduling or host "
       "overhead");
+  if (!r.targets.empty()) {
+    a.push_back(
+        "targets are checked on the expected times where the plan has them, else on the bound; "
+        "each target's boundary is the largest batch that meets it (latencies grow with the "
+        "batch; found by bisection)");
+  }
   if (std::any_of(plan.variants.begin(), plan.variants.end(),
                   [](const PlanVariant& v) { return v.batch1.expected_request_s > 0; })) {
     a.push_back(
         fmt::format("expected columns: {}, launch costs per kernel (docs/expected-time.md); no "
-                    "scheduling, batching or sampling overhead",
+                    "scheduling or sampling overhead",
                     DescribeExpectedOptions(r.cost.expected)));
   }
   a.push_back(
       "FLOP limit: the largest batch's FLOPs per request (prefill + decode) at the tensor "
-      "peak, memory ignored");
+      "peak, memory ignored; not a continuous-batching point (no steps, no latencies)");
   if (std::any_of(plan.variants.begin(), plan.variants.end(),
                   [](const PlanVariant& v) { return v.pp > 1; })) {
     a.push_back(

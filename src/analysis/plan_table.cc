@@ -72,6 +72,15 @@ const PlanColumn kPlanColumns[] = {
      nullptr},
     {"max_batch", "", ColumnKind::kInt, false,
      [](const Plan&, const PlanVariant& v, const PlanPoint&) { return N(v.max_batch); }, nullptr},
+    {"token_budget", "", ColumnKind::kInt, false,
+     [](const Plan&, const PlanVariant& v, const PlanPoint&) { return N(v.budget); }, nullptr},
+    {"hold_limit", "", ColumnKind::kInt, false,
+     [](const Plan&, const PlanVariant& v, const PlanPoint&) { return N(v.hold_limit); }, nullptr},
+    {"meets_targets", "", ColumnKind::kBool, false,
+     [](const Plan&, const PlanVariant& v, const PlanPoint&) {
+       return v.meets_targets ? 1.0 : 0.0;
+     },
+     nullptr},
     {"point", "", ColumnKind::kCode, false,
      [](const Plan&, const PlanVariant& v, const PlanPoint& pt) {
        return &pt == &v.batch1 ? 0.0 : &pt == &v.largest ? 1.0 : 2.0;
@@ -83,6 +92,18 @@ const PlanColumn kPlanColumns[] = {
      [](const Plan&, const PlanVariant&, const PlanPoint& pt) { return N(pt.batch); }, nullptr},
     {"chips", "", ColumnKind::kInt, false,
      [](const Plan&, const PlanVariant&, const PlanPoint& pt) { return N(pt.chips); }, nullptr},
+    {"prefill_utilization", "", ColumnKind::kReal, false,
+     [](const Plan&, const PlanVariant&, const PlanPoint& pt) {
+       return pt.serving.step_s > 0 ? pt.shape.utilization
+                                    : std::numeric_limits<double>::quiet_NaN();
+     },
+     nullptr},
+    {"mixed_step_share", "", ColumnKind::kReal, false,
+     [](const Plan&, const PlanVariant&, const PlanPoint& pt) {
+       return pt.serving.step_s > 0 ? pt.serving.mixed_share
+                                    : std::numeric_limits<double>::quiet_NaN();
+     },
+     nullptr},
     {"ttft_s", "s", ColumnKind::kReal, false,
      [](const Plan&, const PlanVariant&, const PlanPoint& pt) { return OrNone(pt.ttft_s); },
      nullptr},

@@ -29,6 +29,12 @@ Status Validate(const Workload& w) {
   if (s.ok() && (w.group_size < 1 || w.group_size > (int64_t{1} << 20))) {
     s = Status::Invalid("--group-size", fmt::format("must be positive, got {}", w.group_size));
   }
+  if (s.ok() && w.chunk != 0) s = positive(w.chunk, "chunk", int64_t{1} << 30);
+  if (s.ok()) s = positive(w.chunk_seqs, "chunk_seqs", int64_t{1} << 24);
+  if (s.ok() && (w.chunk_offset < 0 || w.chunk_offset > (int64_t{1} << 30))) {
+    s = Status::Invalid("chunk_offset",
+                        fmt::format("must be between 0 and 2^30, got {}", w.chunk_offset));
+  }
   // The KV-cache dtypes the cost model and the footprint are written for: a 4-bit cache would
   // need its scales and dequantization modelled, which they are not.
   // Without --kv-dtype the cache takes the activations' dtype.

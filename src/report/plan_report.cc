@@ -47,7 +47,7 @@ std::string RenderLayouts(const PlanVariant& v, const PlanRequest& r, const std:
   const bool priced = r.price_per_hour > 0;
   std::string out = fmt::format(
       "layouts tried (powers of two up to --gpus that divide the heads; the fleet's output "
-      "tokens/s with every replica at its largest batch, {}{}):\n",
+      "tokens/s with every replica at the largest batch it serves, {}{}):\n",
       expected ? "expected" : "at the bound",
       priced ? fmt::format("; $/M out: the {} {}s' price over that output", r.gpus, noun) : "");
   for (const PlanLayout& l : v.layouts) {
@@ -59,10 +59,11 @@ std::string RenderLayouts(const PlanVariant& v, const PlanRequest& r, const std:
       continue;
     }
     out += fmt::format(
-        "  {} x {}{}: weights {} per {}, largest batch {} per replica, fleet {} out tok/s{}{}\n",
+        "  {} x {}{}: weights {} per {}, KV room for {}, serves batch {} per replica{}, fleet {} "
+        "out tok/s{}{}\n",
         degree(l), Count(static_cast<double>(l.replicas), "replica"),
         l.idle_gpus > 0 ? fmt::format(" ({} idle)", l.idle_gpus) : "", Si(l.weights_bytes, "B"),
-        noun, l.max_batch, figure(rate(l)),
+        noun, l.max_batch, l.batch, l.meets_targets ? "" : " (misses the targets)", figure(rate(l)),
         priced ? fmt::format(", {}/M out", Dollars(cost(l))) : "",
         l.tp == v.tp ? "  <- chosen" : "");
   }
@@ -79,7 +80,10 @@ std::string RenderLayouts(const PlanVariant& v, const PlanRequest& r, const std:
   // Why a neighbour serves less: a smaller degree's weights cap its batch (one device a stage),
   // a larger degree's batch grows but its steps cost more; otherwise only the figures.
   auto side = [&](const PlanLayout& l) {
-    if (l.tp < best->tp && l.max_batch < best->max_batch) {
+    if (!l.meets_targets && best->meets_targets) {
+      return fmt::format("at tp {} not even batch 1 meets the targets", l.tp);
+    }
+    if (l.tp < best->tp && l.max_batch < best->max_batch && l.batch == l.max_batch) {
       if (l.pp > 1 || best->pp > 1) {
         return fmt::format("at tp {} a replica's {} {}s hold a batch of {} (fleet {} out tok/s)",
                            l.tp, l.tp * l.pp, noun, l.max_batch, figure(rate(l)));
@@ -89,21 +93,66 @@ std::string RenderLayouts(const PlanVariant& v, const PlanRequest& r, const std:
           "replica (fleet {} out tok/s)",
           l.tp, Si(l.weights_bytes, "B"), noun, l.max_batch, figure(rate(l)));
     }
-    if (l.tp > best->tp && l.max_batch > best->max_batch) {
+    if (l.tp > best->tp && l.batch > best->batch) {
       return fmt::format(
           "at tp {} the batch grows to {} per replica, but with fewer replicas{} the fleet "
           "serves {} out tok/s",
-          l.tp, l.max_batch, l.idle_gpus > best->idle_gpus ? " and more idle devices" : "",
+          l.tp, l.batch, l.idle_gpus > best->idle_gpus ? " and more idle devices" : "",
           figure(rate(l)));
     }
     return fmt::format("at tp {}, a batch of {} per replica, the fleet serves {} out tok/s", l.tp,
-                       l.max_batch, figure(rate(l)));
+                       l.batch, figure(rate(l)));
   };
   std::string why = fmt::format("tp {} serves the most ({} out tok/s, a batch of {} per replica)",
-                                best->tp, figure(rate(*best)), best->max_batch);
+                                best->tp, figure(rate(*best)), best->batch);
   if (below != nullptr) why += ": " + side(*below);
   if (above != nullptr) why += (below != nullptr ? "; " : ": ") + side(*above);
   return out + why + "\n";
+}
+
+}  // namespace
+
+namespace {
+
+/// What the steps of an operating point carry, and what its median TTFT is made of.
+std::string RenderSteadyState(const PlanPoint& pt) {
+  const ServingShape& sh = pt.shape;
+  const bool expected = pt.expected_request_s > 0;
+  const ServingFigures& f = expected ? pt.expected_serving : pt.serving;
+  const std::string prefill =
+      sh.chunked ? fmt::format("each prompt in {} chunks of {} tokens, one prompt at a time",
+                               sh.chunk_steps, sh.chunk)
+                 : fmt::format("whole prompts, up to {} a step", sh.per_step);
+  return fmt::format(
+      "at batch {}: {:.3g} requests arrive per step ({}); {:.0f}% of steps carry prefill; "
+      "prefill room {:.0f}% used; {} median TTFT {} = the running step's rest {} + queue {} + "
+      "own prefill {}\n",
+      pt.batch, sh.arrivals_per_step, prefill, 100 * f.mixed_share, 100 * sh.utilization,
+      expected ? "expected" : "bound", Seconds(f.ttft_s), Seconds(f.residual_s), Seconds(f.queue_s),
+      Seconds(f.own_prefill_s));
+}
+
+/// The targets: each one's boundary, and what the chosen point measures against it.
+std::string RenderTargets(const PlanVariant& v, const std::string& noun) {
+  std::string out;
+  for (size_t i = 0; i < v.boundaries.size(); ++i) {
+    const SloBoundary& b = v.boundaries[i];
+    const TargetCheck& c = v.largest.checks[i];
+    out += fmt::format("target {} <= {} at p{}: {}; at batch {} {} {}\n", b.target.metric,
+                       Seconds(b.target.seconds), b.target.percentile,
+                       b.largest_batch > 0
+                           ? fmt::format("met up to a batch of {} per replica", b.largest_batch)
+                           : std::string("missed even at batch 1"),
+                       v.largest.batch, c.expected ? "expected" : "bound",
+                       fmt::format("{} ({})", Seconds(c.value_s), c.met ? "met" : "missed"));
+  }
+  if (!v.meets_targets) {
+    out += fmt::format(
+        "no batch meets every target on this layout: the closest is batch 1 (one request per "
+        "replica of {})\n",
+        Count(static_cast<double>(v.tp * v.pp), noun));
+  }
+  return out;
 }
 
 }  // namespace
@@ -121,12 +170,17 @@ std::string RenderPlanTable(const Plan& p) {
     out += fmt::format("\n== {} ({}) ==\n", v.name, v.dtypes);
     out += fmt::format(
         "layout: tp {}{} x {}{}; per device: weights {}, KV cache {} per "
-        "sequence ({} tokens); largest batch per replica {}\n",
+        "sequence ({} tokens); KV room for a batch of {} per replica\n",
         v.tp, v.pp > 1 ? fmt::format(" x {} pipeline stages", v.pp) : "",
         Count(static_cast<double>(v.replicas), "replica"),
         v.idle_gpus > 0 ? fmt::format(" ({} {}s idle)", v.idle_gpus, noun) : "",
         Si(v.weights_bytes, "B"), Si(v.kv_bytes_per_sequence, "B"), r.prompt + r.output,
         v.max_batch);
+    out += fmt::format(
+        "continuous batching: token budget {} per step; the budget prefills arrivals as fast as "
+        "they come up to a batch of {}{}\n",
+        v.budget, v.hold_limit,
+        v.hold_limit < v.max_batch ? " (below the KV room)" : " (the KV room binds first)");
     const bool expected = v.batch1.expected_request_s > 0;
     out += RenderLayouts(v, r, noun);
     std::vector<std::string> header = {
@@ -159,6 +213,8 @@ std::string RenderPlanTable(const Plan& p) {
       t.AddRow(row);
     }
     out += t.Render();
+    out += RenderSteadyState(v.largest);
+    out += RenderTargets(v, noun);
     out += fmt::format("fleet: {} output tokens/s at the largest batch ({})\n",
                        Rate(v.largest.output_tokens_per_s_per_gpu *
                             static_cast<double>(v.largest.chips) * static_cast<double>(v.replicas)),
@@ -176,9 +232,9 @@ std::string RenderPlanTable(const Plan& p) {
     const PlanVariant& a = p.variants[0];
     const PlanVariant& b = p.variants[1];
     out += fmt::format(
-        "\nFP8 vs as configured: largest batch {} -> {}, output tokens/s per {} at it {} -> {} "
-        "(x{:.2f}), at batch 1 {} -> {} (x{:.2f})\n",
-        a.max_batch, b.max_batch, noun, Rate(a.largest.output_tokens_per_s_per_gpu),
+        "\nFP8 vs as configured: largest batch served {} -> {}, output tokens/s per {} at it "
+        "{} -> {} (x{:.2f}), at batch 1 {} -> {} (x{:.2f})\n",
+        a.largest.batch, b.largest.batch, noun, Rate(a.largest.output_tokens_per_s_per_gpu),
         Rate(b.largest.output_tokens_per_s_per_gpu),
         b.largest.output_tokens_per_s_per_gpu / a.largest.output_tokens_per_s_per_gpu,
         Rate(a.batch1.output_tokens_per_s_per_gpu), Rate(b.batch1.output_tokens_per_s_per_gpu),
@@ -198,9 +254,19 @@ std::string RenderPlanJson(const Plan& p) {
   j["prompt"] = p.request.prompt;
   j["output"] = p.request.output;
   j["price_per_hour"] = p.request.price_per_hour;
+  json targets = json::array();
+  for (const LatencyTarget& t : p.request.targets) {
+    targets.push_back({{"metric", t.metric}, {"seconds", t.seconds}, {"percentile", t.percentile}});
+  }
+  j["targets"] = targets;
   j["parameters_total"] = p.params.total;
   j["parameters_active"] = p.params.active;
-  auto point = [&p](const PlanPoint& pt) {
+  auto Steady = [](const ServingFigures& f) {
+    return json{{"step_s", f.step_s},           {"step_sd_s", f.step_sd_s},
+                {"mixed_share", f.mixed_share}, {"ttft_residual_s", f.residual_s},
+                {"ttft_queue_s", f.queue_s},    {"ttft_own_prefill_s", f.own_prefill_s}};
+  };
+  auto point = [&p, &Steady](const PlanPoint& pt) {
     json q;
     q["label"] = pt.label;
     q["batch"] = pt.batch;
@@ -218,8 +284,28 @@ std::string RenderPlanJson(const Plan& p) {
       q["expected"] = {{"ttft_s", pt.expected_ttft_s},
                        {"time_per_output_token_s", pt.expected_tpot_s},
                        {"request_s", pt.expected_request_s},
-                       {"output_tokens_per_s_per_gpu", pt.expected_output_tokens_per_s_per_gpu}};
+                       {"output_tokens_per_s_per_gpu", pt.expected_output_tokens_per_s_per_gpu},
+                       {"steady_state", Steady(pt.expected_serving)}};
     }
+    if (pt.serving.step_s > 0) {
+      q["steady_state"] = Steady(pt.serving);
+      q["prefill"] = {{"arrivals_per_step", pt.shape.arrivals_per_step},
+                      {"chunked", pt.shape.chunked},
+                      {"prompts_per_step", pt.shape.per_step},
+                      {"chunk_tokens", pt.shape.chunk},
+                      {"chunk_steps", pt.shape.chunk_steps},
+                      {"utilization", pt.shape.utilization}};
+    }
+    json checks = json::array();
+    for (const TargetCheck& c : pt.checks) {
+      checks.push_back({{"metric", c.target.metric},
+                        {"target_s", c.target.seconds},
+                        {"percentile", c.target.percentile},
+                        {"value_s", c.value_s},
+                        {"met", c.met},
+                        {"from", c.expected ? "expected" : "bound"}});
+    }
+    if (!pt.checks.empty()) q["targets"] = checks;
     return q;
   };
   json variants = json::array();
@@ -234,6 +320,19 @@ std::string RenderPlanJson(const Plan& p) {
     jv["weights_bytes"] = v.weights_bytes;
     jv["kv_bytes_per_sequence"] = v.kv_bytes_per_sequence;
     jv["max_batch"] = v.max_batch;
+    jv["token_budget"] = v.budget;
+    jv["hold_limit"] = v.hold_limit;
+    jv["meets_targets"] = v.meets_targets;
+    if (!v.boundaries.empty()) {
+      json bounds = json::array();
+      for (const SloBoundary& b : v.boundaries) {
+        bounds.push_back({{"metric", b.target.metric},
+                          {"target_s", b.target.seconds},
+                          {"percentile", b.target.percentile},
+                          {"largest_batch", b.largest_batch}});
+      }
+      jv["target_boundaries"] = bounds;
+    }
     if (!v.layouts.empty()) {
       json layouts = json::array();
       for (const PlanLayout& l : v.layouts) {
@@ -247,6 +346,8 @@ std::string RenderPlanJson(const Plan& p) {
           jl["idle_gpus"] = l.idle_gpus;
           jl["weights_bytes"] = l.weights_bytes;
           jl["max_batch"] = l.max_batch;
+          jl["batch"] = l.batch;
+          jl["meets_targets"] = l.meets_targets;
           jl["fleet_output_tokens_per_s"] = l.fleet_output_tokens_per_s;
           jl["fleet_cost_per_million_output_tokens"] = l.fleet_cost_per_m_output;
           if (l.expected_fleet_output_tokens_per_s > 0) {

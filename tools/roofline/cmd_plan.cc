@@ -10,7 +10,8 @@ namespace roofline::cli {
 
 int RunPlan(Context& ctx) {
   CLI::App app{
-      "A serving estimate for a fleet: layout, largest batch, latency and throughput "
+      "A serving estimate for a fleet under continuous batching: layout, the largest batch "
+      "that fits and meets the latency targets, TTFT and time per output token, throughput "
       "from batch 1 to the FLOP limit, cost per million tokens, FP8 and MoE effects.\n"
       "example: roofline plan llama-3-70b --hw h100-sxm --gpus 8 --prompt 2048 "
       "--output 256 --price-per-hour 2.5",
@@ -24,11 +25,24 @@ int RunPlan(Context& ctx) {
       ->transform(SizeSuffix());
   app.add_option("--price-per-hour", r.price_per_hour,
                  "price of one device-hour (default: 0, no costs)");
+  app.add_option("--max-batched-tokens", r.budget,
+                 "tokens per step, decode rows and prefill together (vLLM's "
+                 "--max-num-batched-tokens; default: vLLM's for an OpenAI server, 8192 on a "
+                 "device of 70 GiB or more other than an A100, else 2048)")
+      ->transform(SizeSuffix());
+  std::string ttft, tpot, e2e;
+  app.add_option("--ttft", ttft,
+                 "time-to-first-token target, e.g. 2s, 500ms, 0.5, with @p90 (p50, p90, p95, "
+                 "p99; default p50): the plan serves the largest batch that meets it");
+  app.add_option("--tpot", tpot, "time-per-output-token target, e.g. 50ms@p90 (as --ttft)");
+  app.add_option("--e2e", e2e,
+                 "end-to-end request target, e.g. 20s@p99 (TTFT + (output - 1) x time per "
+                 "token, as --ttft)");
   // The plan chooses the batch and the layout: --batch, --context and --phase are not its
   // inputs; --tp fixes the layout (default: the smallest that fits).
   const ScenarioOptions options(
-      app, Without(ScenarioFieldsOf(kScopeLlm),
-                   {FieldId::kBatch, FieldId::kContext, FieldId::kPhase}));
+      app,
+      Without(ScenarioFieldsOf(kScopeLlm), {FieldId::kBatch, FieldId::kContext, FieldId::kPhase}));
   // The plan chooses the layout: --tp has no fixed default here.
   app.get_option("--tp")->description(
       "tensor-parallel degree (default: of the powers of two up to --gpus whose footprint for "
@@ -38,6 +52,14 @@ int RunPlan(Context& ctx) {
   AddFormatOption(app, format, {"table", "json", "csv", "npy"});
   if (auto done = ParseArgs(app, ctx)) return *done;
   if (Status st = options.Read(s); !st.ok()) return Fail(ctx, st);
+  for (const auto& [metric, text] : {std::pair<std::string, const std::string*>{"ttft", &ttft},
+                                     {"tpot", &tpot},
+                                     {"e2e", &e2e}}) {
+    if (text->empty()) continue;
+    Result<LatencyTarget> target = ParseLatencyTarget(metric, *text, "--" + metric);
+    if (!target.ok()) return Fail(ctx, target.status());
+    r.targets.push_back(*target);
+  }
   ViewRequest request;
   request.format = format;
   Result<Views> views = PlanViews(s, r, request, [&ctx] { return ctx.Database(); });

@@ -105,7 +105,23 @@ class Builder {
     LimitToWindow(a);
     return a;
   }
+  /// A mixed step's prefill chunks: `a` (the decode rows' attention) for the chunk's queries,
+  /// each of which sees the cached prefix and the chunk up to itself.
+  AttentionSpec ChunkAttention(AttentionSpec a) const {
+    a.batch = w_.chunk_seqs;
+    a.q_len = w_.chunk;
+    a.kv_len = w_.chunk_offset + w_.chunk;
+    return a;
+  }
   /// Appends attention in the workload's implementation; returns the op producing its output.
+  /// In a mixed step the prefill chunks' attention follows as a kernel of its own, and the
+  /// output projection reads the rows of both (a fresh tensor: -1).
+  int AttentionWithChunks(const AttentionSpec& a) {
+    const int att = AttentionOps(a);
+    if (!mixed_) return att;
+    AttentionOps(ChunkAttention(a));
+    return -1;
+  }
   int AttentionOps(const AttentionSpec& a) {
     if (!status_.ok()) return -1;
     Result<int> att = AppendAttention(g_, a, w_.attention, "", Graph::kNew, Graph::kNew,
@@ -152,6 +168,7 @@ class Builder {
   std::string group_;
   LayerKind kind_;
   bool absorbed_ = false;
+  bool mixed_ = false;  ///< a decode step with prefill chunks (Workload::chunk)
   int embed_ = -1;
 };
 
@@ -182,7 +199,7 @@ int Builder::Attention(int xn) {
   }
   AttentionSpec a = StepAttention();
   a.head_dim = d;
-  const int att = AttentionOps(a);
+  const int att = AttentionWithChunks(a);
   return Linear(c_.names.o, att, t, heads_ * d, c_.hidden, c_.o_bias);
 }
 
@@ -208,15 +225,17 @@ int Builder::MlaAttention(int xn) {
   AttentionSpec a = StepAttention();
   if (!absorbed_) {
     // The cache holds the latent: every step up-projects all cached positions to per-head K, V.
+    const int64_t cached =
+        batch_ * a.kv_len + (mixed_ ? w_.chunk_seqs * (w_.chunk_offset + w_.chunk) : 0);
     MatmulSpec up =
-        WeightMatmul(batch_ * a.kv_len, c_.kv_lora_rank, heads_ * (c_.qk_nope_dim + c_.v_head_dim));
+        WeightMatmul(cached, c_.kv_lora_rank, heads_ * (c_.qk_nope_dim + c_.v_head_dim));
     up.a_dtype = kv_;  // the cached latent, in the KV dtype
     Add("kv_b_proj", up);
     a.kv_heads = heads_;
     a.head_dim = qk;
     a.v_head_dim = c_.v_head_dim;
     a.kv_dtype = act_;
-    const int att = AttentionOps(a);
+    const int att = AttentionWithChunks(a);
     return Linear(c_.names.o, att, t, heads_ * c_.v_head_dim, c_.hidden, false);
   }
   // Absorbed: q_nope . W_UK per head, attention over the latent (V is the latent too), then
@@ -229,7 +248,7 @@ int Builder::MlaAttention(int xn) {
   a.v_head_dim = c_.kv_lora_rank;
   a.kv_dtype = kv_;
   a.v_in_k = true;
-  const int att = AttentionOps(a);
+  const int att = AttentionWithChunks(a);
   MatmulSpec uv = WeightMatmul(t, c_.kv_lora_rank, c_.v_head_dim);
   uv.batch = heads_;
   const int o = Add("o_absorb (W_UV)", uv, {Out(att)});
@@ -371,7 +390,10 @@ void Builder::Head() {
   repeat_ = 1;
   group_.clear();
   const int norm = Norm(c_.names.final_norm, -1, t, c_.hidden);
-  const int64_t logit_rows = (phase_ == Phase::kPrefill && !w_.all_logits) ? batch_ : t;
+  // Prefill samples the last position of each sequence; a mixed step each decode row and the
+  // last position of each chunk (sampled when it ends its prompt).
+  int64_t logit_rows = (phase_ == Phase::kPrefill && !w_.all_logits) ? batch_ : t;
+  if (mixed_ && !w_.all_logits) logit_rows = batch_ + w_.chunk_seqs;
   MatmulSpec lm;
   lm.m = logit_rows;
   lm.k = c_.hidden;
@@ -411,7 +433,8 @@ Status Builder::Build() {
     q_len_ = 1;
     kv_len_ = w_.DecodeContext();
   }
-  tokens_ = batch_ * q_len_;
+  mixed_ = phase_ == Phase::kDecode && w_.chunk > 0;
+  tokens_ = batch_ * q_len_ + (mixed_ ? w_.chunk_seqs * w_.chunk : 0);
   out_.tokens = tokens_;
   g_.Reserve(32 * 8, 96 * 8);
   heads_ = c_.heads / w_.tp;
@@ -515,6 +538,12 @@ void AddNotes(const TransformerConfig& c, const Workload& w, Phase phase, LlmGra
         "{} stage boundaries on the first link; a token's step is the sum of the stages (no "
         "overlap of micro-batches)",
         w.Stages(), w.Stages() - 1));
+  }
+  if (phase == Phase::kDecode && w.chunk > 0) {
+    out.notes.push_back(fmt::format(
+        "mixed step (continuous batching): {} decode rows and {} prefill chunk{} of {} tokens "
+        "(after {} cached) through the same matmuls; the chunks' attention is a kernel of its own",
+        w.batch, w.chunk_seqs, w.chunk_seqs == 1 ? "" : "s", w.chunk, w.chunk_offset));
   }
   const int64_t longest = std::max(w.prompt, w.DecodeContext());
   if (c.max_positions > 0 && longest > c.max_positions) {

@@ -1,0 +1,87 @@
+// Continuous batching at steady state: what one replica's steps look like when it holds a number
+// of requests in flight, and the latencies a request sees (docs/sweeps-and-plans.md, "Serving
+// model"). The step times come from the cost model (mixed steps, Workload::chunk); this file
+// holds only the arithmetic between them, so that it can be read and tested on its own.
+#ifndef ROOFLINE_SERVING_H_
+#define ROOFLINE_SERVING_H_
+
+#include <cstdint>
+#include <string>
+
+#include "roofline/status.h"
+
+namespace roofline {
+
+/// A replica's load: `batch` requests in flight, each `prompt` tokens in and `output` tokens out,
+/// and the engine's token budget per step (decode rows and prefill tokens together: vLLM's
+/// max_num_batched_tokens, TensorRT-LLM's max_num_tokens).
+struct ServingLoad {
+  int64_t batch = 1;
+  int64_t prompt = 1;
+  int64_t output = 1;
+  int64_t budget = 8192;
+};
+
+/// How arriving prompts ride on the decode steps. A request holds its decode row for `output`
+/// steps, so `batch / output` requests leave and, at steady state, arrive per step (Poisson).
+/// A prompt that fits beside the decode rows (prompt <= budget - batch) is prefilled whole in the
+/// step after it arrives, up to `per_step` prompts a step; a longer one in `chunk_steps` chunks
+/// of `chunk` tokens, one prompt at a time.
+struct ServingShape {
+  double arrivals_per_step = 0;  ///< a = batch / output
+  bool chunked = false;
+  int64_t per_step = 1;      ///< K: whole prompts one step holds (chunked: 1)
+  int64_t chunk = 0;         ///< tokens a prompt brings to one step (whole: the prompt)
+  int64_t chunk_offset = 0;  ///< tokens of the prompt already cached before that chunk (mean)
+  int64_t chunk_steps = 1;   ///< steps one prompt's prefill takes
+  /// Of the step's prefill capacity, the share the arrivals use: a / K whole, a x chunk_steps
+  /// chunked. Below 1 the replica holds the load; at 1 or above the queue grows without end.
+  double utilization = 0;
+};
+
+/// The shape of `load`; Invalid (field "batch") when the budget leaves no room beside the decode
+/// rows. A shape with utilization >= 1 is returned: the caller says why it cannot hold.
+Result<ServingShape> ShapeOf(const ServingLoad& load);
+
+/// Step times (seconds) the serving figures are made of, from the cost model: decode rows only,
+/// with one prompt (or chunk) beside them, with `per_step` prompts beside them (whole prompts;
+/// equal to `one` when per_step is 1 or the prompts are chunked).
+struct StepTimes {
+  double decode = 0;
+  double one = 0;
+  double full = 0;
+};
+
+/// Percentiles the targets and reports use: 50, 90, 95 or 99 (a normal quantile table).
+bool KnownPercentile(int percentile);
+
+/// What a request sees at steady state, at one percentile.
+struct ServingFigures {
+  double step_s = 0;       ///< mean step
+  double step_sd_s = 0;    ///< standard deviation of a step (how many prompts it carries)
+  double mixed_share = 0;  ///< share of steps that carry prefill
+  double ttft_s = 0;       ///< time to first token at the percentile
+  /// A request's mean time per output token at the percentile: its steps carry the prompts of
+  /// the other batch - 1 requests' successors (closed loop, as a benchmark at fixed
+  /// concurrency runs), so at batch 1 it is the decode step.
+  double tpot_s = 0;
+  double e2e_s = 0;          ///< ttft + (output - 1) x tpot, both at the percentile (an upper
+                             ///< estimate of the sum's percentile)
+  double residual_s = 0;     ///< of ttft: the rest of the step running when the request arrives
+  double queue_s = 0;        ///< of ttft: waiting for prefill room (M/D/1, exponential tail)
+  double own_prefill_s = 0;  ///< of ttft: the step(s) that prefill the request's prompt
+  double output_tokens_per_s = 0;  ///< of the replica: batch / step
+  double input_tokens_per_s = 0;   ///< arrivals x prompt / step
+  /// The prefill's share of the step time (mean step minus the decode-only step): what input
+  /// tokens are charged.
+  double prefill_share = 0;
+};
+
+/// The figures of `shape` under `times` at `percentile` (KnownPercentile). Requires utilization
+/// below 1.
+ServingFigures Serve(const ServingLoad& load, const ServingShape& shape, const StepTimes& times,
+                     int percentile);
+
+}  // namespace roofline
+
+#endif  // ROOFLINE_SERVING_H_
