@@ -31,7 +31,7 @@ seed() {  # TARGET -> files
     efficiency) ls data/efficiency.json ;;
     engine) ls data/engines/*.json fuzz/seeds/engine/* ;;
     calibrate) ls tests/fixtures/calibrate/* ;;
-    published) ls fuzz/seeds/published/* data/validation/published_runs.json ;;
+    published) ls fuzz/seeds/published/* data/validation/published_runs.json data/validation/serving_runs.json ;;
     scenario) ls fuzz/seeds/scenario/* ;;
     graph_json) ls tests/fixtures/graphs/*.json tests/fixtures/captured/*.json ;;
     onnx) ls tests/fixtures/onnx/*.onnx ;;

@@ -15,7 +15,9 @@
 #include "roofline/model_analysis.h"
 #include "roofline/model_registry.h"
 #include "roofline/plan.h"
+#include "roofline/plot.h"
 #include "roofline/report.h"
+#include "roofline/serving_runs.h"
 #include "tests/cli_runner.h"
 #include "tests/test_util.h"
 
@@ -284,6 +286,99 @@ TEST(PlanServing, BadTargetsAreRefusedWithOneLine) {
     EXPECT_EQ(run.status, 2) << args[0];
     EXPECT_EQ(run.out, "") << args[0];
     EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  }
+}
+
+// The serving validation (docs/validation.md): published runs at their load (sources in the data
+// file, collected without any prediction) beside the plan's point. The ideal bound must hold on
+// every one: throughput at least, time per token at most, the measured.
+TEST(ServingValidation, TheBoundHoldsOnEveryPublishedRun) {
+  Result<std::vector<ServingRun>> runs = LoadDefaultServingRuns();
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  EXPECT_GE(runs->size(), 20u);
+  Result<ServingValidation> v = ValidateServing(*runs);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(v->bounds_broken, 0);
+  for (const ServingCheck& c : v->checks) {
+    EXPECT_TRUE(c.bound_holds) << c.run.id;
+    EXPECT_GE(c.batch, 1) << c.run.id;
+    if (c.run.offline) {
+      EXPECT_LE(c.batch, c.kv_room) << c.run.id;  // an offline run holds what fits
+    } else {
+      EXPECT_EQ(c.batch, c.run.concurrency) << c.run.id;
+    }
+  }
+  EXPECT_GE(v->throughput.rows, 20);
+  EXPECT_GE(v->stacks.size(), 3u);
+  const std::string text = RenderServingTable(*v);
+  EXPECT_NE(text.find("bounds: 32 of 32 rows hold"), std::string::npos) << text;
+  const nlohmann::json j = nlohmann::json::parse(RenderServingJson(*v));
+  EXPECT_EQ(j["runs"].size(), v->checks.size());
+}
+
+TEST(ServingValidation, BadRunFilesGetOneLineNamingTheField) {
+  const std::string good = R"({"id": "x", "model": "llama-3-8b", "hw": "h100-sxm", "tp": 1,
+      "prompt": 1000, "output": 1000, "concurrency": 8, "dtype": "bf16", "weight_dtype": "bf16",
+      "kv_dtype": "bf16", "runtime": "cuda-graph", "fusion": "fused", "engine": "vllm",
+      "measured": {"output_tokens_per_s": 500}, "stack": "vllm", "framework": "vllm 0.11",
+      "source": "a post", "quote": "a line")";
+  auto file = [](const std::string& run) {
+    return R"({"schema_version": 1, "runs": [)" + run + "}]}";
+  };
+  ASSERT_TRUE(ParseServingRuns(file(good), "f.json").ok());
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"(, "offline": true)", "runs[0] (x).concurrency"},
+      {R"(, "num_prompts": -3)", "runs[0] (x).num_prompts"},
+      {R"(, "max_batched_tokens": 1)", "runs[0] (x).max_batched_tokens"},
+      {R"(, "rate": 3)", "runs[0]"},
+  };
+  for (const auto& [extra, where] : bad) {
+    const Result<std::vector<ServingRun>> r = ParseServingRuns(file(good + extra), "f.json");
+    ASSERT_FALSE(r.ok()) << extra;
+    EXPECT_NE(r.status().ToString().find("f.json: " + where), std::string::npos)
+        << r.status().ToString();
+    EXPECT_EQ(r.status().ToString().find('\n'), std::string::npos);
+  }
+  std::string no_load = good;
+  no_load.replace(no_load.find(R"("concurrency": 8,)"), 18, "");
+  EXPECT_FALSE(ParseServingRuns(file(no_load), "f.json").ok());
+  std::string bad_stat = good;
+  const std::string measured = R"({"output_tokens_per_s": 500})";
+  bad_stat.replace(bad_stat.find(measured), measured.size(),
+                   R"({"tpot_s": 0.01, "statistic": "p99"})");
+  const auto st = ParseServingRuns(file(bad_stat), "f.json");
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.status().ToString().find("statistic"), std::string::npos);
+  EXPECT_FALSE(ParseServingRuns("{", "f.json").ok());
+}
+
+// `plan --plot`: the frontier's points are labelled, and no two labels overlap.
+TEST(PlanServing, TheParetoChartLabelsTheFrontierWithoutOverlaps) {
+  const Result<Plan> p = MakePlan(Preset("llama-3-70b"), Workload{}, Dev("h100-sxm"), Fleet());
+  ASSERT_TRUE(p.ok());
+  size_t frontier = 0;
+  for (const PlanVariant& v : p->variants) {
+    for (const ParetoPoint& q : v.pareto) frontier += q.frontier ? 1 : 0;
+    // The frontier is not dominated: along it, per-user speed falls as per-device rises.
+    for (const ParetoPoint& a : v.pareto) {
+      for (const ParetoPoint& b : v.pareto) {
+        if (!a.frontier || !b.frontier || &a == &b) continue;
+        EXPECT_FALSE(b.tokens_per_s_per_gpu > a.tokens_per_s_per_gpu &&
+                     b.tokens_per_s_per_user > a.tokens_per_s_per_user);
+      }
+    }
+  }
+  const Chart chart = PlanParetoChart(*p, "t");
+  EXPECT_NE(chart.svg.find("<svg"), std::string::npos);
+  EXPECT_GE(chart.labels.size(), frontier / 2);  // most frontier points carry a label
+  for (size_t i = 0; i < chart.labels.size(); ++i) {
+    for (size_t j = i + 1; j < chart.labels.size(); ++j) {
+      const LabelBox& a = chart.labels[i];
+      const LabelBox& b = chart.labels[j];
+      const bool apart = a.x + a.width <= b.x || b.x + b.width <= a.x || a.y + a.height <= b.y ||
+                         b.y + b.height <= a.y;
+      EXPECT_TRUE(apart) << a.text << " / " << b.text;
+    }
   }
 }
 

@@ -111,6 +111,17 @@ struct PlanLayout {
   double expected_fleet_cost_per_m_output = 0;
 };
 
+/// A layout at one batch, for the frontier of throughput per device against speed per user.
+struct ParetoPoint {
+  int64_t tp = 1, pp = 1, batch = 1;
+  double tokens_per_s_per_gpu = 0;   ///< output tokens/s per device of the replica
+  double tokens_per_s_per_user = 0;  ///< 1 / median time per output token
+  double ttft_s = 0, tpot_s = 0;     ///< medians
+  bool expected = false;             ///< from the expected step times (else the bound)
+  bool meets_targets = true;
+  bool frontier = false;  ///< no other point is at least as fast per user and per device
+};
+
 /// A plan under one set of dtypes.
 struct PlanVariant {
   std::string name;  ///< "as configured", "fp8 (W8A8, fp8 KV)"
@@ -144,6 +155,10 @@ struct PlanVariant {
   /// AttachBands); none: not attached.
   std::optional<TrustBand> prefill_band, decode_band;
   double flops_per_request = 0;
+  /// Every layout tried (or the given one) at batches 1, 2, 4, ... up to the batch it holds, and
+  /// at the batch it serves: expected figures where every layout has them, else the bounds;
+  /// `frontier` marks the Pareto frontier (per user against per device).
+  std::vector<ParetoPoint> pareto;
 };
 
 struct Plan {
@@ -162,6 +177,20 @@ struct Plan {
 /// the FLOP limit, cost per million tokens; the same under FP8; MoE activation stated.
 Result<Plan> MakePlan(const TransformerConfig& config, const Workload& base, const Device& device,
                       const PlanRequest& request);
+
+/// One continuous-batching operating point of one replica at tp = request.tp (pipeline stages
+/// as the workload gives them, or the fewest that hold the model): `batch` requests in flight
+/// of request.prompt and request.output tokens, with request.budget (0: DefaultTokenBudget);
+/// its targets are checked. Whether the batch fits the KV cache is not checked (kv_room says
+/// how many do). What `validate serving` puts beside a measured run.
+struct PlanPointAtBatch {
+  PlanPoint point;
+  int64_t kv_room = 0;  ///< the largest batch the replica's memory holds
+  int64_t budget = 0;
+};
+Result<PlanPointAtBatch> PlanPointAt(const TransformerConfig& config, const Workload& workload,
+                                     const Device& device, const PlanRequest& request,
+                                     int64_t batch);
 
 /// The plan as a table: one row per operating point of each variant (batch 1, the largest batch,
 /// the FLOP limit), every column from one registry: the variant's layout (tp, pp, replicas,

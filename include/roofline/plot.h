@@ -8,6 +8,7 @@
 #include "roofline/device.h"
 #include "roofline/model_analysis.h"
 #include "roofline/network_analysis.h"
+#include "roofline/plan.h"
 #include "roofline/profile.h"
 #include "roofline/sweep.h"
 
@@ -74,6 +75,10 @@ std::vector<RooflinePoint> JoinRooflinePoints(const ProfileJoin& join);
 /// memory- and comm-bound kernels, with crossovers and the capacity wall marked. With two axes,
 /// one line per value of the second.
 Chart SweepChart(const SweepResult& sweep, const std::string& title);
+/// `plan --plot`: every variant's sampled operating points (PlanVariant::pareto) on log axes of
+/// output tokens/s per user against per device, the Pareto frontier joined and labelled
+/// (tp x batch), marker size by tensor-parallel degree, hollow where the targets are missed.
+Chart PlanParetoChart(const Plan& plan, const std::string& title);
 
 std::string RenderSweepSvg(const SweepResult& sweep, const std::string& title,
                            const Device& device);

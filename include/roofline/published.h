@@ -73,6 +73,9 @@ struct ErrorSummary {
   double min_error = 0, max_error = 0;
 };
 
+/// The summary of signed errors (expected - measured) / measured.
+ErrorSummary SummarizeErrors(std::vector<double> errors);
+
 /// The errors of the runs of one stack. `errors` counts only rows with expected times;
 /// `bound_only` the rest (devices with no expected-time model).
 struct StackSummary {

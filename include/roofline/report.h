@@ -20,6 +20,7 @@
 #include "roofline/plan.h"
 #include "roofline/profile.h"
 #include "roofline/published.h"
+#include "roofline/serving_runs.h"
 #include "roofline/sweep.h"
 #include "roofline/validate.h"
 #include "roofline/why.h"
@@ -178,6 +179,13 @@ std::string RenderValidationJson(const ValidationReport& report);
 std::string RenderPublishedTable(const PublishedValidation& v);
 /// The same as JSON, each row with its source and quote.
 std::string RenderPublishedJson(const PublishedValidation& v);
+
+/// `roofline validate serving`: one row per serving run (its load, the measured throughput and
+/// latencies, the plan's bound and expected ones at that load, the errors) and the summaries by
+/// metric and by stack.
+std::string RenderServingTable(const ServingValidation& v);
+/// The same as JSON, each row with its source and quote.
+std::string RenderServingJson(const ServingValidation& v);
 
 /// `roofline measure --device cpu`: the host, its measured ceilings beside the theoretical ones,
 /// bandwidth per level and the BLAS GEMM rates.

@@ -26,8 +26,8 @@ namespace roofline {
 /// What the user asked to be written.
 struct ViewRequest {
   OutputFormat format = OutputFormat::kTable;
-  std::string plot;    ///< --plot FILE (empty: none)
-  std::string report;  ///< --report FILE (empty: none)
+  std::string plot;                          ///< --plot FILE (empty: none)
+  std::string report;                        ///< --report FILE (empty: none)
   JsonLayout layout = JsonLayout::kColumns;  ///< sweeps' --json-layout
 };
 
@@ -56,7 +56,7 @@ inline constexpr int kNetworkTopDefault = 30;
 
 /// `roofline model`: an LLM (per phase) or a network (graph file, ONNX model, preset).
 struct ModelViewOptions {
-  int top = 0;          ///< table: the N kernels of each phase with the most time (0: all)
+  int top = 0;  ///< table: the N kernels of each phase with the most time (0: all)
   /// --top was given. Without it a network of more than kNetworkTopDefault * 2 kernels lists the
   /// kNetworkTopDefault with the most time (a table that fits a terminal; --top 0: every one).
   bool top_given = false;
@@ -115,8 +115,8 @@ struct OpViewOptions {
 };
 /// Resolves the device, costs the operator (and, for JSON or --explain, where its verdict
 /// flips) and returns its views: a table or JSON. Errors name the flag or file.
-Result<Views> OpViews(const OpRequest& op, const OpViewOptions& options,
-                      const ViewRequest& request, const DatabaseSource& db);
+Result<Views> OpViews(const OpRequest& op, const OpViewOptions& options, const ViewRequest& request,
+                      const DatabaseSource& db);
 
 /// `roofline plan`: a serving estimate for a fleet. `fleet` gives the GPUs, output length and
 /// price; the prompt, a given --tp and the cost options come from the scenario.
@@ -142,6 +142,9 @@ Result<Views> ValidateOpViews(const OpRequest& op, const std::string& hw,
 /// (`file` empty: the embedded ones). The check fails (Views::check_failed) when a time bound is
 /// above a measured run: a counting error.
 Result<Views> PublishedViews(const std::string& file, const ViewRequest& request);
+/// `validate serving [FILE]`: the serving runs (default: the embedded ones) beside the plan's
+/// point at their load; fails the check (status 1) when a bound does not hold.
+Result<Views> ServingViews(const std::string& file, const ViewRequest& request);
 
 /// `roofline calibrate`: the runs of `files` (and `check`, predicted only) fit the host work of
 /// `engine` (or the runs' own), with `defaults` for what benchmark files do not state; the

@@ -132,6 +132,24 @@ Result<int64_t> LargestWhere(int64_t lo, int64_t hi, Ok ok) {
   return lo;
 }
 
+/// Marks the points no other point beats on both speeds (ties: the first kept).
+void MarkFrontier(std::vector<ParetoPoint>& points) {
+  for (size_t i = 0; i < points.size(); ++i) {
+    const ParetoPoint& a = points[i];
+    bool beaten = false;
+    for (size_t j = 0; j < points.size() && !beaten; ++j) {
+      const ParetoPoint& b = points[j];
+      if (i == j) continue;
+      const bool as_good = b.tokens_per_s_per_gpu >= a.tokens_per_s_per_gpu &&
+                           b.tokens_per_s_per_user >= a.tokens_per_s_per_user;
+      const bool better = b.tokens_per_s_per_gpu > a.tokens_per_s_per_gpu ||
+                          b.tokens_per_s_per_user > a.tokens_per_s_per_user;
+      beaten = as_good && (better || j < i);
+    }
+    points[i].frontier = !beaten;
+  }
+}
+
 Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const Device& d,
                             const PlanRequest& r, std::string name) {
   PlanVariant v;
@@ -245,7 +263,12 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     for (size_t k = 1; k < planned.size(); ++k) {
       if (score(planned_at[k]) > score(planned_at[best])) best = k;  // a tie keeps the smaller
     }
+    // The frontier over every degree (one device: expected times for all of them or none).
+    std::vector<ParetoPoint> all;
+    for (const PlanVariant& p : planned) all.insert(all.end(), p.pareto.begin(), p.pareto.end());
+    MarkFrontier(all);
     PlanVariant chosen = std::move(planned[best]);
+    chosen.pareto = std::move(all);
     chosen.layouts = std::move(layouts);
     chosen.ranked_by_expected = by_expected;
     return chosen;
@@ -344,6 +367,30 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   } else {
     v.largest.label = fmt::format("largest batch that fits ({})", serve);
   }
+  // The frontier's samples: powers of two up to the hold limit, and the served batch.
+  std::vector<int64_t> samples;
+  for (int64_t b = 1; b < v.hold_limit; b *= 2) samples.push_back(b);
+  samples.push_back(v.hold_limit);
+  if (serve != v.hold_limit) samples.push_back(serve);
+  for (int64_t b : samples) {
+    Result<const PlanPoint*> pt = point(b);
+    if (!pt.ok()) return pt.status();
+    const PlanPoint& q = **pt;
+    ParetoPoint pp;
+    pp.tp = v.tp;
+    pp.pp = v.pp;
+    pp.batch = b;
+    pp.expected = q.expected_request_s > 0;
+    pp.ttft_s = pp.expected ? q.expected_ttft_s : q.ttft_s;
+    pp.tpot_s = pp.expected ? q.expected_tpot_s : q.tpot_s;
+    pp.tokens_per_s_per_gpu =
+        pp.expected ? q.expected_output_tokens_per_s_per_gpu : q.output_tokens_per_s_per_gpu;
+    pp.tokens_per_s_per_user = pp.tpot_s > 0 ? 1 / pp.tpot_s : 0;
+    pp.meets_targets =
+        std::all_of(q.checks.begin(), q.checks.end(), [](const TargetCheck& c) { return c.met; });
+    v.pareto.push_back(pp);
+  }
+  MarkFrontier(v.pareto);
   Workload wl = wt;
   // The FLOP limit: the largest batch's FLOPs per request at the tensor peak on every device.
   wl.batch = v.largest.batch;
@@ -432,6 +479,33 @@ Result<LatencyTarget> ParseLatencyTarget(const std::string& metric, const std::s
   }
   t.seconds = x * scale;
   return t;
+}
+
+Result<PlanPointAtBatch> PlanPointAt(const TransformerConfig& c, const Workload& w, const Device& d,
+                                     const PlanRequest& r, int64_t batch) {
+  if (r.tp < 1) return Status::Invalid("--tp", "must be positive");
+  if (batch < 1 || batch > (int64_t{1} << 24)) {
+    return Status::Invalid("batch", fmt::format("must be between 1 and 2^24, got {}", batch));
+  }
+  if (r.prompt < 1 || r.output < 1) {
+    return Status::Invalid("--prompt", "prompt and output must be positive");
+  }
+  Workload wt = w;
+  wt.tp = r.tp;
+  wt.prompt = r.prompt;
+  wt.batch = 1;
+  wt.context = r.prompt + r.output;
+  Result<Workload> staged = ResolveStages(c, wt, d);
+  if (!staged.ok()) return staged.status();
+  PlanPointAtBatch out;
+  out.budget = r.budget > 0 ? r.budget : DefaultTokenBudget(d);
+  out.kv_room = LargestBatch(c, *staged, d, r.prompt + r.output);
+  const CostModel m(d, r.cost);
+  Result<PlanPoint> p =
+      Point(c, *staged, m, r, out.budget, staged->Chips(), batch, fmt::format("batch {}", batch));
+  if (!p.ok()) return p.status();
+  out.point = std::move(p).value();
+  return out;
 }
 
 Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const Device& d,

@@ -60,8 +60,8 @@ Views ValidationViews(std::shared_ptr<const ValidationReport> r, const Device& d
 
 }  // namespace
 
-Result<Views> OpViews(const OpRequest& op, const OpViewOptions& options,
-                      const ViewRequest& request, const DatabaseSource& db) {
+Result<Views> OpViews(const OpRequest& op, const OpViewOptions& options, const ViewRequest& request,
+                      const DatabaseSource& db) {
   Result<const DeviceDatabase*> loaded = db();
   if (!loaded.ok()) return loaded.status();
   Result<Device> device = ResolveDevice(options.hw, **loaded);
@@ -123,6 +123,11 @@ Result<Views> PlanViews(const Scenario& s, PlanRequest fleet, const ViewRequest&
     plan->assumptions.push_back("no trust band: " + b.ToString());
   }
   Views v;
+  v.chart = [plan] {
+    return PlanParetoChart(*plan, fmt::format("{}: serving plans on {} x {}", plan->model,
+                                              plan->request.gpus, plan->device))
+        .svg;
+  };
   switch (request.format) {
     case OutputFormat::kJson:
       v.out = [plan](std::ostream& out) { out << RenderPlanJson(*plan); };
@@ -202,9 +207,31 @@ Result<Views> PublishedViews(const std::string& file, const ViewRequest& request
   // A bound above a real run is a counting error.
   v.check_failed = result->bounds_above != 0;
   if (v.check_failed) {
+    v.check_message =
+        fmt::format("the time bound is above {} of the published measurements: a counting error",
+                    result->bounds_above);
+  }
+  return v;
+}
+
+Result<Views> ServingViews(const std::string& file, const ViewRequest& request) {
+  Result<std::vector<ServingRun>> runs =
+      file.empty() ? LoadDefaultServingRuns() : LoadServingRunsFile(file);
+  if (!runs.ok()) return runs.status();
+  Result<ServingValidation> checked = ValidateServing(*runs);
+  if (!checked.ok()) return checked.status();
+  auto result = std::make_shared<const ServingValidation>(std::move(checked).value());
+  Views v;
+  if (request.format == OutputFormat::kJson) {
+    v.out = [result](std::ostream& out) { out << RenderServingJson(*result); };
+  } else {
+    v.out = [result](std::ostream& out) { out << RenderServingTable(*result); };
+  }
+  v.check_failed = result->bounds_broken != 0;
+  if (v.check_failed) {
     v.check_message = fmt::format(
-        "the time bound is above {} of the published measurements: a counting error",
-        result->bounds_above);
+        "the ideal bound is not above {} of the measured serving runs: a counting error",
+        result->bounds_broken);
   }
   return v;
 }
@@ -241,10 +268,9 @@ Result<Views> CalibrateViews(const Scenario& defaults, const CalibrateViewOption
   if (!registry.ok()) return registry.status();
   Result<EfficiencyData> data = LoadDefaultEfficiencyData();
   if (!data.ok()) return data.status();
-  Result<EngineCalibration> cal =
-      Calibrate(runs, check, defaults.expected.engine, options.files,
-                measure_internal::TodayUtc(), **loaded, *registry,
-                std::make_shared<const EfficiencyData>(std::move(data).value()));
+  Result<EngineCalibration> cal = Calibrate(
+      runs, check, defaults.expected.engine, options.files, measure_internal::TodayUtc(), **loaded,
+      *registry, std::make_shared<const EfficiencyData>(std::move(data).value()));
   if (!cal.ok()) return cal.status();
   auto result = std::make_shared<const EngineCalibration>(std::move(cal).value());
   Views v;

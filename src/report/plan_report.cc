@@ -155,6 +155,33 @@ std::string RenderTargets(const PlanVariant& v, const std::string& noun) {
   return out;
 }
 
+/// The Pareto frontier of the layouts' sampled points, fastest per user first.
+std::string RenderFrontier(const PlanVariant& v, const std::string& noun) {
+  std::vector<const ParetoPoint*> front;
+  for (const ParetoPoint& p : v.pareto) {
+    if (p.frontier) front.push_back(&p);
+  }
+  if (front.size() < 2) return "";
+  std::sort(front.begin(), front.end(), [](const ParetoPoint* a, const ParetoPoint* b) {
+    return a->tokens_per_s_per_user > b->tokens_per_s_per_user;
+  });
+  const bool expected = front.front()->expected;
+  std::string out = fmt::format(
+      "Pareto frontier ({}; each layout at batches 1, 2, 4, ... up to what it holds; a faster "
+      "user costs throughput per {}):\n",
+      expected ? "expected" : "at the bound", noun);
+  std::vector<std::string> rows;
+  for (const ParetoPoint* p : front) {
+    rows.push_back(fmt::format("tp {}{} batch {}: {} tok/s per user, {} per {}, TTFT {}{}", p->tp,
+                               p->pp > 1 ? fmt::format(" x {} stages", p->pp) : "", p->batch,
+                               Rate(p->tokens_per_s_per_user), Rate(p->tokens_per_s_per_gpu), noun,
+                               Seconds(p->ttft_s),
+                               p->meets_targets ? "" : " (misses the targets)"));
+  }
+  for (const std::string& r : rows) out += "  " + r + "\n";
+  return out;
+}
+
 }  // namespace
 
 std::string RenderPlanTable(const Plan& p) {
@@ -215,6 +242,7 @@ std::string RenderPlanTable(const Plan& p) {
     out += t.Render();
     out += RenderSteadyState(v.largest);
     out += RenderTargets(v, noun);
+    out += RenderFrontier(v, noun);
     out += fmt::format("fleet: {} output tokens/s at the largest batch ({})\n",
                        Rate(v.largest.output_tokens_per_s_per_gpu *
                             static_cast<double>(v.largest.chips) * static_cast<double>(v.replicas)),
@@ -364,6 +392,20 @@ std::string RenderPlanJson(const Plan& p) {
     jv["batch1"] = point(v.batch1);
     jv["largest_batch"] = point(v.largest);
     jv["flop_limit"] = point(v.flop_limit);
+    json pareto = json::array();
+    for (const ParetoPoint& q : v.pareto) {
+      if (!q.frontier) continue;
+      pareto.push_back({{"tp", q.tp},
+                        {"pp", q.pp},
+                        {"batch", q.batch},
+                        {"tokens_per_s_per_gpu", q.tokens_per_s_per_gpu},
+                        {"tokens_per_s_per_user", q.tokens_per_s_per_user},
+                        {"ttft_s", q.ttft_s},
+                        {"tpot_s", q.tpot_s},
+                        {"from", q.expected ? "expected" : "bound"},
+                        {"meets_targets", q.meets_targets}});
+    }
+    jv["pareto"] = pareto;
     if (v.prefill_band.has_value()) jv["prefill_band"] = BandJson(*v.prefill_band, 0);
     if (v.decode_band.has_value()) jv["decode_band"] = BandJson(*v.decode_band, 0);
     variants.push_back(jv);

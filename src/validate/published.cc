@@ -11,6 +11,7 @@
 #include "roofline/setup.h"
 #include "src/util/embedded_data.h"
 #include "src/util/json_util.h"
+#include "src/validate/run_fields.h"
 
 namespace roofline {
 namespace {
@@ -23,16 +24,14 @@ constexpr const char* kRunKeys[] = {"id",      "measured", "framework",        "
                                     "holdout", "blind",    "blind_expected_s", "engine_version",
                                     "checked"};
 /// The scenario fields every run must state (the others take the tool's defaults).
-constexpr FieldId kRequiredFields[] = {FieldId::kModel,       FieldId::kHw,
-                                       FieldId::kTp,          FieldId::kBatch,
-                                       FieldId::kPhase,       FieldId::kPrompt,
-                                       FieldId::kDtype,       FieldId::kWeightDtype,
-                                       FieldId::kKvDtype,     FieldId::kRuntime,
-                                       FieldId::kFusion};
+constexpr FieldId kRequiredFields[] = {FieldId::kModel,   FieldId::kHw,          FieldId::kTp,
+                                       FieldId::kBatch,   FieldId::kPhase,       FieldId::kPrompt,
+                                       FieldId::kDtype,   FieldId::kWeightDtype, FieldId::kKvDtype,
+                                       FieldId::kRuntime, FieldId::kFusion};
 
-/// A scenario field from its JSON value: sizes and counts as positive integers, flags as
-/// booleans, the rest as strings; read by the field table (SetField) as the CLI reads it.
-void ReadField(Scenario& s, const Field& f, const json& r, const std::string& where) {
+}  // namespace
+
+void ReadRunField(Scenario& s, const Field& f, const json& r, const std::string& where) {
   const std::string key(f.name);
   std::string text;
   if (f.type == FieldType::kSize || f.type == FieldType::kCount) {
@@ -48,6 +47,8 @@ void ReadField(Scenario& s, const Field& f, const json& r, const std::string& wh
     throw JsonFieldError(in_file.where(), in_file.what());
   }
 }
+
+namespace {
 
 PublishedRun ParseRun(const json& r, const std::string& field) {
   RequireObject(r, field);
@@ -66,7 +67,7 @@ PublishedRun ParseRun(const json& r, const std::string& field) {
   }
   Scenario& s = p.scenario;
   for (const Field& f : ScenarioFields()) {
-    if (f.published && r.contains(std::string(f.name))) ReadField(s, f, r, where);
+    if (f.published && r.contains(std::string(f.name))) ReadRunField(s, f, r, where);
   }
   if (s.phases == PhaseSelection::kBoth) {
     throw JsonFieldError(where + ".phase", "expected prefill or decode, got 'both'");
@@ -110,7 +111,8 @@ PublishedRun ParseRun(const json& r, const std::string& field) {
       })) {
     throw JsonFieldError(where + ".stack",
                          "expected a short lowercase name (a letter, then a-z, 0-9, '-', '.'), "
-                         "got '" + p.stack + "'");
+                         "got '" +
+                             p.stack + "'");
   }
   p.source = RequireString(r, "source", where, "every run needs its source");
   p.quote = RequireString(r, "quote", where, "every run quotes its source");
@@ -144,20 +146,7 @@ ErrorSummary Summarize(const std::vector<PublishedCheck>& checks, Keep keep) {
     if (!c.has_expected || !keep(c)) continue;  // bound-only rows: no expected time to judge
     errors.push_back(c.error);
   }
-  ErrorSummary s;
-  s.rows = static_cast<int>(errors.size());
-  if (errors.empty()) return s;
-  const auto [lo, hi] = std::minmax_element(errors.begin(), errors.end());
-  s.min_error = *lo;
-  s.max_error = *hi;
-  for (double& e : errors) e = std::abs(e);
-  std::sort(errors.begin(), errors.end());
-  const size_t n = errors.size();
-  s.median_abs_error = n % 2 ? errors[n / 2] : (errors[n / 2 - 1] + errors[n / 2]) / 2;
-  s.max_abs_error = errors.back();
-  s.within_40 = static_cast<int>(
-      std::count_if(errors.begin(), errors.end(), [](double e) { return e <= 0.40; }));
-  return s;
+  return SummarizeErrors(std::move(errors));
 }
 
 // One summary per stack, the largest (rows with expected times) first, then by name.
@@ -186,37 +175,61 @@ std::vector<StackSummary> SummarizeStacks(const std::vector<PublishedCheck>& che
 
 }  // namespace
 
+ErrorSummary SummarizeErrors(std::vector<double> errors) {
+  ErrorSummary s;
+  s.rows = static_cast<int>(errors.size());
+  if (errors.empty()) return s;
+  const auto [lo, hi] = std::minmax_element(errors.begin(), errors.end());
+  s.min_error = *lo;
+  s.max_error = *hi;
+  for (double& e : errors) e = std::abs(e);
+  std::sort(errors.begin(), errors.end());
+  const size_t n = errors.size();
+  s.median_abs_error = n % 2 ? errors[n / 2] : (errors[n / 2 - 1] + errors[n / 2]) / 2;
+  s.max_abs_error = errors.back();
+  s.within_40 = static_cast<int>(
+      std::count_if(errors.begin(), errors.end(), [](double e) { return e <= 0.40; }));
+  return s;
+}
+
+Result<RunSetup> ResolveRun(const Scenario& sc, const std::string& where, const DeviceDatabase& db,
+                            const ModelRegistry& registry,
+                            std::shared_ptr<const EfficiencyData> efficiency) {
+  RunSetup s;
+  Result<const Device*> device = db.Find(sc.hw);
+  if (!device.ok()) return Status::Invalid(where + ".hw", device.status().what());
+  s.device = *device;
+  Result<TransformerConfig> config = ResolveModel(sc.model, registry);
+  if (!config.ok()) return Status::Invalid(where + ".model", config.status().what());
+  s.config = std::move(config).value();
+  Result<CostOptions> o = MakeCostOptions(sc, *s.device, efficiency, /*refuse_unused=*/false);
+  if (!o.ok()) return InFile(o.status(), where);
+  s.cost = std::move(o).value();
+  Scenario with_engine = sc;
+  if (Result<std::shared_ptr<const Engine>> e = ApplyEngineFields(with_engine); !e.ok()) {
+    return InFile(e.status(), where);
+  }
+  s.workload = with_engine.workload;
+  return s;
+}
+
+Result<RunsText> DefaultRunsText(const std::string& name) {
+  const char* dir = std::getenv("ROOFLINE_DATA_DIR");
+  if (dir != nullptr && *dir != '\0') {
+    const std::string path = std::string(dir) + "/validation/" + name;
+    Result<std::string> text = ReadTextFile(path);
+    if (!text.ok()) return text.status();
+    return RunsText{*text, path};
+  }
+  if (const EmbeddedFile* f = FindEmbeddedFile("validation/" + name)) {
+    return RunsText{std::string(f->content), "<embedded>/data/validation/" + name};
+  }
+  return Status::NotFound("<embedded>/data/validation/" + name, "not compiled into this build");
+}
+
 Result<std::vector<PublishedRun>> ParsePublishedRuns(std::string_view json_text,
                                                      const std::string& origin) {
-  Result<json> parsed = ParseJsonText(json_text, origin);
-  if (!parsed.ok()) return parsed.status();
-  try {
-    const json& root = *parsed;
-    RequireObject(root, "");
-    CheckKeys(root, "", {"schema_version", "comment", "runs"});
-    if (RequireNumber(root, "schema_version", "") != 1) {
-      throw JsonFieldError("schema_version", "unsupported schema_version (expected 1)");
-    }
-    if (!root.contains("runs") || !root.at("runs").is_array() || root.at("runs").empty()) {
-      throw JsonFieldError("runs", "expected a non-empty array of runs");
-    }
-    std::vector<PublishedRun> runs;
-    for (size_t i = 0; i < root.at("runs").size(); ++i) {
-      runs.push_back(ParseRun(root.at("runs")[i], "runs[" + std::to_string(i) + "]"));
-      runs.back().where = origin + ": runs[" + std::to_string(i) + "] (" + runs.back().id + ")";
-      for (size_t j = 0; j + 1 < runs.size(); ++j) {
-        if (runs[j].id == runs.back().id) {
-          throw JsonFieldError("runs[" + std::to_string(i) + "].id",
-                               "duplicate id '" + runs.back().id + "'");
-        }
-      }
-    }
-    return runs;
-  } catch (const JsonFieldError& e) {
-    return Status::Invalid(origin + (e.field().empty() ? "" : ": " + e.field()), e.what());
-  } catch (const json::exception& e) {
-    return Status::Invalid(origin, std::string("malformed published runs: ") + e.what());
-  }
+  return ParseRunsFile<PublishedRun>(json_text, origin, "published runs", ParseRun);
 }
 
 Result<std::vector<PublishedRun>> LoadPublishedRunsFile(const std::string& path) {
@@ -226,15 +239,9 @@ Result<std::vector<PublishedRun>> LoadPublishedRunsFile(const std::string& path)
 }
 
 Result<std::vector<PublishedRun>> LoadDefaultPublishedRuns() {
-  const char* dir = std::getenv("ROOFLINE_DATA_DIR");
-  if (dir != nullptr && *dir != '\0') {
-    return LoadPublishedRunsFile(std::string(dir) + "/validation/published_runs.json");
-  }
-  if (const EmbeddedFile* f = FindEmbeddedFile("validation/published_runs.json")) {
-    return ParsePublishedRuns(f->content, "<embedded>/data/validation/published_runs.json");
-  }
-  return Status::NotFound("<embedded>/data/validation/published_runs.json",
-                          "not compiled into this build");
+  Result<RunsText> t = DefaultRunsText("published_runs.json");
+  if (!t.ok()) return t.status();
+  return ParsePublishedRuns(t->text, t->origin);
 }
 
 Result<PublishedValidation> ValidatePublished(const std::vector<PublishedRun>& runs,
@@ -246,23 +253,12 @@ Result<PublishedValidation> ValidatePublished(const std::vector<PublishedRun>& r
   v.efficiency_origin = efficiency->origin;
   if (!runs.empty()) v.origin = runs.front().where.substr(0, runs.front().where.find(": runs["));
   for (const PublishedRun& run : runs) {
-    const Scenario& sc = run.scenario;
-    Result<const Device*> device = db.Find(sc.hw);
-    if (!device.ok()) return Status::Invalid(run.where + ".hw", device.status().what());
-    Result<TransformerConfig> config = ResolveModel(sc.model, registry);
-    if (!config.ok()) return Status::Invalid(run.where + ".model", config.status().what());
-    Result<CostOptions> o = MakeCostOptions(sc, **device, efficiency, /*refuse_unused=*/false);
-    if (!o.ok()) return InFile(o.status(), run.where);
-    const CostModel model(**device, *o);
-    // The engine's workload fields (fusion, merged products) where the run does not give them,
-    // as `roofline model --engine` takes them (Resolve); its cost fields are in `o`.
-    Scenario with_engine = sc;
-    if (Result<std::shared_ptr<const Engine>> e = ApplyEngineFields(with_engine); !e.ok()) {
-      return InFile(e.status(), run.where);
-    }
-    Result<Workload> staged = ResolveStages(*config, with_engine.workload, **device);
+    Result<RunSetup> setup = ResolveRun(run.scenario, run.where, db, registry, efficiency);
+    if (!setup.ok()) return setup.status();
+    const CostModel model(*setup->device, setup->cost);
+    Result<Workload> staged = ResolveStages(setup->config, setup->workload, *setup->device);
     if (!staged.ok()) return Status::Invalid(run.where, staged.status().ToString());
-    Result<PhaseResult> phase = AnalyzePhase(*config, *staged, model, run.phase);
+    Result<PhaseResult> phase = AnalyzePhase(setup->config, *staged, model, run.phase);
     if (!phase.ok()) return Status::Invalid(run.where, phase.status().ToString());
     PublishedCheck c;
     c.run = run;

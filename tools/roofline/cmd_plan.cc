@@ -50,6 +50,10 @@ int RunPlan(Context& ctx) {
       "largest batch; each is listed)");
   OutputFormat format = OutputFormat::kTable;
   AddFormatOption(app, format, {"table", "json", "csv", "npy"});
+  std::string plot;
+  app.add_option("--plot", plot,
+                 "write an SVG of output tokens/s per GPU against tokens/s per user: every "
+                 "layout tried at batches 1, 2, 4, ... and the Pareto frontier");
   if (auto done = ParseArgs(app, ctx)) return *done;
   if (Status st = options.Read(s); !st.ok()) return Fail(ctx, st);
   for (const auto& [metric, text] : {std::pair<std::string, const std::string*>{"ttft", &ttft},
@@ -62,6 +66,7 @@ int RunPlan(Context& ctx) {
   }
   ViewRequest request;
   request.format = format;
+  request.plot = plot;
   Result<Views> views = PlanViews(s, r, request, [&ctx] { return ctx.Database(); });
   if (!views.ok()) return Fail(ctx, views.status());
   return Emit(ctx, *views, request);

@@ -59,11 +59,34 @@ int RunValidatePublished(Context& ctx) {
   return Emit(ctx, *views, request);
 }
 
+int RunValidateServing(Context& ctx) {
+  CLI::App app{
+      "Check the plan's continuous-batching point against published serving runs at their "
+      "load (requests in flight, prompt and output tokens): the serving validation of "
+      "docs/validation.md.\nexample: roofline validate serving",
+      "roofline validate serving"};
+  std::string file;
+  OutputFormat format = OutputFormat::kTable;
+  app.add_option("FILE", file,
+                 "runs to check (default: the embedded data/validation/serving_runs.json)");
+  AddFormatOption(app, format, {"table", "json"});
+  if (auto done = ParseArgs(app, ctx)) return *done;
+  ViewRequest request;
+  request.format = format;
+  Result<Views> views = ServingViews(file, request);
+  if (!views.ok()) return Fail(ctx, views.status());
+  return Emit(ctx, *views, request);
+}
+
 int RunValidate(Context& ctx) {
   ValidateViewOptions v;
   if (!ctx.args.empty() && ctx.args[0] == "published") {
     ctx.args.erase(ctx.args.begin());
     return RunValidatePublished(ctx);
+  }
+  if (!ctx.args.empty() && ctx.args[0] == "serving") {
+    ctx.args.erase(ctx.args.begin());
+    return RunValidateServing(ctx);
   }
   if (!ctx.args.empty() && ctx.args[0] == "op") {
     ctx.args.erase(ctx.args.begin());
@@ -80,8 +103,8 @@ int RunValidate(Context& ctx) {
     }
     ViewRequest request;
     request.format = cmd.common.format;
-    Result<Views> views = ValidateOpViews(*cmd.request, cmd.common.hw, v, request,
-                                          [&ctx] { return ctx.Database(); });
+    Result<Views> views =
+        ValidateOpViews(*cmd.request, cmd.common.hw, v, request, [&ctx] { return ctx.Database(); });
     if (!views.ok()) return Fail(ctx, views.status());
     return Emit(ctx, *views, request);
   }

@@ -6,7 +6,6 @@
 #include <sstream>
 
 #include "roofline/scenario.h"
-
 #include "roofline/suggest.h"
 
 namespace roofline::cli {
@@ -72,6 +71,7 @@ int RunHelpMarkdown(Context& ctx) {
       {"validate", "--help"},
       {"validate", "op", "matmul", "--help"},
       {"validate", "published", "--help"},
+      {"validate", "serving", "--help"},
   };
   for (const std::vector<std::string>& argv : pages) {
     std::ostringstream text, err;

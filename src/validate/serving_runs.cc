@@ -1,0 +1,264 @@
+// Published serving runs: parsing, and each run beside the plan's point at its load.
+#include "roofline/serving_runs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "roofline/engine.h"
+#include "roofline/plan.h"
+#include "roofline/serving.h"
+#include "roofline/setup.h"
+#include "src/util/embedded_data.h"
+#include "src/util/json_util.h"
+#include "src/validate/run_fields.h"
+
+namespace roofline {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kRunKeys[] = {"id",
+                                    "output",
+                                    "concurrency",
+                                    "offline",
+                                    "num_prompts",
+                                    "max_batched_tokens",
+                                    "measured",
+                                    "stack",
+                                    "framework",
+                                    "source",
+                                    "quote",
+                                    "notes",
+                                    "gpu_as_published",
+                                    "engine_version"};
+/// The scenario fields every run states; batch, phase and context belong to the load instead.
+constexpr FieldId kRequiredFields[] = {FieldId::kModel,   FieldId::kHw,      FieldId::kTp,
+                                       FieldId::kPrompt,  FieldId::kDtype,   FieldId::kWeightDtype,
+                                       FieldId::kKvDtype, FieldId::kRuntime, FieldId::kFusion};
+constexpr FieldId kLoadFields[] = {FieldId::kBatch, FieldId::kPhase, FieldId::kContext};
+
+ServingRun ParseRun(const json& r, const std::string& field) {
+  RequireObject(r, field);
+  std::vector<std::string> keys(std::begin(kRunKeys), std::end(kRunKeys));
+  for (const Field& f : ScenarioFields()) {
+    const bool load =
+        std::find(std::begin(kLoadFields), std::end(kLoadFields), f.id) != std::end(kLoadFields);
+    if (f.published && !load) keys.emplace_back(f.name);
+  }
+  CheckKeys(r, field, keys);
+  ServingRun p;
+  p.id = RequireString(r, "id", field);
+  const std::string where = field + " (" + p.id + ")";
+  for (FieldId id : kRequiredFields) {
+    if (!r.contains(std::string(FieldOf(id).name))) {
+      throw JsonFieldError(where + "." + std::string(FieldOf(id).name), "missing");
+    }
+  }
+  Scenario& s = p.scenario;
+  for (const Field& f : ScenarioFields()) {
+    if (f.published && r.contains(std::string(f.name))) ReadRunField(s, f, r, where);
+  }
+  if (Status st = Validate(s, /*is_network=*/false); !st.ok()) {
+    const Status in_file = InFile(st, where);
+    throw JsonFieldError(in_file.where(), in_file.what());
+  }
+  p.output = RequirePositiveInteger(r, "output", where);
+  if (p.output > (int64_t{1} << 24)) {
+    throw JsonFieldError(where + ".output", "must be at most 2^24");
+  }
+  if (r.contains("offline")) {
+    if (!r.at("offline").is_boolean()) {
+      throw JsonFieldError(where + ".offline", "expected true or false");
+    }
+    p.offline = r.at("offline").get<bool>();
+  }
+  if (p.offline == r.contains("concurrency")) {
+    throw JsonFieldError(where + ".concurrency",
+                         p.offline ? "an offline run sends every request at once: no concurrency"
+                                   : "missing (or offline: true)");
+  }
+  if (!p.offline) {
+    p.concurrency = RequirePositiveInteger(r, "concurrency", where);
+    if (p.concurrency > (int64_t{1} << 20)) {
+      throw JsonFieldError(where + ".concurrency", "must be at most 2^20");
+    }
+  }
+  if (r.contains("num_prompts")) {
+    p.num_prompts = RequirePositiveInteger(r, "num_prompts", where);
+    if (p.num_prompts > (int64_t{1} << 30)) {
+      throw JsonFieldError(where + ".num_prompts", "must be at most 2^30");
+    }
+  }
+  if (r.contains("max_batched_tokens")) {
+    p.budget = RequirePositiveInteger(r, "max_batched_tokens", where);
+    if (p.budget < 2 || p.budget > (int64_t{1} << 24)) {
+      throw JsonFieldError(where + ".max_batched_tokens", "must be between 2 and 2^24");
+    }
+  }
+  if (!r.contains("measured")) throw JsonFieldError(where + ".measured", "missing");
+  const json& m = r.at("measured");
+  const std::string mw = where + ".measured";
+  RequireObject(m, mw);
+  CheckKeys(m, mw, {"output_tokens_per_s", "ttft_s", "tpot_s", "statistic"});
+  if (m.contains("output_tokens_per_s"))
+    p.output_tokens_per_s = RequirePositive(m, "output_tokens_per_s", mw);
+  if (m.contains("ttft_s")) p.ttft_s = RequirePositive(m, "ttft_s", mw);
+  if (m.contains("tpot_s")) p.tpot_s = RequirePositive(m, "tpot_s", mw);
+  if (p.output_tokens_per_s == 0 && p.ttft_s == 0 && p.tpot_s == 0) {
+    throw JsonFieldError(mw, "expected output_tokens_per_s, ttft_s or tpot_s");
+  }
+  if (p.output_tokens_per_s > 1e9 || p.ttft_s > 1e4 || p.tpot_s > 1e3) {
+    throw JsonFieldError(mw, "implausible value");
+  }
+  p.statistic = m.contains("statistic") ? RequireString(m, "statistic", mw) : "mean";
+  if (p.statistic != "mean" && p.statistic != "median") {
+    throw JsonFieldError(mw + ".statistic", "expected mean or median, got '" + p.statistic + "'");
+  }
+  p.stack = RequireString(r, "stack", where, "every run names the engine that served it");
+  p.framework = RequireString(r, "framework", where);
+  p.source = RequireString(r, "source", where, "every run needs its source");
+  p.quote = RequireString(r, "quote", where, "every run quotes its source");
+  if (r.contains("notes")) p.notes = RequireString(r, "notes", where);
+  if (r.contains("gpu_as_published")) {
+    p.gpu_as_published = RequireString(r, "gpu_as_published", where);
+  }
+  return p;
+}
+
+double ErrorOf(double expected, double measured) {
+  return measured > 0 && expected > 0 ? (expected - measured) / measured
+                                      : std::numeric_limits<double>::quiet_NaN();
+}
+
+ErrorSummary SummaryOf(const std::vector<ServingCheck>& checks, double ServingCheck::*error,
+                       const std::string& stack) {
+  std::vector<double> errors;
+  for (const ServingCheck& c : checks) {
+    if (!stack.empty() && c.run.stack != stack) continue;
+    if (c.has_expected && !std::isnan(c.*error)) errors.push_back(c.*error);
+  }
+  return SummarizeErrors(std::move(errors));
+}
+
+}  // namespace
+
+Result<std::vector<ServingRun>> ParseServingRuns(std::string_view json_text,
+                                                 const std::string& origin) {
+  return ParseRunsFile<ServingRun>(json_text, origin, "serving runs", ParseRun);
+}
+
+Result<std::vector<ServingRun>> LoadServingRunsFile(const std::string& path) {
+  Result<std::string> text = ReadTextFile(path);
+  if (!text.ok()) return text.status();
+  return ParseServingRuns(*text, path);
+}
+
+Result<std::vector<ServingRun>> LoadDefaultServingRuns() {
+  Result<RunsText> t = DefaultRunsText("serving_runs.json");
+  if (!t.ok()) return t.status();
+  return ParseServingRuns(t->text, t->origin);
+}
+
+Result<ServingValidation> ValidateServing(const std::vector<ServingRun>& runs,
+                                          const DeviceDatabase& db, const ModelRegistry& registry,
+                                          std::shared_ptr<const EfficiencyData> efficiency) {
+  ServingValidation v;
+  if (!efficiency) return Status::Invalid("validate serving", "no efficiency data");
+  if (!runs.empty()) v.origin = runs.front().where.substr(0, runs.front().where.find(": runs["));
+  for (const ServingRun& run : runs) {
+    Result<RunSetup> setup = ResolveRun(run.scenario, run.where, db, registry, efficiency);
+    if (!setup.ok()) return setup.status();
+    PlanRequest r;
+    r.tp = setup->workload.tp;
+    r.gpus = setup->workload.tp;
+    r.prompt = run.scenario.workload.prompt;
+    r.output = run.output;
+    r.budget = run.budget;
+    r.cost = setup->cost;
+    int64_t batch = run.concurrency;
+    if (run.offline) {
+      // As many as the replica holds: the KV room and the budget's hold limit (utilization
+      // below 1, which falls as the batch grows), at most the run's requests.
+      Result<PlanPointAtBatch> one =
+          PlanPointAt(setup->config, setup->workload, *setup->device, r, 1);
+      if (!one.ok()) return InFile(one.status(), run.where);
+      int64_t lo = 0, hi = std::max<int64_t>(0, one->kv_room);
+      if (run.num_prompts > 0) hi = std::min(hi, run.num_prompts);
+      while (lo < hi) {
+        const int64_t mid = lo + (hi - lo + 1) / 2;
+        Result<ServingShape> sh = ShapeOf({mid, r.prompt, r.output, one->budget});
+        if (sh.ok() && sh->utilization < 1) {
+          lo = mid;
+        } else {
+          hi = mid - 1;
+        }
+      }
+      if (lo < 1) {
+        return Status::Invalid(run.where, "not one request of the run fits the replica");
+      }
+      batch = lo;
+    }
+    Result<PlanPointAtBatch> at =
+        PlanPointAt(setup->config, setup->workload, *setup->device, r, batch);
+    if (!at.ok()) return InFile(at.status(), run.where);
+    const PlanPoint& p = at->point;
+    ServingCheck c;
+    c.run = run;
+    c.kv_room = at->kv_room;
+    c.batch = batch;
+    c.budget = at->budget;
+    const double chips = static_cast<double>(p.chips);
+    c.bound_output_tokens_per_s = p.output_tokens_per_s_per_gpu * chips;
+    c.bound_ttft_s = p.ttft_s;
+    c.bound_tpot_s = p.tpot_s;
+    // Medians from the plan; a mean measurement is compared with the mean step (the same for
+    // time per token) and TTFT's median (its mean is not formed).
+    c.has_expected = p.expected_request_s > 0;
+    if (c.has_expected) {
+      c.expected_output_tokens_per_s = p.expected_output_tokens_per_s_per_gpu * chips;
+      c.expected_ttft_s = p.expected_ttft_s;
+      c.expected_tpot_s = p.expected_tpot_s;
+    }
+    c.throughput_error = ErrorOf(c.expected_output_tokens_per_s, run.output_tokens_per_s);
+    c.ttft_error = run.offline ? std::numeric_limits<double>::quiet_NaN()
+                               : ErrorOf(c.expected_ttft_s, run.ttft_s);
+    c.tpot_error = ErrorOf(c.expected_tpot_s, run.tpot_s);
+    c.bound_holds =
+        (run.output_tokens_per_s == 0 || c.bound_output_tokens_per_s >= run.output_tokens_per_s) &&
+        (run.tpot_s == 0 || c.bound_tpot_s <= run.tpot_s);
+    v.bounds_broken += c.bound_holds ? 0 : 1;
+    v.checks.push_back(std::move(c));
+  }
+  v.throughput = SummaryOf(v.checks, &ServingCheck::throughput_error, "");
+  v.ttft = SummaryOf(v.checks, &ServingCheck::ttft_error, "");
+  v.tpot = SummaryOf(v.checks, &ServingCheck::tpot_error, "");
+  for (const ServingCheck& c : v.checks) {
+    if (std::any_of(v.stacks.begin(), v.stacks.end(),
+                    [&](const ServingValidation::Group& g) { return g.stack == c.run.stack; })) {
+      continue;
+    }
+    ServingValidation::Group g;
+    g.stack = c.run.stack;
+    g.throughput = SummaryOf(v.checks, &ServingCheck::throughput_error, g.stack);
+    g.tpot = SummaryOf(v.checks, &ServingCheck::tpot_error, g.stack);
+    g.ttft = SummaryOf(v.checks, &ServingCheck::ttft_error, g.stack);
+    v.stacks.push_back(std::move(g));
+  }
+  return v;
+}
+
+Result<ServingValidation> ValidateServing(const std::vector<ServingRun>& runs) {
+  Result<DeviceDatabase> db = DeviceDatabase::LoadDefault();
+  if (!db.ok()) return db.status();
+  Result<ModelRegistry> registry = ModelRegistry::LoadDefault();
+  if (!registry.ok()) return registry.status();
+  Result<EfficiencyData> data = LoadDefaultEfficiencyData();
+  if (!data.ok()) return data.status();
+  return ValidateServing(runs, *db, *registry,
+                         std::make_shared<const EfficiencyData>(std::move(data).value()));
+}
+
+}  // namespace roofline
