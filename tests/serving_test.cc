@@ -96,76 +96,119 @@ TEST(MixedStep, AChunksAttentionSeesTheCachedPrefix) {
 }
 
 // How prompts ride on the steps (hand arithmetic of the definitions in serving.h).
-TEST(Serving, ShapesWholeAndChunkedPrefill) {
+TEST(Serving, ShapesPackedAndChunkedPrefill) {
   // 64 requests of 256 output tokens: 0.25 leave and arrive per step; 8192 - 64 = 8128 tokens of
-  // room take 3 prompts of 2048.
+  // room, filled by chunks of 4 prompts of 2048 (2032 tokens each, 8 cached before on average).
   Result<ServingShape> s = ShapeOf({64, 2048, 256, 8192});
   ASSERT_TRUE(s.ok());
   EXPECT_DOUBLE_EQ(s->arrivals_per_step, 0.25);
   EXPECT_FALSE(s->chunked);
-  EXPECT_EQ(s->per_step, 3);
-  EXPECT_EQ(s->chunk, 2048);
-  EXPECT_DOUBLE_EQ(s->utilization, 0.25 / 3);
-  // A 4096-token prompt beside 64 rows in a 2048 budget: 1984 tokens of room, so 3 chunks of
-  // 1366 (the last 1364), the mean one after 1365 cached tokens; each prompt holds the prefill
-  // room for 3 steps.
+  EXPECT_EQ(s->room, 8128);
+  EXPECT_EQ(s->one_tokens, 2048);
+  EXPECT_EQ(s->full_seqs, 4);
+  EXPECT_EQ(s->full_tokens, 2032);
+  EXPECT_EQ(s->full_offset, 8);
+  EXPECT_DOUBLE_EQ(s->utilization, 0.25 * 2048 / 8128);
+  // A 4096-token prompt beside 64 rows in a 2048 budget: 1984 tokens of room, so 3 steps a
+  // prompt, each chunk after 1056 cached tokens on average.
   s = ShapeOf({64, 4096, 256, 2048});
   ASSERT_TRUE(s.ok());
   EXPECT_TRUE(s->chunked);
   EXPECT_EQ(s->chunk_steps, 3);
-  EXPECT_EQ(s->chunk, 1366);
-  EXPECT_EQ(s->chunk_offset, 1365);
-  EXPECT_DOUBLE_EQ(s->utilization, 0.75);
+  EXPECT_EQ(s->one_tokens, 1984);
+  EXPECT_EQ(s->one_offset, 1056);
+  EXPECT_DOUBLE_EQ(s->utilization, 0.25 * 4096 / 1984);
   EXPECT_FALSE(ShapeOf({2048, 128, 256, 2048}).ok());  // the rows fill the budget
   EXPECT_FALSE(ShapeOf({0, 128, 256, 2048}).ok());
 }
 
-// The steady state against the formulas written out here: Poisson(a) prompts a step, M/D/1 wait
-// (Pollaczek-Khinchine with deterministic service: rho S / (2 (1 - rho))) with its exponential
-// tail, the length-biased residual of the running step, and the normal quantile of a mean of
-// output - 1 steps.
+// Every arriving prompt is prefilled (what does not fit a step rides on a later one): when the
+// room holds one prompt, the share of steps with prefill is the utilization itself, a x prompt /
+// room, not the Poisson chance of an arrival.
+TEST(Serving, EveryArrivingPromptIsPrefilled) {
+  const ServingLoad load{100, 1000, 125, 1100};  // a = 0.8, room 1000 = one prompt
+  const ServingShape s = *ShapeOf(load);
+  EXPECT_DOUBLE_EQ(s.utilization, 0.8);
+  const StepTimes t{0.010, 0.050, 0.050};
+  const ServingFigures f = Serve(load, s, t, 50);
+  EXPECT_NEAR(f.mixed_share, 0.8, 1e-9);
+  EXPECT_NEAR(f.step_s, 0.2 * 0.010 + 0.8 * 0.050, 1e-12);
+  EXPECT_NEAR(f.input_tokens_per_s, 0.8 * 1000 / f.step_s, 1e-6);
+}
+
+// The steady state against the formulas written out here: Poisson prompts a step, every one
+// prefilled (the room's cap moves the mix by about 1e-5 here), M/D/1 wait (Pollaczek-Khinchine
+// with deterministic service: rho S / (2 (1 - rho))) with its exponential tail, the
+// length-biased residual of the running step, and the normal quantile of a mean of output - 1
+// steps.
 TEST(Serving, FiguresFollowTheQueueingFormulas) {
   const ServingLoad load{64, 2048, 256, 8192};
-  const ServingShape s = *ShapeOf(load);  // a = 0.25, K = 3
+  const ServingShape s = *ShapeOf(load);  // a = 0.25, room 8128, full = 4 x 2032 tokens
   const StepTimes t{0.010, 0.030, 0.070};
-  // Poisson(x) prompts a step, at most K = 3 (the tail with 3); two prompts halfway between one
-  // and three.
-  auto mix = [](double x, double* square) {
-    const double p0 = std::exp(-x), p1 = x * p0, p2 = x * x / 2 * p0, p3 = 1 - p0 - p1 - p2;
-    *square = p0 * 1e-4 + p1 * 9e-4 + p2 * 0.0025 + p3 * 0.0049;
-    return p0 * 0.010 + p1 * 0.030 + p2 * 0.050 + p3 * 0.070;
+  // A step with k prompts: 2048 k tokens, interpolated from one prompt to the room filled.
+  auto time = [](double k) {
+    if (k == 0) return 0.010;
+    const double tokens = std::min(2048 * k, 8128.0);
+    return 0.030 + (tokens - 2048) * 0.040 / (8128 - 2048);
+  };
+  auto mix = [&](double x, double* square) {
+    double mean = 0, sq = 0, mass = 0, pk = std::exp(-x);
+    for (int k = 0; k < 40; ++k) {
+      mean += pk * time(k);
+      sq += pk * time(k) * time(k);
+      mass += pk;
+      pk *= x / (k + 1);
+    }
+    *square = sq / mass;
+    return mean / mass;
+  };
+  // The steps carry every arriving prompt: their count is Poisson(x') with x' such that the
+  // mean prompt tokens a step, E[min(2048 k, 8128)], is x x 2048.
+  auto carried = [](double x) {
+    auto tokens = [](double y) {
+      double sum = 0, pk = std::exp(-y);
+      for (int k = 0; k < 40; ++k, pk *= y / k) sum += pk * std::min(2048.0 * k, 8128.0);
+      return sum;
+    };
+    double lo = x, hi = 2 * x + 1;
+    for (int i = 0; i < 200; ++i) {
+      const double mid = 0.5 * (lo + hi);
+      (tokens(mid) < 2048 * x ? lo : hi) = mid;
+    }
+    return hi;
   };
   const double a = 0.25;
   double square = 0;
-  const double mean = mix(a, &square);
+  const double mean = mix(carried(a), &square);
   const double sd = std::sqrt(square - mean * mean);
-  // A request's own steps carry the successors of the other 63 requests.
   double seen_square = 0;
-  const double seen = mix(63.0 / 256, &seen_square);
+  const double seen = mix(carried(63.0 / 256), &seen_square);  // the other 63's successors
   const double seen_sd = std::sqrt(seen_square - seen * seen);
-  const double p0 = std::exp(-a);
   const ServingFigures f50 = Serve(load, s, t, 50);
-  EXPECT_NEAR(f50.step_s, mean, 1e-15);
-  EXPECT_NEAR(f50.step_sd_s, sd, 1e-12);
-  EXPECT_NEAR(f50.mixed_share, 1 - p0, 1e-15);
-  const double rho = a / 3;  // below 1 - 0.5: no wait at the median
+  EXPECT_NEAR(f50.step_s, mean, 1e-9 * mean);
+  EXPECT_NEAR(f50.step_sd_s, sd, 1e-6 * sd);
+  EXPECT_NEAR(f50.mixed_share, 1 - std::exp(-carried(a)), 1e-9);
+  const double rho = a * 2048 / 8128;  // below 1 - 0.5: no wait at the median
+  const double service = 2048.0 / 8128;
   EXPECT_EQ(f50.queue_s, 0);
-  const double own = 0.030 + a * (0.070 - 0.030) / 2;  // 1 + a prompts in the request's step
-  EXPECT_NEAR(f50.ttft_s, 0.5 * square / mean + own, 1e-15);
-  EXPECT_NEAR(f50.tpot_s, seen, 1e-15);
+  const double own = time(1 + carried(a));  // its step holds it and the others that came along
+  EXPECT_NEAR(f50.ttft_s, 0.5 * square / mean + own, 1e-9 * own);
+  EXPECT_NEAR(f50.tpot_s, seen, 1e-9 * seen);
   EXPECT_LT(f50.tpot_s, f50.step_s);
   EXPECT_NEAR(f50.e2e_s, f50.ttft_s + 255 * f50.tpot_s, 1e-12);
-  EXPECT_NEAR(f50.output_tokens_per_s, 64 / mean, 1e-9);
-  EXPECT_NEAR(f50.input_tokens_per_s, a * 2048 / mean, 1e-9);
+  EXPECT_NEAR(f50.output_tokens_per_s, 64 / mean, 1e-9 * 64 / mean);
+  const double wait = rho * service / (2 * (1 - rho));  // steps
+  EXPECT_NEAR(f50.ttft_mean_s, 0.5 * square / mean + wait * mean + own, 1e-9 * own);
   const ServingFigures f99 = Serve(load, s, t, 99);
-  const double wait = rho * (1.0 / 3) / (2 * (1 - rho));  // steps
-  EXPECT_NEAR(f99.queue_s, wait / rho * std::log(rho / 0.01) * mean, 1e-15);
-  EXPECT_NEAR(f99.tpot_s, seen + 2.3263478740408408 * seen_sd / std::sqrt(255.0), 1e-15);
+  EXPECT_NEAR(f99.queue_s, wait / rho * std::log(rho / 0.01) * mean, 1e-9 * f99.queue_s);
+  EXPECT_NEAR(f99.tpot_s, seen + 2.3263478740408408 * seen_sd / std::sqrt(255.0), 1e-9 * seen);
+  EXPECT_NEAR(f99.ttft_s, 0.99 * square / mean + f99.queue_s + own, 1e-9 * own);
   // At batch 1 no other request's prompt shares the steps: the time per token is the decode
-  // step.
+  // step. A request's time per token never exceeds the longest step.
   const ServingLoad one{1, 2048, 256, 8192};
   EXPECT_DOUBLE_EQ(Serve(one, *ShapeOf(one), t, 99).tpot_s, 0.010);
-  EXPECT_NEAR(f99.ttft_s, 0.99 * square / mean + f99.queue_s + own, 1e-15);
+  const ServingLoad short_output{40, 1000, 3, 1100};
+  EXPECT_LE(Serve(short_output, *ShapeOf(short_output), t, 99).tpot_s, 0.070);
   EXPECT_TRUE(KnownPercentile(95));
   EXPECT_FALSE(KnownPercentile(101));
 }
@@ -279,7 +322,12 @@ TEST(PlanServing, BadTargetsAreRefusedWithOneLine) {
   for (const std::vector<std::string>& args : {std::vector<std::string>{"--ttft", "fast"},
                                                {"--tpot", "50ms@p101"},
                                                {"--max-batched-tokens", "1"},
-                                               {"--e2e", "-3s"}}) {
+                                               {"--max-batched-tokens", "0"},
+                                               {"--e2e", "-3s"},
+                                               {"--ttft", ""},
+                                               {"--ttft", "0x10"},
+                                               {"--ttft", " 5"},
+                                               {"--ttft", "inf"}}) {
     std::vector<std::string> argv = {"plan", "llama-3-8b", "--hw", "h100-sxm"};
     argv.insert(argv.end(), args.begin(), args.end());
     const testing::CliOutput run = testing::RunCli(argv);
@@ -380,6 +428,40 @@ TEST(PlanServing, TheParetoChartLabelsTheFrontierWithoutOverlaps) {
       EXPECT_TRUE(apart) << a.text << " / " << b.text;
     }
   }
+}
+
+// Every prompt a plan admits is prefilled, so no operating point serves more than the FLOP limit
+// (a 4096-token prompt per 64 output tokens fills the steps with prefill); when no layout meets a
+// target, the one that misses it least is shown (Llama-3-70B at a 50 ms TTFT: tp 8, 101 ms
+// expected, not tp 2 at 249 ms).
+TEST(PlanServing, NoPointPassesTheFlopLimitAndTheClosestLayoutIsShown) {
+  PlanRequest r = Fleet();
+  r.gpus = 1;
+  r.prompt = 4096;
+  r.output = 64;
+  const Result<Plan> p = MakePlan(Preset("llama-3-8b"), Workload{}, Dev("h100-sxm"), r);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  for (const PlanVariant& v : p->variants) {
+    EXPECT_LE(v.largest.output_tokens_per_s_per_gpu, v.flop_limit.output_tokens_per_s_per_gpu)
+        << v.name;
+    EXPECT_LE(v.largest.shape.utilization, 0.9 + 1e-12) << v.name;
+  }
+  r = Fleet();
+  r.targets = {{"ttft", 0.050, 50}};
+  const Result<Plan> none = MakePlan(Preset("llama-3-70b"), Workload{}, Dev("h100-sxm"), r);
+  ASSERT_TRUE(none.ok());
+  const PlanVariant& v = none->variants[0];
+  EXPECT_FALSE(v.meets_targets);
+  double least = 1e300;
+  for (const PlanLayout& l : v.layouts) {
+    if (l.fits) least = std::min(least, l.worst_miss);
+  }
+  for (const PlanLayout& l : v.layouts) {
+    if (l.tp == v.tp) {
+      EXPECT_EQ(l.worst_miss, least);
+    }
+  }
+  EXPECT_EQ(v.tp, 8);
 }
 
 }  // namespace serving_test

@@ -102,6 +102,7 @@ struct PlanLayout {
   int64_t max_batch = 0;     ///< per replica: the KV cache's room
   int64_t batch = 0;         ///< per replica: the batch it serves at (PlanVariant::largest)
   bool meets_targets = true;
+  double worst_miss = 0;  ///< at batch 1: the largest ratio of a target's value to its limit
   /// The fleet's output tokens/s with every replica at that batch (continuous batching), at the
   /// bound and expected (0: none); and what one million output
   /// tokens cost at that rate, every device of --gpus paid, idle ones too (0: no price).
@@ -141,8 +142,8 @@ struct PlanVariant {
   double kv_bytes_per_sequence = 0;  ///< per device, at prompt + output tokens
   int64_t max_batch = 0;             ///< per replica: what the KV cache holds
   int64_t budget = 0;                ///< tokens per step (PlanRequest::budget resolved)
-  /// The largest batch whose arrivals the token budget prefills as fast as they come
-  /// (utilization below 1), at most max_batch.
+  /// The largest batch whose arrivals use at most 90% of the token budget's prefill room
+  /// (ServingShape::utilization), at most max_batch.
   int64_t hold_limit = 0;
   std::vector<SloBoundary> boundaries;  ///< one per target
   bool meets_targets = true;            ///< batch 1 meets every target

@@ -24,18 +24,23 @@ struct ServingLoad {
 
 /// How arriving prompts ride on the decode steps. A request holds its decode row for `output`
 /// steps, so `batch / output` requests leave and, at steady state, arrive per step (Poisson).
-/// A prompt that fits beside the decode rows (prompt <= budget - batch) is prefilled whole in the
-/// step after it arrives, up to `per_step` prompts a step; a longer one in `chunk_steps` chunks
-/// of `chunk` tokens, one prompt at a time.
+/// Beside the decode rows a step has `room` = budget - batch tokens for prefill, which the
+/// engine fills with the waiting prompts' tokens (chunks of several prompts packed, as vLLM's
+/// and SGLang's schedulers do); a prompt longer than the room is prefilled over
+/// ceil(prompt / room) steps.
 struct ServingShape {
   double arrivals_per_step = 0;  ///< a = batch / output
-  bool chunked = false;
-  int64_t per_step = 1;      ///< K: whole prompts one step holds (chunked: 1)
-  int64_t chunk = 0;         ///< tokens a prompt brings to one step (whole: the prompt)
-  int64_t chunk_offset = 0;  ///< tokens of the prompt already cached before that chunk (mean)
-  int64_t chunk_steps = 1;   ///< steps one prompt's prefill takes
-  /// Of the step's prefill capacity, the share the arrivals use: a / K whole, a x chunk_steps
-  /// chunked. Below 1 the replica holds the load; at 1 or above the queue grows without end.
+  int64_t room = 0;              ///< prefill tokens a step holds
+  bool chunked = false;          ///< prompt > room
+  /// The step with one prompt beside the decode rows (chunked: one room-sized chunk of it, after
+  /// `one_offset` cached tokens on average).
+  int64_t one_tokens = 0, one_offset = 0;
+  /// The step with the room filled: `full_seqs` equal chunks of `full_tokens`, each after
+  /// `full_offset` cached tokens of its prompt on average (chunked: the one step again).
+  int64_t full_seqs = 1, full_tokens = 0, full_offset = 0;
+  int64_t chunk_steps = 1;  ///< steps a prompt's prefill spans when it has the room to itself
+  /// The share of the prefill room the arrivals use: a x prompt / room. Below 1 the replica
+  /// holds the load; at 1 or above the queue grows without end.
   double utilization = 0;
 };
 
@@ -44,8 +49,7 @@ struct ServingShape {
 Result<ServingShape> ShapeOf(const ServingLoad& load);
 
 /// Step times (seconds) the serving figures are made of, from the cost model: decode rows only,
-/// with one prompt (or chunk) beside them, with `per_step` prompts beside them (whole prompts;
-/// equal to `one` when per_step is 1 or the prompts are chunked).
+/// with one prompt (or chunk) beside them, with the room filled (ServingShape).
 struct StepTimes {
   double decode = 0;
   double one = 0;
@@ -58,15 +62,17 @@ bool KnownPercentile(int percentile);
 /// What a request sees at steady state, at one percentile.
 struct ServingFigures {
   double step_s = 0;       ///< mean step
-  double step_sd_s = 0;    ///< standard deviation of a step (how many prompts it carries)
+  double step_sd_s = 0;    ///< standard deviation of a step (how many prompt tokens it carries)
   double mixed_share = 0;  ///< share of steps that carry prefill
   double ttft_s = 0;       ///< time to first token at the percentile
   /// A request's mean time per output token at the percentile: its steps carry the prompts of
   /// the other batch - 1 requests' successors (closed loop, as a benchmark at fixed
-  /// concurrency runs), so at batch 1 it is the decode step.
+  /// concurrency runs), so at batch 1 it is the decode step; at most the longest step.
   double tpot_s = 0;
   double e2e_s = 0;          ///< ttft + (output - 1) x tpot, both at the percentile (an upper
                              ///< estimate of the sum's percentile)
+  double ttft_mean_s = 0;    ///< mean time to first token (the queue's mean wait)
+  double tpot_mean_s = 0;    ///< mean time per output token
   double residual_s = 0;     ///< of ttft: the rest of the step running when the request arrives
   double queue_s = 0;        ///< of ttft: waiting for prefill room (M/D/1, exponential tail)
   double own_prefill_s = 0;  ///< of ttft: the step(s) that prefill the request's prompt

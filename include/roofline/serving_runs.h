@@ -55,6 +55,7 @@ struct ServingCheck {
   ServingRun run;
   int64_t kv_room = 0;  ///< the largest batch the replica's memory holds, by the footprint
   int64_t batch = 0;    ///< requests in flight: the concurrency, or for an offline run the plan's
+  bool capped = false;  ///< the concurrency is above the KV room: the batch is the room
   int64_t budget = 0;
   double bound_output_tokens_per_s = 0, expected_output_tokens_per_s = 0;
   double bound_ttft_s = 0, expected_ttft_s = 0;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <optional>
 #include <string>
@@ -36,14 +37,17 @@ Result<ShapeTimes> TimesOf(const TransformerConfig& c, Workload w, const CostMod
   ShapeTimes t;
   Result<PhaseResult> dec = RunOne(c, w, m, Phase::kDecode);
   if (!dec.ok()) return dec.status();
-  w.chunk = shape.chunk;
-  w.chunk_offset = shape.chunk_offset;
+  w.chunk = shape.one_tokens;
+  w.chunk_offset = shape.one_offset;
   w.chunk_seqs = 1;
   Result<PhaseResult> one = RunOne(c, w, m, Phase::kDecode);
   if (!one.ok()) return one.status();
   PhaseResult full = *one;
-  if (!shape.chunked && shape.per_step > 1) {
-    w.chunk_seqs = shape.per_step;
+  if (shape.full_seqs != 1 || shape.full_tokens != shape.one_tokens ||
+      shape.full_offset != shape.one_offset) {
+    w.chunk_seqs = shape.full_seqs;
+    w.chunk = shape.full_tokens;
+    w.chunk_offset = shape.full_offset;
     Result<PhaseResult> f = RunOne(c, w, m, Phase::kDecode);
     if (!f.ok()) return f.status();
     full = *f;
@@ -57,6 +61,10 @@ Result<ShapeTimes> TimesOf(const TransformerConfig& c, Workload w, const CostMod
   t.decode_verdict = dec->totals.verdict;
   return t;
 }
+
+/// The prefill room's utilization a plan serves at most (ServingShape::utilization): at 0.9 the
+/// mean wait for room is 4.5 prompt services (M/D/1), and it grows without end towards 1.
+constexpr double kMaxUtilization = 0.9;
 
 /// One operating point: `batch` requests in flight on a replica of `chips` devices.
 Result<PlanPoint> Point(const TransformerConfig& c, const Workload& w, const CostModel& m,
@@ -220,6 +228,9 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
         l.max_batch = tried->max_batch;
         l.batch = big.batch;
         l.meets_targets = tried->meets_targets;
+        for (const TargetCheck& check : tried->batch1.checks) {
+          l.worst_miss = std::max(l.worst_miss, check.value_s / check.target.seconds);
+        }
         l.fleet_output_tokens_per_s = big.output_tokens_per_s_per_gpu * used;
         l.expected_fleet_output_tokens_per_s = big.expected_output_tokens_per_s_per_gpu * used;
         if (r.price_per_hour > 0) {
@@ -257,7 +268,9 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     auto score = [&](size_t i) {
       const double rate = by_expected ? layouts[i].expected_fleet_output_tokens_per_s
                                       : layouts[i].fleet_output_tokens_per_s;
-      return layouts[i].meets_targets ? rate : rate - 1e300;
+      // A degree that misses comes after every one that meets them, the closest first (the
+      // smallest worst ratio of value to target at batch 1).
+      return layouts[i].meets_targets ? rate : -layouts[i].worst_miss;
     };
     size_t best = 0;
     for (size_t k = 1; k < planned.size(); ++k) {
@@ -313,15 +326,18 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   // grows with the batch).
   Result<int64_t> hold = LargestWhere(1, v.max_batch, [&](int64_t b) -> Result<bool> {
     Result<ServingShape> sh = ShapeOf({b, r.prompt, r.output, v.budget});
-    return sh.ok() && sh->utilization < 1;
+    return sh.ok() && sh->utilization <= kMaxUtilization;
   });
   if (!hold.ok()) return hold.status();
   if (*hold < 1) {
     return Status::Invalid(
         "--max-batched-tokens",
-        fmt::format("a token budget of {} per step cannot prefill {}-token prompts as fast as "
-                    "requests of {} output tokens arrive, even one at a time",
-                    v.budget, r.prompt, r.output));
+        fmt::format(
+            "a token budget of {} per step{} cannot prefill {}-token prompts as fast as "
+            "requests of {} output tokens arrive, even one at a time",
+            v.budget,
+            r.budget > 0 ? "" : " (vLLM's default on this device; set --max-batched-tokens)",
+            r.prompt, r.output));
   }
   v.hold_limit = *hold;
   std::map<int64_t, PlanPoint> at;  // points costed so far, by batch
@@ -346,6 +362,20 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     if (!limit.ok()) return limit.status();
     v.boundaries.push_back({r.targets[i], std::max<int64_t>(0, *limit)});
     serve = std::min(serve, *limit);
+  }
+  // Latencies grow with the batch almost everywhere; where they do not, the smallest boundary
+  // may still miss another target: step down until the served batch meets them all.
+  auto meets_all = [&](int64_t b) -> Result<bool> {
+    Result<const PlanPoint*> pt = point(b);
+    if (!pt.ok()) return pt.status();
+    return std::all_of((*pt)->checks.begin(), (*pt)->checks.end(),
+                       [](const TargetCheck& c) { return c.met; });
+  };
+  while (serve >= 1 && !r.targets.empty()) {
+    Result<bool> ok = meets_all(serve);
+    if (!ok.ok()) return ok.status();
+    if (*ok) break;
+    --serve;
   }
   if (serve < 1) {
     v.meets_targets = false;
@@ -465,14 +495,12 @@ Result<LatencyTarget> ParseLatencyTarget(const std::string& metric, const std::s
   } else if (value.size() > 1 && value.back() == 's') {
     value.pop_back();
   }
-  size_t used = 0;
+  // Plain decimal numbers only (no hex, no spaces, no "inf").
   double x = 0;
-  try {
-    x = std::stod(value, &used);
-  } catch (...) {
-    used = 0;
-  }
-  if (value.empty() || used != value.size() || !(x > 0) || x * scale > 1e6) {
+  const auto [end, ec] =
+      std::from_chars(value.data(), value.data() + value.size(), x, std::chars_format::general);
+  const bool whole = ec == std::errc() && end == value.data() + value.size();
+  if (value.empty() || !whole || !(x > 0) || x * scale > 1e6) {
     return Status::Invalid(flag, fmt::format("'{}' is not a positive time (e.g. 2s, 500ms, "
                                              "0.5, with @p90 for a percentile)",
                                              text));
@@ -570,6 +598,7 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
       r.budget > 0 ? " (--max-batched-tokens)"
                    : " (vLLM's default for an OpenAI server on this device)"));
   a.push_back(
+      "at most 90% of the prefill room is used (beyond, the wait for it grows without end); "
       "TTFT: the rest of the running step, the wait for prefill room (M/D/1 with its "
       "exponential tail) and the request's own prefill step; time per output token: the mean of "
       "the steps a request decodes in, which carry the prompts of the other batch - 1 requests' "
@@ -589,7 +618,8 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
       "overhead");
   if (!r.targets.empty()) {
     a.push_back(
-        "targets are checked on the expected times where the plan has them, else on the bound; "
+        "targets are checked on the expected times where the plan has them (the trust bands "
+        "printed with them are not applied), else on the bound; "
         "each target's boundary is the largest batch that meets it (latencies grow with the "
         "batch; found by bisection)");
   }

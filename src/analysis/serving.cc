@@ -40,72 +40,98 @@ Result<ServingShape> ShapeOf(const ServingLoad& l) {
   }
   ServingShape s;
   s.arrivals_per_step = static_cast<double>(l.batch) / static_cast<double>(l.output);
+  s.room = room;
+  s.utilization = s.arrivals_per_step * static_cast<double>(l.prompt) / static_cast<double>(room);
   if (l.prompt <= room) {
-    s.per_step = room / l.prompt;
-    s.chunk = l.prompt;
-    s.utilization = s.arrivals_per_step / static_cast<double>(s.per_step);
+    s.one_tokens = l.prompt;
+    // The room filled: as many equal chunks as prompts it touches, each in the middle of its
+    // prompt on average (attention over the cached part is linear in its length, so the mean
+    // offset gives the mean cost).
+    s.full_seqs = (room + l.prompt - 1) / l.prompt;
+    s.full_tokens = room / s.full_seqs;
+    s.full_offset = (l.prompt - s.full_tokens) / 2;
   } else {
-    // Chunks of equal size, as few as the room allows; the mean chunk sits in the middle of the
-    // prompt (attention over the cached part is linear in its length, so the mean offset gives
-    // the mean cost).
     s.chunked = true;
     s.chunk_steps = (l.prompt + room - 1) / room;
-    s.chunk = (l.prompt + s.chunk_steps - 1) / s.chunk_steps;
-    s.chunk_offset = (l.prompt - s.chunk) / 2;
-    s.utilization = s.arrivals_per_step * static_cast<double>(s.chunk_steps);
+    s.one_tokens = s.full_tokens = room;
+    s.one_offset = s.full_offset = (l.prompt - room) / 2;
   }
   return s;
 }
 
 namespace {
 
-/// The mix of steps when `x` prompts arrive per step: mean step, mean square, share with
-/// prefill.
+/// The mix of steps: mean step, mean square, share with prefill.
 struct Mix {
   double mean = 0, square = 0, mixed = 0;
 };
 
-/// A step with k prompts beside the decode rows (whole prompts; chunked: a chunk when k > 0).
-double TimeAt(const ServingShape& s, const StepTimes& t, double k) {
-  if (k <= 0) return t.decode;
-  if (s.chunked || s.per_step <= 1) return t.one;
-  const double k_max = static_cast<double>(s.per_step);
-  return t.one + (std::min(k, k_max) - 1) * (t.full - t.one) / (k_max - 1);
+/// A step with `tokens` prompt tokens beside the decode rows: the decode step at 0; from one
+/// prompt (or chunk) to the room filled, interpolated (with prompt tokens in it the step is
+/// dominated by their matmuls, affine in their tokens).
+double TimeAt(const ServingShape& s, const StepTimes& t, double tokens) {
+  if (tokens <= 0) return t.decode;
+  const double one = static_cast<double>(s.one_tokens);
+  const double full = static_cast<double>(s.full_seqs * s.full_tokens);
+  if (tokens <= one || full <= one) return t.one;
+  return t.one + (std::min(tokens, full) - one) * (t.full - t.one) / (full - one);
 }
 
-Mix MixAt(const ServingShape& s, const StepTimes& t, double x) {
-  Mix m;
-  if (s.chunked) {
-    // A share x x chunk_steps of the steps carries a chunk, the rest only decode rows.
-    const double share = std::min(1.0, x * static_cast<double>(s.chunk_steps));
-    m.mean = (1 - share) * t.decode + share * t.one;
-    m.square = (1 - share) * t.decode * t.decode + share * t.one * t.one;
-    m.mixed = share;
-    return m;
-  }
-  // Each step takes the prompts that arrived during the one before: k ~ Poisson(x), at most K
-  // (the rest wait, counted by the queue). With k >= 1 prompts the step is dominated by their
-  // matmuls, affine in their tokens: between one prompt and K the time is interpolated.
-  // Poisson terms in log space (x may be large); those past ~10 standard deviations are
-  // negligible and go with the tail.
+/// E[min(k x prompt, room)] for k ~ Poisson(x), with the Poisson terms in log space (x may be
+/// large); `each` is called with (tokens, probability) of every term, the tail last.
+template <typename Each>
+double PromptTokens(double x, double prompt, double room, Each each) {
+  const int64_t whole = static_cast<int64_t>(std::floor(room / prompt));  // prompts that fit
   const int64_t last =
-      std::min<int64_t>(s.per_step, static_cast<int64_t>(std::ceil(x + 10 * std::sqrt(x) + 20)));
-  double mass = 0;
+      std::min<int64_t>(whole + 1, static_cast<int64_t>(std::ceil(x + 10 * std::sqrt(x) + 20)));
+  double mass = 0, sum = 0;
   for (int64_t k = 0; k < last; ++k) {
     const double kd = static_cast<double>(k);
     const double pk =
         x > 0 ? std::exp(-x + kd * std::log(x) - std::lgamma(kd + 1)) : (k == 0 ? 1.0 : 0.0);
-    const double tk = TimeAt(s, t, kd);
-    m.mean += pk * tk;
-    m.square += pk * tk * tk;
-    if (k > 0) m.mixed += pk;
+    const double tokens = std::min(kd * prompt, room);
+    each(tokens, pk);
+    sum += pk * tokens;
     mass += pk;
   }
   const double tail = std::max(0.0, 1 - mass);
-  const double tt = TimeAt(s, t, static_cast<double>(last));
-  m.mean += tail * tt;
-  m.square += tail * tt * tt;
-  m.mixed += tail;
+  const double tokens = std::min(static_cast<double>(last) * prompt, room);
+  each(tokens, tail);
+  return sum + tail * tokens;
+}
+
+/// The mix of steps when `x` prompts arrive per step. Chunked: a share x prompt / room of the
+/// steps carries a room-sized chunk. Whole prompts: each step takes the prompts that arrived
+/// during the one before, up to the room; what does not fit waits and rides on a later step,
+/// so the steps carry x prompts a step on average: their count is Poisson(x') with x' >= x
+/// chosen so that E[min(k prompt, room)] = x prompt (by bisection).
+Mix MixAt(const ServingShape& s, const StepTimes& t, double x, double prompt, double* carried) {
+  Mix m;
+  const double room = static_cast<double>(s.room);
+  if (s.chunked) {
+    const double share = std::min(1.0, x * prompt / room);
+    m.mean = (1 - share) * t.decode + share * t.one;
+    m.square = (1 - share) * t.decode * t.decode + share * t.one * t.one;
+    m.mixed = share;
+    *carried = x;
+    return m;
+  }
+  const double want = x * prompt;
+  double lo = x, hi = x;
+  auto tokens = [&](double y) { return PromptTokens(y, prompt, room, [](double, double) {}); };
+  while (tokens(hi) < want && hi < 1e9) hi = 2 * hi + 1;
+  for (int i = 0; i < 100 && hi - lo > 1e-12 * (1 + hi); ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (tokens(mid) < want ? lo : hi) = mid;
+  }
+  const double y = x > 0 ? hi : 0;
+  PromptTokens(y, prompt, room, [&](double tok, double pk) {
+    const double tk = TimeAt(s, t, tok);
+    m.mean += pk * tk;
+    m.square += pk * tk * tk;
+    if (tok > 0) m.mixed += pk;
+  });
+  *carried = y;
   return m;
 }
 
@@ -116,43 +142,52 @@ ServingFigures Serve(const ServingLoad& l, const ServingShape& s, const StepTime
   ServingFigures f;
   const double a = s.arrivals_per_step;
   const double p = static_cast<double>(percentile) / 100;
+  const double prompt = static_cast<double>(l.prompt);
+  const double room = static_cast<double>(s.room);
   // The replica's steps: every request's successor arrives (batch / output per step).
-  const Mix all = MixAt(s, t, a);
+  double carried = 0;
+  const Mix all = MixAt(s, t, a, prompt, &carried);
   f.step_s = all.mean;
   f.step_sd_s = std::sqrt(std::max(0.0, all.square - all.mean * all.mean));
   f.mixed_share = all.mixed;
-  // The request's own prefill: its chunks one after another, or its step, which holds it and
-  // the others that arrived with it (1 + a on average).
-  const double own = s.chunked ? static_cast<double>(s.chunk_steps) * t.one : TimeAt(s, t, 1 + a);
-  const double service =
-      s.chunked ? static_cast<double>(s.chunk_steps) : 1 / static_cast<double>(s.per_step);
+  // The request's own prefill: its chunks on consecutive steps, or its step, which holds it and
+  // the others that arrived with it (1 + x' prompts on average, up to the room).
+  const double own = s.chunked ? static_cast<double>(s.chunk_steps) * t.one
+                               : TimeAt(s, t, std::min(room, (1 + carried) * prompt));
   // The step running when the request arrives: arrivals land uniformly in time, so on a step
   // picked by its length (mean E[t^2] / E[t]) and uniformly within it.
-  const double residual = p * (all.mean > 0 ? all.square / all.mean : 0);
-  // Waiting for prefill room: one server of `service` steps per prompt at utilization rho
-  // (M/D/1: mean wait rho x service / (2 (1 - rho)) steps), with the exponential tail of its
-  // waiting time (P(W > x) ~ rho exp(-rho x / E[W])).
+  const double biased = all.mean > 0 ? all.square / all.mean : 0;
+  // Waiting for prefill room: one server taking prompt / room steps a prompt at utilization
+  // rho (M/D/1: mean wait rho x service / (2 (1 - rho)) steps), with the exponential tail of
+  // its waiting time (P(W > x) ~ rho exp(-rho x / E[W])).
   const double rho = s.utilization;
-  double wait_steps = 0;
+  const double service = prompt / room;
+  double mean_wait = 0, wait = 0;
   if (rho > 0 && rho < 1) {
-    const double mean_wait = rho * service / (2 * (1 - rho));
-    if (rho > 1 - p) wait_steps = mean_wait / rho * std::log(rho / (1 - p));
+    mean_wait = rho * service / (2 * (1 - rho));
+    if (rho > 1 - p) wait = mean_wait / rho * std::log(rho / (1 - p));
   }
-  f.residual_s = residual;
-  f.queue_s = wait_steps * all.mean;
+  f.residual_s = p * biased;
+  f.queue_s = wait * all.mean;
   f.own_prefill_s = own;
-  f.ttft_s = residual + f.queue_s + own;
+  f.ttft_s = f.residual_s + f.queue_s + own;
+  f.ttft_mean_s = 0.5 * biased + mean_wait * all.mean + own;
   // The steps a request decodes in carry the prompts of the other batch - 1 requests'
   // successors (its own prompt is in its TTFT): at batch 1, plain decode steps. Its time per
-  // output token averages output - 1 of them (normal approximation of their mean).
-  const Mix seen = MixAt(s, t, static_cast<double>(l.batch - 1) / static_cast<double>(l.output));
+  // output token averages output - 1 of them (normal approximation of their mean), at most the
+  // longest step.
+  double seen_carried = 0;
+  const Mix seen = MixAt(s, t, static_cast<double>(l.batch - 1) / static_cast<double>(l.output),
+                         prompt, &seen_carried);
   const double seen_sd = std::sqrt(std::max(0.0, seen.square - seen.mean * seen.mean));
   const double gaps = static_cast<double>(std::max<int64_t>(1, l.output - 1));
-  f.tpot_s = seen.mean + NormalQuantile(percentile) * seen_sd / std::sqrt(gaps);
+  const double longest = std::max({t.decode, t.one, t.full});
+  f.tpot_mean_s = seen.mean;
+  f.tpot_s = std::min(longest, seen.mean + NormalQuantile(percentile) * seen_sd / std::sqrt(gaps));
   f.e2e_s = f.ttft_s + static_cast<double>(l.output - 1) * f.tpot_s;
   if (all.mean > 0) {
     f.output_tokens_per_s = static_cast<double>(l.batch) / all.mean;
-    f.input_tokens_per_s = a * static_cast<double>(l.prompt) / all.mean;
+    f.input_tokens_per_s = a * prompt / all.mean;
     f.prefill_share = std::max(0.0, all.mean - t.decode) / all.mean;
   }
   return f;

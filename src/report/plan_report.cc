@@ -120,9 +120,9 @@ std::string RenderSteadyState(const PlanPoint& pt) {
   const bool expected = pt.expected_request_s > 0;
   const ServingFigures& f = expected ? pt.expected_serving : pt.serving;
   const std::string prefill =
-      sh.chunked ? fmt::format("each prompt in {} chunks of {} tokens, one prompt at a time",
-                               sh.chunk_steps, sh.chunk)
-                 : fmt::format("whole prompts, up to {} a step", sh.per_step);
+      sh.chunked
+          ? fmt::format("each prompt in {} chunks of up to {} tokens", sh.chunk_steps, sh.room)
+          : fmt::format("their prompts packed into {} tokens of room a step", sh.room);
   return fmt::format(
       "at batch {}: {:.3g} requests arrive per step ({}); {:.0f}% of steps carry prefill; "
       "prefill room {:.0f}% used; {} median TTFT {} = the running step's rest {} + queue {} + "
@@ -243,10 +243,15 @@ std::string RenderPlanTable(const Plan& p) {
     out += RenderSteadyState(v.largest);
     out += RenderTargets(v, noun);
     out += RenderFrontier(v, noun);
-    out += fmt::format("fleet: {} output tokens/s at the largest batch ({})\n",
-                       Rate(v.largest.output_tokens_per_s_per_gpu *
-                            static_cast<double>(v.largest.chips) * static_cast<double>(v.replicas)),
-                       Count(static_cast<double>(v.replicas), "replica"));
+    const double chips = static_cast<double>(v.largest.chips * v.replicas);
+    out +=
+        fmt::format("fleet: {} output tokens/s at the bound{} at the largest batch ({})\n",
+                    Rate(v.largest.output_tokens_per_s_per_gpu * chips),
+                    v.largest.expected_request_s > 0
+                        ? fmt::format(", {} expected,",
+                                      Rate(v.largest.expected_output_tokens_per_s_per_gpu * chips))
+                        : "",
+                    Count(static_cast<double>(v.replicas), "replica"));
     if (expected && v.prefill_band.has_value()) {
       out += "trust, TTFT at the largest batch: " +
              DescribeBand(*v.prefill_band, v.largest.expected_ttft_s) + "\n";
@@ -319,8 +324,7 @@ std::string RenderPlanJson(const Plan& p) {
       q["steady_state"] = Steady(pt.serving);
       q["prefill"] = {{"arrivals_per_step", pt.shape.arrivals_per_step},
                       {"chunked", pt.shape.chunked},
-                      {"prompts_per_step", pt.shape.per_step},
-                      {"chunk_tokens", pt.shape.chunk},
+                      {"room_tokens", pt.shape.room},
                       {"chunk_steps", pt.shape.chunk_steps},
                       {"utilization", pt.shape.utilization}};
     }

@@ -47,18 +47,21 @@ std::string RenderServingTable(const ServingValidation& v) {
   for (const ServingCheck& c : v.checks) {
     const ServingRun& r = c.run;
     t.AddRow({r.id, r.stack, r.scenario.hw, std::to_string(r.scenario.workload.tp),
-              r.offline ? fmt::format("{}*", c.batch) : std::to_string(c.batch),
+              r.offline ? fmt::format("{}*", c.batch)
+                        : fmt::format("{}{}", c.batch, c.capped ? "^" : ""),
               fmt::format("{}/{}", r.scenario.workload.prompt, r.output), std::to_string(c.budget),
               std::to_string(c.kv_room), Rate(r.output_tokens_per_s),
               Rate(c.bound_output_tokens_per_s), Rate(c.expected_output_tokens_per_s),
               Percent(c.throughput_error), Time(r.tpot_s), Time(c.bound_tpot_s),
               Time(c.expected_tpot_s), Percent(c.tpot_error), Time(r.ttft_s),
-              Time(c.expected_ttft_s), Percent(c.ttft_error)});
+              r.offline ? "-" : Time(c.expected_ttft_s), Percent(c.ttft_error)});
   }
   out += t.Render();
   out +=
       "conc: requests in flight (*: an offline run, every request sent at once: the batch the "
-      "replica holds, by the KV room and the token budget); errors are (expected - measured) / "
+      "replica holds, by the KV room and the token budget; ^: the KV room, below the run's "
+      "concurrency); means are compared with means, medians with medians; errors are (expected - "
+      "measured) / "
       "measured: positive throughput and negative times are optimistic\n";
   out += "output tokens/s: " + Summary(v.throughput) + "\n";
   out += "time per output token: " + Summary(v.tpot) + "\n";

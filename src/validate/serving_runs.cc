@@ -201,6 +201,15 @@ Result<ServingValidation> ValidateServing(const std::vector<ServingRun>& runs,
       }
       batch = lo;
     }
+    Result<PlanPointAtBatch> room =
+        PlanPointAt(setup->config, setup->workload, *setup->device, r, 1);
+    if (!room.ok()) return InFile(room.status(), run.where);
+    if (room->kv_room < 1) {
+      return Status::Invalid(run.where, "one request does not fit the replica's memory");
+    }
+    // An engine runs at most what its memory holds; the rest of the requests wait.
+    const bool capped = batch > room->kv_room;
+    batch = std::min(batch, room->kv_room);
     Result<PlanPointAtBatch> at =
         PlanPointAt(setup->config, setup->workload, *setup->device, r, batch);
     if (!at.ok()) return InFile(at.status(), run.where);
@@ -209,18 +218,19 @@ Result<ServingValidation> ValidateServing(const std::vector<ServingRun>& runs,
     c.run = run;
     c.kv_room = at->kv_room;
     c.batch = batch;
+    c.capped = capped;
     c.budget = at->budget;
     const double chips = static_cast<double>(p.chips);
     c.bound_output_tokens_per_s = p.output_tokens_per_s_per_gpu * chips;
-    c.bound_ttft_s = p.ttft_s;
-    c.bound_tpot_s = p.tpot_s;
-    // Medians from the plan; a mean measurement is compared with the mean step (the same for
-    // time per token) and TTFT's median (its mean is not formed).
+    // Mean against mean, median against median.
+    const bool mean = run.statistic == "mean";
+    c.bound_ttft_s = mean ? p.serving.ttft_mean_s : p.ttft_s;
+    c.bound_tpot_s = mean ? p.serving.tpot_mean_s : p.tpot_s;
     c.has_expected = p.expected_request_s > 0;
     if (c.has_expected) {
       c.expected_output_tokens_per_s = p.expected_output_tokens_per_s_per_gpu * chips;
-      c.expected_ttft_s = p.expected_ttft_s;
-      c.expected_tpot_s = p.expected_tpot_s;
+      c.expected_ttft_s = mean ? p.expected_serving.ttft_mean_s : p.expected_ttft_s;
+      c.expected_tpot_s = mean ? p.expected_serving.tpot_mean_s : p.expected_tpot_s;
     }
     c.throughput_error = ErrorOf(c.expected_output_tokens_per_s, run.output_tokens_per_s);
     c.ttft_error = run.offline ? std::numeric_limits<double>::quiet_NaN()

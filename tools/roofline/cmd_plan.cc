@@ -25,11 +25,12 @@ int RunPlan(Context& ctx) {
       ->transform(SizeSuffix());
   app.add_option("--price-per-hour", r.price_per_hour,
                  "price of one device-hour (default: 0, no costs)");
-  app.add_option("--max-batched-tokens", r.budget,
-                 "tokens per step, decode rows and prefill together (vLLM's "
-                 "--max-num-batched-tokens; default: vLLM's for an OpenAI server, 8192 on a "
-                 "device of 70 GiB or more other than an A100, else 2048)")
-      ->transform(SizeSuffix());
+  CLI::Option* budget =
+      app.add_option("--max-batched-tokens", r.budget,
+                     "tokens per step, decode rows and prefill together (vLLM's "
+                     "--max-num-batched-tokens; default: vLLM's for an OpenAI server, 8192 on a "
+                     "device of 70 GiB or more other than an A100, else 2048)")
+          ->transform(SizeSuffix());
   std::string ttft, tpot, e2e;
   app.add_option("--ttft", ttft,
                  "time-to-first-token target, e.g. 2s, 500ms, 0.5, with @p90 (p50, p90, p95, "
@@ -56,10 +57,13 @@ int RunPlan(Context& ctx) {
                  "layout tried at batches 1, 2, 4, ... and the Pareto frontier");
   if (auto done = ParseArgs(app, ctx)) return *done;
   if (Status st = options.Read(s); !st.ok()) return Fail(ctx, st);
+  if (budget->count() > 0 && r.budget == 0) {
+    return Fail(ctx, Status::Invalid("--max-batched-tokens", "must be between 2 and 2^24, got 0"));
+  }
   for (const auto& [metric, text] : {std::pair<std::string, const std::string*>{"ttft", &ttft},
                                      {"tpot", &tpot},
                                      {"e2e", &e2e}}) {
-    if (text->empty()) continue;
+    if (app.get_option("--" + metric)->count() == 0) continue;
     Result<LatencyTarget> target = ParseLatencyTarget(metric, *text, "--" + metric);
     if (!target.ok()) return Fail(ctx, target.status());
     r.targets.push_back(*target);

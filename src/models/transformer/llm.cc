@@ -239,20 +239,35 @@ int Builder::MlaAttention(int xn) {
     return Linear(c_.names.o, att, t, heads_ * c_.v_head_dim, c_.hidden, false);
   }
   // Absorbed: q_nope . W_UK per head, attention over the latent (V is the latent too), then
-  // W_UV per head.
-  MatmulSpec uk = WeightMatmul(t, c_.qk_nope_dim, c_.kv_lora_rank);
+  // W_UV per head. In a mixed step only the decode rows absorb: the prompt chunks run naive,
+  // as engines run prefill (their cached latent up-projected to per-head K and V).
+  const int64_t absorbing = mixed_ ? batch_ : t;
+  MatmulSpec uk = WeightMatmul(absorbing, c_.qk_nope_dim, c_.kv_lora_rank);
   uk.batch = heads_;
   Add("q_absorb (W_UK)", uk);
+  AttentionSpec naive = a;
   a.kv_heads = 1;
   a.head_dim = c_.kv_lora_rank + c_.qk_rope_dim;
   a.v_head_dim = c_.kv_lora_rank;
   a.kv_dtype = kv_;
   a.v_in_k = true;
-  const int att = AttentionWithChunks(a);
-  MatmulSpec uv = WeightMatmul(t, c_.kv_lora_rank, c_.v_head_dim);
+  const int att = AttentionOps(a);
+  MatmulSpec uv = WeightMatmul(absorbing, c_.kv_lora_rank, c_.v_head_dim);
   uv.batch = heads_;
   const int o = Add("o_absorb (W_UV)", uv, {Out(att)});
-  return Linear(c_.names.o, o, t, heads_ * c_.v_head_dim, c_.hidden, false);
+  if (mixed_) {
+    MatmulSpec up = WeightMatmul(w_.chunk_seqs * (w_.chunk_offset + w_.chunk), c_.kv_lora_rank,
+                                 heads_ * (c_.qk_nope_dim + c_.v_head_dim));
+    up.a_dtype = kv_;
+    Add("kv_b_proj (prefill chunks)", up);
+    naive.kv_heads = heads_;
+    naive.head_dim = qk;
+    naive.v_head_dim = c_.v_head_dim;
+    naive.kv_dtype = act_;
+    AttentionOps(ChunkAttention(naive));
+  }
+  // The output projection reads the rows of both (a fresh tensor in a mixed step).
+  return Linear(c_.names.o, mixed_ ? -1 : o, t, heads_ * c_.v_head_dim, c_.hidden, false);
 }
 
 int Builder::DenseMlp(int xn, int64_t width, const std::string& prefix) {
