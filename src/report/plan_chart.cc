@@ -11,7 +11,7 @@ namespace roofline {
 namespace {
 
 /// Log-axis decades (1, 2, 5 per decade) between lo and hi.
-std::vector<double> LogTicks(double lo, double hi) {
+std::vector<double> ParetoTicks(double lo, double hi) {
   std::vector<double> out;
   for (double d = std::pow(10, std::floor(std::log10(lo))); d <= hi * 1.0001; d *= 10) {
     for (double m : {1.0, 2.0, 5.0}) {
@@ -21,7 +21,7 @@ std::vector<double> LogTicks(double lo, double hi) {
   return out;
 }
 
-std::string Axis(double x) {
+std::string ParetoAxis(double x) {
   return x >= 100 ? fmt::format("{:.0f}", x) : fmt::format("{:.3g}", x);
 }
 
@@ -58,13 +58,13 @@ Chart PlanParetoChart(const Plan& plan, const std::string& title) {
   xlo /= 1.4, xhi *= 1.4, ylo /= 1.4, yhi *= 1.4;
   auto X = [&](double v) { return L + std::log(v / xlo) / std::log(xhi / xlo) * (R - L); };
   auto Y = [&](double v) { return B - std::log(v / ylo) / std::log(yhi / ylo) * (B - T); };
-  for (double t : LogTicks(xlo, xhi)) {
+  for (double t : ParetoTicks(xlo, xhi)) {
     svg.Line(X(t), T, X(t), B, "#eeeeee", 1);
-    svg.Text(X(t), B + 16, Axis(t), 11, "middle");
+    svg.Text(X(t), B + 16, ParetoAxis(t), 11, "middle");
   }
-  for (double t : LogTicks(ylo, yhi)) {
+  for (double t : ParetoTicks(ylo, yhi)) {
     svg.Line(L, Y(t), R, Y(t), "#eeeeee", 1);
-    svg.Text(L - 8, Y(t) + 4, Axis(t), 11, "end");
+    svg.Text(L - 8, Y(t) + 4, ParetoAxis(t), 11, "end");
   }
   svg.Rect(L, T, R - L, B - T, "none", "#999");
   svg.Text((L + R) / 2, B + 40, "output tokens/s per user (1 / median time per output token)", 12,
@@ -84,7 +84,7 @@ Chart PlanParetoChart(const Plan& plan, const std::string& title) {
       const std::string tip = fmt::format(
           "{}: tp {}{} batch {}: {} tok/s per user, {} tok/s per device, TTFT {}, TPOT {}{}",
           v.name, p.tp, p.pp > 1 ? fmt::format(" x pp {}", p.pp) : "", p.batch,
-          Axis(p.tokens_per_s_per_user), Axis(p.tokens_per_s_per_gpu), Seconds(p.ttft_s),
+          ParetoAxis(p.tokens_per_s_per_user), ParetoAxis(p.tokens_per_s_per_gpu), Seconds(p.ttft_s),
           Seconds(p.tpot_s), p.meets_targets ? "" : " (misses the targets)");
       // Degrees by marker size: larger tp, larger marker; hollow where the targets are missed.
       const double r = 2.5 + std::log2(static_cast<double>(p.tp));

@@ -11,20 +11,20 @@
 namespace roofline {
 namespace {
 
-std::string Percent(double e) { return std::isnan(e) ? "-" : fmt::format("{:+.0f}%", 100 * e); }
+std::string SignedPercent(double e) { return std::isnan(e) ? "-" : fmt::format("{:+.0f}%", 100 * e); }
 
-std::string Time(double s) { return s > 0 ? Seconds(s) : "-"; }
+std::string TimeOrDash(double s) { return s > 0 ? Seconds(s) : "-"; }
 
-std::string Rate(double x) { return x > 0 ? fmt::format("{:.0f}", x) : "-"; }
+std::string WholeRate(double x) { return x > 0 ? fmt::format("{:.0f}", x) : "-"; }
 
-std::string Summary(const ErrorSummary& s) {
+std::string ErrorLine(const ErrorSummary& s) {
   if (s.rows == 0) return "no rows";
   return fmt::format(
       "median |error| {:.1f}% on {} rows ({} within 40%), signed {:+.0f}% to {:+.0f}%",
       100 * s.median_abs_error, s.rows, s.within_40, 100 * s.min_error, 100 * s.max_error);
 }
 
-nlohmann::json SummaryJson(const ErrorSummary& s) {
+nlohmann::json ErrorJson(const ErrorSummary& s) {
   return {{"rows", s.rows},
           {"median_abs_error", s.median_abs_error},
           {"within_40", s.within_40},
@@ -50,11 +50,11 @@ std::string RenderServingTable(const ServingValidation& v) {
               r.offline ? fmt::format("{}*", c.batch)
                         : fmt::format("{}{}", c.batch, c.capped ? "^" : ""),
               fmt::format("{}/{}", r.scenario.workload.prompt, r.output), std::to_string(c.budget),
-              std::to_string(c.kv_room), Rate(r.output_tokens_per_s),
-              Rate(c.bound_output_tokens_per_s), Rate(c.expected_output_tokens_per_s),
-              Percent(c.throughput_error), Time(r.tpot_s), Time(c.bound_tpot_s),
-              Time(c.expected_tpot_s), Percent(c.tpot_error), Time(r.ttft_s),
-              r.offline ? "-" : Time(c.expected_ttft_s), Percent(c.ttft_error)});
+              std::to_string(c.kv_room), WholeRate(r.output_tokens_per_s),
+              WholeRate(c.bound_output_tokens_per_s), WholeRate(c.expected_output_tokens_per_s),
+              SignedPercent(c.throughput_error), TimeOrDash(r.tpot_s), TimeOrDash(c.bound_tpot_s),
+              TimeOrDash(c.expected_tpot_s), SignedPercent(c.tpot_error), TimeOrDash(r.ttft_s),
+              r.offline ? "-" : TimeOrDash(c.expected_ttft_s), SignedPercent(c.ttft_error)});
   }
   out += t.Render();
   out +=
@@ -63,12 +63,12 @@ std::string RenderServingTable(const ServingValidation& v) {
       "concurrency); means are compared with means, medians with medians; errors are (expected - "
       "measured) / "
       "measured: positive throughput and negative times are optimistic\n";
-  out += "output tokens/s: " + Summary(v.throughput) + "\n";
-  out += "time per output token: " + Summary(v.tpot) + "\n";
-  out += "TTFT: " + Summary(v.ttft) + "\n";
+  out += "output tokens/s: " + ErrorLine(v.throughput) + "\n";
+  out += "time per output token: " + ErrorLine(v.tpot) + "\n";
+  out += "TTFT: " + ErrorLine(v.ttft) + "\n";
   for (const ServingValidation::Group& g : v.stacks) {
     out += fmt::format("  {}: output tokens/s {}; time per token {}\n", g.stack,
-                       Summary(g.throughput), Summary(g.tpot));
+                       ErrorLine(g.throughput), ErrorLine(g.tpot));
   }
   out += fmt::format(
       "bounds: {} of {} rows hold (throughput at least, time per token at most, "
@@ -118,16 +118,16 @@ std::string RenderServingJson(const ServingValidation& v) {
   json stacks = json::array();
   for (const ServingValidation::Group& g : v.stacks) {
     stacks.push_back({{"stack", g.stack},
-                      {"output_tokens_per_s", SummaryJson(g.throughput)},
-                      {"tpot_s", SummaryJson(g.tpot)},
-                      {"ttft_s", SummaryJson(g.ttft)}});
+                      {"output_tokens_per_s", ErrorJson(g.throughput)},
+                      {"tpot_s", ErrorJson(g.tpot)},
+                      {"ttft_s", ErrorJson(g.ttft)}});
   }
   json j = {{"origin", v.origin},
             {"runs", rows},
             {"summary",
-             {{"output_tokens_per_s", SummaryJson(v.throughput)},
-              {"tpot_s", SummaryJson(v.tpot)},
-              {"ttft_s", SummaryJson(v.ttft)}}},
+             {{"output_tokens_per_s", ErrorJson(v.throughput)},
+              {"tpot_s", ErrorJson(v.tpot)},
+              {"ttft_s", ErrorJson(v.ttft)}}},
             {"stacks", stacks},
             {"bounds_broken", v.bounds_broken}};
   return j.dump(2) + "\n";

@@ -20,7 +20,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kRunKeys[] = {"id",
+constexpr const char* kServingRunKeys[] = {"id",
                                     "output",
                                     "concurrency",
                                     "offline",
@@ -35,24 +35,24 @@ constexpr const char* kRunKeys[] = {"id",
                                     "gpu_as_published",
                                     "engine_version"};
 /// The scenario fields every run states; batch, phase and context belong to the load instead.
-constexpr FieldId kRequiredFields[] = {FieldId::kModel,   FieldId::kHw,      FieldId::kTp,
+constexpr FieldId kServingRequiredFields[] = {FieldId::kModel,   FieldId::kHw,      FieldId::kTp,
                                        FieldId::kPrompt,  FieldId::kDtype,   FieldId::kWeightDtype,
                                        FieldId::kKvDtype, FieldId::kRuntime, FieldId::kFusion};
-constexpr FieldId kLoadFields[] = {FieldId::kBatch, FieldId::kPhase, FieldId::kContext};
+constexpr FieldId kServingLoadFields[] = {FieldId::kBatch, FieldId::kPhase, FieldId::kContext};
 
-ServingRun ParseRun(const json& r, const std::string& field) {
+ServingRun ParseServingRun(const json& r, const std::string& field) {
   RequireObject(r, field);
-  std::vector<std::string> keys(std::begin(kRunKeys), std::end(kRunKeys));
+  std::vector<std::string> keys(std::begin(kServingRunKeys), std::end(kServingRunKeys));
   for (const Field& f : ScenarioFields()) {
     const bool load =
-        std::find(std::begin(kLoadFields), std::end(kLoadFields), f.id) != std::end(kLoadFields);
+        std::find(std::begin(kServingLoadFields), std::end(kServingLoadFields), f.id) != std::end(kServingLoadFields);
     if (f.published && !load) keys.emplace_back(f.name);
   }
   CheckKeys(r, field, keys);
   ServingRun p;
   p.id = RequireString(r, "id", field);
   const std::string where = field + " (" + p.id + ")";
-  for (FieldId id : kRequiredFields) {
+  for (FieldId id : kServingRequiredFields) {
     if (!r.contains(std::string(FieldOf(id).name))) {
       throw JsonFieldError(where + "." + std::string(FieldOf(id).name), "missing");
     }
@@ -128,12 +128,12 @@ ServingRun ParseRun(const json& r, const std::string& field) {
   return p;
 }
 
-double ErrorOf(double expected, double measured) {
+double SignedError(double expected, double measured) {
   return measured > 0 && expected > 0 ? (expected - measured) / measured
                                       : std::numeric_limits<double>::quiet_NaN();
 }
 
-ErrorSummary SummaryOf(const std::vector<ServingCheck>& checks, double ServingCheck::*error,
+ErrorSummary ServingSummaryOf(const std::vector<ServingCheck>& checks, double ServingCheck::*error,
                        const std::string& stack) {
   std::vector<double> errors;
   for (const ServingCheck& c : checks) {
@@ -147,7 +147,7 @@ ErrorSummary SummaryOf(const std::vector<ServingCheck>& checks, double ServingCh
 
 Result<std::vector<ServingRun>> ParseServingRuns(std::string_view json_text,
                                                  const std::string& origin) {
-  return ParseRunsFile<ServingRun>(json_text, origin, "serving runs", ParseRun);
+  return ParseRunsFile<ServingRun>(json_text, origin, "serving runs", ParseServingRun);
 }
 
 Result<std::vector<ServingRun>> LoadServingRunsFile(const std::string& path) {
@@ -232,19 +232,19 @@ Result<ServingValidation> ValidateServing(const std::vector<ServingRun>& runs,
       c.expected_ttft_s = mean ? p.expected_serving.ttft_mean_s : p.expected_ttft_s;
       c.expected_tpot_s = mean ? p.expected_serving.tpot_mean_s : p.expected_tpot_s;
     }
-    c.throughput_error = ErrorOf(c.expected_output_tokens_per_s, run.output_tokens_per_s);
+    c.throughput_error = SignedError(c.expected_output_tokens_per_s, run.output_tokens_per_s);
     c.ttft_error = run.offline ? std::numeric_limits<double>::quiet_NaN()
-                               : ErrorOf(c.expected_ttft_s, run.ttft_s);
-    c.tpot_error = ErrorOf(c.expected_tpot_s, run.tpot_s);
+                               : SignedError(c.expected_ttft_s, run.ttft_s);
+    c.tpot_error = SignedError(c.expected_tpot_s, run.tpot_s);
     c.bound_holds =
         (run.output_tokens_per_s == 0 || c.bound_output_tokens_per_s >= run.output_tokens_per_s) &&
         (run.tpot_s == 0 || c.bound_tpot_s <= run.tpot_s);
     v.bounds_broken += c.bound_holds ? 0 : 1;
     v.checks.push_back(std::move(c));
   }
-  v.throughput = SummaryOf(v.checks, &ServingCheck::throughput_error, "");
-  v.ttft = SummaryOf(v.checks, &ServingCheck::ttft_error, "");
-  v.tpot = SummaryOf(v.checks, &ServingCheck::tpot_error, "");
+  v.throughput = ServingSummaryOf(v.checks, &ServingCheck::throughput_error, "");
+  v.ttft = ServingSummaryOf(v.checks, &ServingCheck::ttft_error, "");
+  v.tpot = ServingSummaryOf(v.checks, &ServingCheck::tpot_error, "");
   for (const ServingCheck& c : v.checks) {
     if (std::any_of(v.stacks.begin(), v.stacks.end(),
                     [&](const ServingValidation::Group& g) { return g.stack == c.run.stack; })) {
@@ -252,9 +252,9 @@ Result<ServingValidation> ValidateServing(const std::vector<ServingRun>& runs,
     }
     ServingValidation::Group g;
     g.stack = c.run.stack;
-    g.throughput = SummaryOf(v.checks, &ServingCheck::throughput_error, g.stack);
-    g.tpot = SummaryOf(v.checks, &ServingCheck::tpot_error, g.stack);
-    g.ttft = SummaryOf(v.checks, &ServingCheck::ttft_error, g.stack);
+    g.throughput = ServingSummaryOf(v.checks, &ServingCheck::throughput_error, g.stack);
+    g.tpot = ServingSummaryOf(v.checks, &ServingCheck::tpot_error, g.stack);
+    g.ttft = ServingSummaryOf(v.checks, &ServingCheck::ttft_error, g.stack);
     v.stacks.push_back(std::move(g));
   }
   return v;
