@@ -2,6 +2,7 @@
 // arithmetic, and plans under latency targets.
 #include "roofline/serving.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -462,6 +463,44 @@ TEST(PlanServing, NoPointPassesTheFlopLimitAndTheClosestLayoutIsShown) {
     }
   }
   EXPECT_EQ(v.tp, 8);
+}
+
+// Launch lines start one replica of the chosen layout at the batch it serves, with the plan's
+// budget; the pre-flight says when the plan fills more memory than an engine leaves free
+// (vLLM's gpu_memory_utilization defaults to 0.9).
+TEST(PlanServing, LaunchLinesCarryTheLayoutAndThePreflightChecksMemory) {
+  Result<Plan> p = MakePlan(Preset("llama-3-70b"), Workload{}, Dev("h100-sxm"), Fleet());
+  ASSERT_TRUE(p.ok());
+  p->model = "llama-3-70b";  // as the command names it
+  const PlanVariant& v = p->variants[0];
+  const std::string text = RenderPlanTable(*p);
+  EXPECT_NE(text.find(fmt::format("vllm serve <checkpoint of llama-3-70b> --tensor-parallel-size "
+                                  "{} --max-model-len 2304 --max-num-seqs {} "
+                                  "--max-num-batched-tokens 8192",
+                                  v.tp, v.largest.batch)),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(fmt::format("--tp-size {}", v.tp)), std::string::npos);
+  EXPECT_NE(text.find(fmt::format("--tp_size {} --max_batch_size {}", v.tp, v.largest.batch)),
+            std::string::npos);
+  auto memory = [](const PlanVariant& x) {
+    for (const PreflightCheck& c : x.preflight) {
+      if (c.what == "memory") return c.ok;
+    }
+    ADD_FAILURE() << "no memory check";
+    return false;
+  };
+  EXPECT_FALSE(memory(v));  // the whole memory: more than vLLM leaves free by default
+  Workload reserved;
+  reserved.memory_fraction = 0.9;
+  const Result<Plan> q = MakePlan(Preset("llama-3-70b"), reserved, Dev("h100-sxm"), Fleet());
+  ASSERT_TRUE(q.ok());
+  EXPECT_TRUE(memory(q->variants[0]));
+  EXPECT_LT(q->variants[0].max_batch, v.max_batch);
+  const nlohmann::json j = nlohmann::json::parse(RenderPlanJson(*q));
+  EXPECT_NE(j["variants"][1]["launch"]["vllm"].get<std::string>().find("--quantization fp8"),
+            std::string::npos);
+  EXPECT_EQ(j["variants"][0]["preflight"].size(), 4u);
 }
 
 }  // namespace serving_test

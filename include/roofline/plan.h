@@ -123,6 +123,13 @@ struct ParetoPoint {
   bool frontier = false;  ///< no other point is at least as fast per user and per device
 };
 
+/// A check a serving engine would make before it starts the plan's layout.
+struct PreflightCheck {
+  std::string what;  ///< "heads", "vocabulary", "context", "memory"
+  bool ok = true;
+  std::string detail;  ///< one line: what holds, or what to change
+};
+
 /// A plan under one set of dtypes.
 struct PlanVariant {
   std::string name;  ///< "as configured", "fp8 (W8A8, fp8 KV)"
@@ -160,6 +167,8 @@ struct PlanVariant {
   /// at the batch it serves: expected figures where every layout has them, else the bounds;
   /// `frontier` marks the Pareto frontier (per user against per device).
   std::vector<ParetoPoint> pareto;
+  /// What an engine checks before it starts this layout (the launch lines' pre-flight).
+  std::vector<PreflightCheck> preflight;
 };
 
 struct Plan {
@@ -168,6 +177,8 @@ struct Plan {
   bool gpu = true;      ///< the device is a GPU (the report says "GPU", else "chip")
   ResourceNames names;  ///< the device's, for printing the verdicts
   ParameterCount params;
+  /// The engines' memory fraction the plan's capacity assumes (Workload::memory_fraction).
+  double memory_fraction = 1;
   std::vector<PlanVariant> variants;
   std::vector<std::string> assumptions;
 };

@@ -462,6 +462,45 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   return v;
 }
 
+/// What vLLM, SGLang and TensorRT-LLM check before they start the layout: tp divides the heads
+/// (true of every layout planned) and the vocabulary, the longest request within the model's
+/// positions, and the memory the plan fills against what the engines leave free by default.
+std::vector<PreflightCheck> Preflight(const TransformerConfig& c, const Workload& w,
+                                      const PlanVariant& v, const PlanRequest& r) {
+  std::vector<PreflightCheck> out;
+  out.push_back({"heads", c.heads % v.tp == 0 && (c.kv_heads % v.tp == 0 || v.tp % c.kv_heads == 0),
+                 fmt::format("tp {} and the {} attention heads, {} key/value heads", v.tp, c.heads,
+                             c.kv_heads)});
+  const bool vocab = c.vocab % v.tp == 0;
+  out.push_back({"vocabulary", vocab,
+                 vocab ? fmt::format("tp {} divides the vocabulary of {}", v.tp, c.vocab)
+                       : fmt::format("tp {} does not divide the vocabulary of {}: engines pad it",
+                                     v.tp, c.vocab)});
+  const int64_t longest = r.prompt + r.output;
+  const bool fits = c.max_positions == 0 || longest <= c.max_positions;
+  out.push_back(
+      {"context", fits,
+       c.max_positions == 0
+           ? fmt::format("{} tokens a request (the config states no position limit)", longest)
+       : fits ? fmt::format("{} tokens a request, within max_position_embeddings {}", longest,
+                            c.max_positions)
+              : fmt::format("{} tokens a request exceed max_position_embeddings {}: the engines "
+                            "refuse --max-model-len above it without a rope-scaling override",
+                            longest, c.max_positions)});
+  // vLLM's gpu_memory_utilization defaults to 0.9 (vllm/engine/arg_utils.py).
+  const bool room = w.memory_fraction <= 0.9 + 1e-12;
+  out.push_back(
+      {"memory", room,
+       room ? fmt::format("the plan fills {:.0f}% of each device, as the engines are told",
+                          100 * w.memory_fraction)
+            : fmt::format("the plan fills {:.0f}% of each device (--memory-fraction {}); vLLM "
+                          "keeps 10% free by default (gpu_memory_utilization 0.9) and needs room "
+                          "for CUDA graphs and activations: plan with --memory-fraction 0.9 for a "
+                          "batch that starts",
+                          100 * w.memory_fraction, w.memory_fraction)});
+  return out;
+}
+
 }  // namespace
 
 int64_t DefaultTokenBudget(const Device& d) {
@@ -567,6 +606,7 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
   plan.gpu = d.kind == "gpu";
   plan.names = ResourceNames::Of(d);
   plan.params = CountParameters(c);
+  plan.memory_fraction = base.memory_fraction;
   Result<PlanVariant> as_is = PlanFor(c, base, d, r, "as configured");
   if (as_is.ok()) plan.variants.push_back(*as_is);
   // FP8: W8A8 on FP8 tensor cores where the device has them, else weight-only FP8.
@@ -586,6 +626,7 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
     plan.assumptions.push_back("as configured it does not fit: " + as_is.status().ToString() +
                                "; only the FP8 plan is shown");
   }
+  for (PlanVariant& v : plan.variants) v.preflight = Preflight(c, base, v, r);
   auto& a = plan.assumptions;
   const int64_t budget = r.budget > 0 ? r.budget : DefaultTokenBudget(d);
   a.push_back(fmt::format(

@@ -182,6 +182,50 @@ std::string RenderFrontier(const PlanVariant& v, const std::string& noun) {
   return out;
 }
 
+/// The command lines that start one replica of the variant's layout at the batch it serves, for
+/// vLLM, SGLang and TensorRT-LLM (engine, flags; fp8 where the variant is).
+struct LaunchLines {
+  std::string vllm, sglang, tensorrt_llm;
+};
+
+LaunchLines LaunchOf(const Plan& p, const PlanVariant& v) {
+  const std::string ckpt = "<checkpoint of " + p.model + ">";
+  const int64_t len = p.request.prompt + p.request.output;
+  const bool fp8 = v.weight == DType::kFp8;
+  LaunchLines l;
+  l.vllm = fmt::format(
+      "vllm serve {} --tensor-parallel-size {} --max-model-len {} --max-num-seqs {} "
+      "--max-num-batched-tokens {} --gpu-memory-utilization {}{}",
+      ckpt, v.tp, len, v.largest.batch, v.budget, p.memory_fraction,
+      fp8 ? " --quantization fp8 --kv-cache-dtype fp8" : "");
+  l.sglang = fmt::format(
+      "python -m sglang.launch_server --model-path {} --tp-size {} --context-length {} "
+      "--max-running-requests {} --chunked-prefill-size {} --mem-fraction-static {}{}",
+      ckpt, v.tp, len, v.largest.batch, v.budget, p.memory_fraction,
+      fp8 ? " --quantization fp8 --kv-cache-dtype fp8_e4m3" : "");
+  l.tensorrt_llm = fmt::format(
+      "trtllm-serve {} --tp_size {} --max_batch_size {} --max_num_tokens {} --max_seq_len {}{}",
+      fp8 ? "<an FP8 checkpoint of " + p.model + ">" : ckpt, v.tp, v.largest.batch, v.budget, len,
+      "");
+  return l;
+}
+
+/// The launch lines and their pre-flight checks (GPUs only: the engines run on GPUs).
+std::string RenderLaunch(const Plan& p, const PlanVariant& v) {
+  if (!p.gpu || v.pp > 1) return "";
+  const LaunchLines l = LaunchOf(p, v);
+  std::string out = fmt::format(
+      "launch one replica ({} of them; the batch it serves as the engines' request cap):\n",
+      v.replicas);
+  out += "  " + l.vllm + "\n  " + l.sglang + "\n  " + l.tensorrt_llm + "\n";
+  out += "pre-flight:";
+  for (const PreflightCheck& c : v.preflight) {
+    out += fmt::format(" {} {}: {};", c.what, c.ok ? "ok" : "CHECK", c.detail);
+  }
+  out.back() = '\n';
+  return out;
+}
+
 }  // namespace
 
 std::string RenderPlanTable(const Plan& p) {
@@ -243,6 +287,7 @@ std::string RenderPlanTable(const Plan& p) {
     out += RenderSteadyState(v.largest);
     out += RenderTargets(v, noun);
     out += RenderFrontier(v, noun);
+    out += RenderLaunch(p, v);
     const double chips = static_cast<double>(v.largest.chips * v.replicas);
     out +=
         fmt::format("fleet: {} output tokens/s at the bound{} at the largest batch ({})\n",
@@ -410,6 +455,15 @@ std::string RenderPlanJson(const Plan& p) {
                         {"meets_targets", q.meets_targets}});
     }
     jv["pareto"] = pareto;
+    if (p.gpu && v.pp == 1) {
+      const LaunchLines l = LaunchOf(p, v);
+      jv["launch"] = {{"vllm", l.vllm}, {"sglang", l.sglang}, {"tensorrt_llm", l.tensorrt_llm}};
+    }
+    json preflight = json::array();
+    for (const PreflightCheck& c : v.preflight) {
+      preflight.push_back({{"check", c.what}, {"ok", c.ok}, {"detail", c.detail}});
+    }
+    jv["preflight"] = preflight;
     if (v.prefill_band.has_value()) jv["prefill_band"] = BandJson(*v.prefill_band, 0);
     if (v.decode_band.has_value()) jv["decode_band"] = BandJson(*v.decode_band, 0);
     variants.push_back(jv);
