@@ -503,5 +503,43 @@ TEST(PlanServing, LaunchLinesCarryTheLayoutAndThePreflightChecksMemory) {
   EXPECT_EQ(j["variants"][0]["preflight"].size(), 4u);
 }
 
+// MLA (DeepSeek-V3): under --mla auto a mixed step's decode rows run absorbed and its prompt
+// chunk naive, as a decode step and a prefill run them, so the FLOP identity holds; under
+// --mla absorbed both absorb, as both steps do.
+TEST(MixedStep, MlaPromptsRunAsPrefillRunsThem) {
+  const TransformerConfig c = Preset("deepseek-v3");
+  for (MlaForm form : {MlaForm::kAuto, MlaForm::kAbsorbed}) {
+    Workload decode;
+    decode.tp = 8;
+    decode.batch = 16;
+    decode.context = 3000;
+    decode.mla = form;
+    Workload prefill = decode;
+    prefill.batch = 1;
+    prefill.prompt = 1024;
+    Workload mixed = decode;
+    mixed.chunk = 1024;
+    const double d = Step(c, decode, Phase::kDecode).totals.flops;
+    const double p = Step(c, prefill, Phase::kPrefill).totals.flops;
+    const double m = Step(c, mixed, Phase::kDecode).totals.flops;
+    EXPECT_NEAR(m, d + p, 1e-9 * m) << (form == MlaForm::kAuto ? "auto" : "absorbed");
+  }
+}
+
+// A load the budget cannot prefill has no steady state: refused with one line, not costed.
+TEST(PlanServing, APointBeyondThePrefillRoomIsRefused) {
+  PlanRequest r = Fleet();
+  r.tp = 1;
+  r.prompt = 8000;
+  r.output = 10;
+  const Result<PlanPointAtBatch> ok =
+      PlanPointAt(Preset("llama-3-8b"), Workload{}, Dev("h100-sxm"), r, 5);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();  // 4000 prompt tokens a step in 8187 of room
+  const Result<PlanPointAtBatch> over =
+      PlanPointAt(Preset("llama-3-8b"), Workload{}, Dev("h100-sxm"), r, 100);
+  ASSERT_FALSE(over.ok());
+  EXPECT_NE(over.status().ToString().find("no steady state"), std::string::npos);
+}
+
 }  // namespace serving_test
 }  // namespace roofline

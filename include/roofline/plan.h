@@ -179,6 +179,8 @@ struct Plan {
   ParameterCount params;
   /// The engines' memory fraction the plan's capacity assumes (Workload::memory_fraction).
   double memory_fraction = 1;
+  std::string vendor;      ///< the device's ("NVIDIA", "AMD", ...): which engines run on it
+  bool fp8_cores = false;  ///< the device has fp8 tensor cores (TensorRT-LLM's FP8 needs them)
   std::vector<PlanVariant> variants;
   std::vector<std::string> assumptions;
 };

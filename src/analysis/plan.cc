@@ -566,6 +566,15 @@ Result<PlanPointAtBatch> PlanPointAt(const TransformerConfig& c, const Workload&
   if (!staged.ok()) return staged.status();
   PlanPointAtBatch out;
   out.budget = r.budget > 0 ? r.budget : DefaultTokenBudget(d);
+  Result<ServingShape> shape = ShapeOf({batch, r.prompt, r.output, out.budget});
+  if (!shape.ok()) return shape.status();
+  if (shape->utilization >= 1) {
+    return Status::Invalid(
+        "batch", fmt::format("{} requests in flight bring {:.0f} prompt tokens a step, more than "
+                             "the {} tokens of room the budget of {} leaves: no steady state",
+                             batch, shape->arrivals_per_step * static_cast<double>(r.prompt),
+                             shape->room, out.budget));
+  }
   out.kv_room = LargestBatch(c, *staged, d, r.prompt + r.output);
   const CostModel m(d, r.cost);
   Result<PlanPoint> p =
@@ -607,6 +616,8 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
   plan.names = ResourceNames::Of(d);
   plan.params = CountParameters(c);
   plan.memory_fraction = base.memory_fraction;
+  plan.vendor = d.vendor;
+  plan.fp8_cores = d.FindCompute("tensor.fp8") != nullptr;
   Result<PlanVariant> as_is = PlanFor(c, base, d, r, "as configured");
   if (as_is.ok()) plan.variants.push_back(*as_is);
   // FP8: W8A8 on FP8 tensor cores where the device has them, else weight-only FP8.
@@ -622,7 +633,10 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
                         : "fp8 weights and KV cache (no fp8 tensor cores: computed at bf16)");
   if (v8.ok()) plan.variants.push_back(*v8);
   if (!as_is.ok()) {
-    if (!v8.ok()) return as_is.status();
+    if (!v8.ok()) {
+      return Status::Invalid(as_is.status().where(),
+                             as_is.status().what() + "; in fp8: " + v8.status().ToString());
+    }
     plan.assumptions.push_back("as configured it does not fit: " + as_is.status().ToString() +
                                "; only the FP8 plan is shown");
   }

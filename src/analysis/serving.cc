@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace roofline {
 namespace {
@@ -152,7 +153,11 @@ ServingFigures Serve(const ServingLoad& l, const ServingShape& s, const StepTime
   f.mixed_share = all.mixed;
   // The request's own prefill: its chunks on consecutive steps, or its step, which holds it and
   // the others that arrived with it (1 + x' prompts on average, up to the room).
-  const double own = s.chunked ? static_cast<double>(s.chunk_steps) * t.one
+  // Chunked: full chunks, then the rest of the prompt in a step costed by its tokens between
+  // the decode step and a full chunk.
+  const double rest = prompt - static_cast<double>(s.chunk_steps - 1) * room;
+  const double own = s.chunked ? static_cast<double>(s.chunk_steps - 1) * t.one + t.decode +
+                                     (t.one - t.decode) * rest / room
                                : TimeAt(s, t, std::min(room, (1 + carried) * prompt));
   // The step running when the request arrives: arrivals land uniformly in time, so on a step
   // picked by its length (mean E[t^2] / E[t]) and uniformly within it.
@@ -166,6 +171,10 @@ ServingFigures Serve(const ServingLoad& l, const ServingShape& s, const StepTime
   if (rho > 0 && rho < 1) {
     mean_wait = rho * service / (2 * (1 - rho));
     if (rho > 1 - p) wait = mean_wait / rho * std::log(rho / (1 - p));
+  }
+  if (rho >= 1) {
+    // The queue grows without end: no steady state to wait in.
+    mean_wait = wait = std::numeric_limits<double>::infinity();
   }
   f.residual_s = p * biased;
   f.queue_s = wait * all.mean;

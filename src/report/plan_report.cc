@@ -1,5 +1,6 @@
 // Reports of `roofline plan`.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -192,21 +193,36 @@ LaunchLines LaunchOf(const Plan& p, const PlanVariant& v) {
   const std::string ckpt = "<checkpoint of " + p.model + ">";
   const int64_t len = p.request.prompt + p.request.output;
   const bool fp8 = v.weight == DType::kFp8;
+  // The engines take the checkpoint's dtype by default; a plan at fp32 says so.
+  const std::string dtype = v.act == DType::kFp32 ? " --dtype float32" : "";
+  const ServingShape& sh = v.largest.shape;
   LaunchLines l;
   l.vllm = fmt::format(
       "vllm serve {} --tensor-parallel-size {} --max-model-len {} --max-num-seqs {} "
-      "--max-num-batched-tokens {} --gpu-memory-utilization {}{}",
-      ckpt, v.tp, len, v.largest.batch, v.budget, p.memory_fraction,
+      "--max-num-batched-tokens {} --gpu-memory-utilization {}{}{}",
+      ckpt, v.tp, len, v.largest.batch, v.budget, p.memory_fraction, dtype,
       fp8 ? " --quantization fp8 --kv-cache-dtype fp8" : "");
+  // SGLang mixes prefill chunks into decode batches only with --enable-mixed-chunk, and its
+  // chunked-prefill size counts prompt tokens: the room beside the decode rows.
   l.sglang = fmt::format(
       "python -m sglang.launch_server --model-path {} --tp-size {} --context-length {} "
-      "--max-running-requests {} --chunked-prefill-size {} --mem-fraction-static {}{}",
-      ckpt, v.tp, len, v.largest.batch, v.budget, p.memory_fraction,
+      "--max-running-requests {} --enable-mixed-chunk --chunked-prefill-size {} "
+      "--mem-fraction-static {}{}{}",
+      ckpt, v.tp, len, v.largest.batch, sh.room, p.memory_fraction, dtype,
       fp8 ? " --quantization fp8 --kv-cache-dtype fp8_e4m3" : "");
-  l.tensorrt_llm = fmt::format(
-      "trtllm-serve {} --tp_size {} --max_batch_size {} --max_num_tokens {} --max_seq_len {}{}",
-      fp8 ? "<an FP8 checkpoint of " + p.model + ">" : ckpt, v.tp, v.largest.batch, v.budget, len,
-      "");
+  // TensorRT-LLM runs on NVIDIA GPUs, its FP8 on fp8 tensor cores; chunked prefill and an fp8
+  // KV cache are set in its LLM API options file.
+  std::vector<std::string> options;
+  if (sh.chunked) options.emplace_back("enable_chunked_prefill: true");
+  if (fp8) options.emplace_back("kv_cache_config.dtype: fp8");
+  if (p.vendor == "NVIDIA" && (!fp8 || p.fp8_cores)) {
+    l.tensorrt_llm = fmt::format(
+        "trtllm-serve {} --tp_size {} --max_batch_size {} --max_num_tokens {} --max_seq_len {}{}",
+        fp8 ? "<an FP8 checkpoint of " + p.model + ">" : ckpt, v.tp, v.largest.batch, v.budget, len,
+        options.empty() ? std::string()
+                        : " --extra_llm_api_options <a file with " +
+                              fmt::format("{}", fmt::join(options, ", ")) + ">");
+  }
   return l;
 }
 
@@ -217,7 +233,8 @@ std::string RenderLaunch(const Plan& p, const PlanVariant& v) {
   std::string out = fmt::format(
       "launch one replica ({} of them; the batch it serves as the engines' request cap):\n",
       v.replicas);
-  out += "  " + l.vllm + "\n  " + l.sglang + "\n  " + l.tensorrt_llm + "\n";
+  out += "  " + l.vllm + "\n  " + l.sglang + "\n";
+  if (!l.tensorrt_llm.empty()) out += "  " + l.tensorrt_llm + "\n";
   out += "pre-flight:";
   for (const PreflightCheck& c : v.preflight) {
     out += fmt::format(" {} {}: {};", c.what, c.ok ? "ok" : "CHECK", c.detail);
@@ -457,7 +474,8 @@ std::string RenderPlanJson(const Plan& p) {
     jv["pareto"] = pareto;
     if (p.gpu && v.pp == 1) {
       const LaunchLines l = LaunchOf(p, v);
-      jv["launch"] = {{"vllm", l.vllm}, {"sglang", l.sglang}, {"tensorrt_llm", l.tensorrt_llm}};
+      jv["launch"] = {{"vllm", l.vllm}, {"sglang", l.sglang}};
+      if (!l.tensorrt_llm.empty()) jv["launch"]["tensorrt_llm"] = l.tensorrt_llm;
     }
     json preflight = json::array();
     for (const PreflightCheck& c : v.preflight) {

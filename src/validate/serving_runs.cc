@@ -21,31 +21,31 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kServingRunKeys[] = {"id",
-                                    "output",
-                                    "concurrency",
-                                    "offline",
-                                    "num_prompts",
-                                    "max_batched_tokens",
-                                    "measured",
-                                    "stack",
-                                    "framework",
-                                    "source",
-                                    "quote",
-                                    "notes",
-                                    "gpu_as_published",
-                                    "engine_version"};
+                                           "output",
+                                           "concurrency",
+                                           "offline",
+                                           "num_prompts",
+                                           "max_batched_tokens",
+                                           "measured",
+                                           "stack",
+                                           "framework",
+                                           "source",
+                                           "quote",
+                                           "notes",
+                                           "gpu_as_published",
+                                           "engine_version"};
 /// The scenario fields every run states; batch, phase and context belong to the load instead.
-constexpr FieldId kServingRequiredFields[] = {FieldId::kModel,   FieldId::kHw,      FieldId::kTp,
-                                       FieldId::kPrompt,  FieldId::kDtype,   FieldId::kWeightDtype,
-                                       FieldId::kKvDtype, FieldId::kRuntime, FieldId::kFusion};
+constexpr FieldId kServingRequiredFields[] = {
+    FieldId::kModel,       FieldId::kHw,      FieldId::kTp,      FieldId::kPrompt, FieldId::kDtype,
+    FieldId::kWeightDtype, FieldId::kKvDtype, FieldId::kRuntime, FieldId::kFusion};
 constexpr FieldId kServingLoadFields[] = {FieldId::kBatch, FieldId::kPhase, FieldId::kContext};
 
 ServingRun ParseServingRun(const json& r, const std::string& field) {
   RequireObject(r, field);
   std::vector<std::string> keys(std::begin(kServingRunKeys), std::end(kServingRunKeys));
   for (const Field& f : ScenarioFields()) {
-    const bool load =
-        std::find(std::begin(kServingLoadFields), std::end(kServingLoadFields), f.id) != std::end(kServingLoadFields);
+    const bool load = std::find(std::begin(kServingLoadFields), std::end(kServingLoadFields),
+                                f.id) != std::end(kServingLoadFields);
     if (f.published && !load) keys.emplace_back(f.name);
   }
   CheckKeys(r, field, keys);
@@ -134,7 +134,7 @@ double SignedError(double expected, double measured) {
 }
 
 ErrorSummary ServingSummaryOf(const std::vector<ServingCheck>& checks, double ServingCheck::*error,
-                       const std::string& stack) {
+                              const std::string& stack) {
   std::vector<double> errors;
   for (const ServingCheck& c : checks) {
     if (!stack.empty() && c.run.stack != stack) continue;
@@ -207,9 +207,16 @@ Result<ServingValidation> ValidateServing(const std::vector<ServingRun>& runs,
     if (room->kv_room < 1) {
       return Status::Invalid(run.where, "one request does not fit the replica's memory");
     }
-    // An engine runs at most what its memory holds; the rest of the requests wait.
-    const bool capped = batch > room->kv_room;
-    batch = std::min(batch, room->kv_room);
+    // An engine runs at most what its memory holds, and prefills at most what its budget
+    // leaves room for; the rest of the requests wait.
+    int64_t held = room->kv_room;
+    while (held > 1) {
+      Result<ServingShape> sh = ShapeOf({std::min(batch, held), r.prompt, r.output, room->budget});
+      if (sh.ok() && sh->utilization < 1) break;
+      held = std::min(batch, held) - 1;
+    }
+    const bool capped = batch > held;
+    batch = std::min(batch, held);
     Result<PlanPointAtBatch> at =
         PlanPointAt(setup->config, setup->workload, *setup->device, r, batch);
     if (!at.ok()) return InFile(at.status(), run.where);

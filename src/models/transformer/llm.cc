@@ -239,9 +239,11 @@ int Builder::MlaAttention(int xn) {
     return Linear(c_.names.o, att, t, heads_ * c_.v_head_dim, c_.hidden, false);
   }
   // Absorbed: q_nope . W_UK per head, attention over the latent (V is the latent too), then
-  // W_UV per head. In a mixed step only the decode rows absorb: the prompt chunks run naive,
-  // as engines run prefill (their cached latent up-projected to per-head K and V).
-  const int64_t absorbing = mixed_ ? batch_ : t;
+  // W_UV per head. In a mixed step under --mla auto only the decode rows absorb: the prompt
+  // chunks run naive, as engines run prefill (their cached latent up-projected to per-head K
+  // and V); under --mla absorbed they absorb too.
+  const bool naive_chunks = mixed_ && w_.mla == MlaForm::kAuto;
+  const int64_t absorbing = naive_chunks ? batch_ : t;
   MatmulSpec uk = WeightMatmul(absorbing, c_.qk_nope_dim, c_.kv_lora_rank);
   uk.batch = heads_;
   Add("q_absorb (W_UK)", uk);
@@ -251,11 +253,11 @@ int Builder::MlaAttention(int xn) {
   a.v_head_dim = c_.kv_lora_rank;
   a.kv_dtype = kv_;
   a.v_in_k = true;
-  const int att = AttentionOps(a);
+  const int att = naive_chunks ? AttentionOps(a) : AttentionWithChunks(a);
   MatmulSpec uv = WeightMatmul(absorbing, c_.kv_lora_rank, c_.v_head_dim);
   uv.batch = heads_;
   const int o = Add("o_absorb (W_UV)", uv, {Out(att)});
-  if (mixed_) {
+  if (naive_chunks) {
     MatmulSpec up = WeightMatmul(w_.chunk_seqs * (w_.chunk_offset + w_.chunk), c_.kv_lora_rank,
                                  heads_ * (c_.qk_nope_dim + c_.v_head_dim));
     up.a_dtype = kv_;
