@@ -119,6 +119,10 @@ TEST(Serving, ShapesPackedAndChunkedPrefill) {
   EXPECT_EQ(s->one_tokens, 1984);
   EXPECT_EQ(s->one_offset, 1056);
   EXPECT_DOUBLE_EQ(s->utilization, 0.25 * 4096 / 1984);
+  // Utilization (b / 256) x 2048 / (8192 - b) is at most 0.9 up to b = 7372.8 / 8.9 = 828.4.
+  EXPECT_EQ(LargestBatchHeld(100000, 2048, 256, 8192, 0.9), 828);
+  EXPECT_EQ(LargestBatchHeld(500, 2048, 256, 8192, 0.9), 500);
+  EXPECT_EQ(LargestBatchHeld(10, 8000, 1, 8192, 0.9), 0);  // 8000 tokens a step in 8191 of room
   EXPECT_FALSE(ShapeOf({2048, 128, 256, 2048}).ok());  // the rows fill the budget
   EXPECT_FALSE(ShapeOf({0, 128, 256, 2048}).ok());
 }

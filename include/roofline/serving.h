@@ -48,6 +48,11 @@ struct ServingShape {
 /// rows. A shape with utilization >= 1 is returned: the caller says why it cannot hold.
 Result<ServingShape> ShapeOf(const ServingLoad& load);
 
+/// The largest batch in [1, most] whose arrivals use at most `max_utilization` of the prefill
+/// room (utilization grows with the batch: found by bisection); 0 when not even batch 1 does.
+int64_t LargestBatchHeld(int64_t most, int64_t prompt, int64_t output, int64_t budget,
+                         double max_utilization);
+
 /// Step times (seconds) the serving figures are made of, from the cost model: decode rows only,
 /// with one prompt (or chunk) beside them, with the room filled (ServingShape).
 struct StepTimes {

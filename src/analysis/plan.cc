@@ -120,6 +120,11 @@ Result<PlanPoint> Point(const TransformerConfig& c, const Workload& w, const Cos
   return p;
 }
 
+/// Whether a point meets every target it was checked against.
+bool MeetsAll(const PlanPoint& p) {
+  return std::all_of(p.checks.begin(), p.checks.end(), [](const TargetCheck& c) { return c.met; });
+}
+
 /// The largest value in [lo, hi] where `ok` holds, `ok` holding up to some value and not after
 /// (lo - 1 when it fails at lo).
 template <typename Ok>
@@ -322,14 +327,9 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   v.max_batch = LargestBatch(c, wt, d, context);
   const CostModel m(d, r.cost);
   v.budget = r.budget > 0 ? r.budget : DefaultTokenBudget(d);
-  // The largest batch whose arrivals the budget prefills as they come (utilization below 1
-  // grows with the batch).
-  Result<int64_t> hold = LargestWhere(1, v.max_batch, [&](int64_t b) -> Result<bool> {
-    Result<ServingShape> sh = ShapeOf({b, r.prompt, r.output, v.budget});
-    return sh.ok() && sh->utilization <= kMaxUtilization;
-  });
-  if (!hold.ok()) return hold.status();
-  if (*hold < 1) {
+  // The largest batch whose arrivals the budget prefills as they come.
+  v.hold_limit = LargestBatchHeld(v.max_batch, r.prompt, r.output, v.budget, kMaxUtilization);
+  if (v.hold_limit < 1) {
     return Status::Invalid(
         "--max-batched-tokens",
         fmt::format(
@@ -339,7 +339,6 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
             r.budget > 0 ? "" : " (vLLM's default on this device; set --max-batched-tokens)",
             r.prompt, r.output));
   }
-  v.hold_limit = *hold;
   std::map<int64_t, PlanPoint> at;  // points costed so far, by batch
   auto point = [&](int64_t b) -> Result<const PlanPoint*> {
     auto it = at.find(b);
@@ -368,8 +367,7 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   auto meets_all = [&](int64_t b) -> Result<bool> {
     Result<const PlanPoint*> pt = point(b);
     if (!pt.ok()) return pt.status();
-    return std::all_of((*pt)->checks.begin(), (*pt)->checks.end(),
-                       [](const TargetCheck& c) { return c.met; });
+    return MeetsAll(**pt);
   };
   while (serve >= 1 && !r.targets.empty()) {
     Result<bool> ok = meets_all(serve);
@@ -416,8 +414,7 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     pp.tokens_per_s_per_gpu =
         pp.expected ? q.expected_output_tokens_per_s_per_gpu : q.output_tokens_per_s_per_gpu;
     pp.tokens_per_s_per_user = pp.tpot_s > 0 ? 1 / pp.tpot_s : 0;
-    pp.meets_targets =
-        std::all_of(q.checks.begin(), q.checks.end(), [](const TargetCheck& c) { return c.met; });
+    pp.meets_targets = MeetsAll(q);
     v.pareto.push_back(pp);
   }
   MarkFrontier(v.pareto);

@@ -60,6 +60,24 @@ Result<ServingShape> ShapeOf(const ServingLoad& l) {
   return s;
 }
 
+int64_t LargestBatchHeld(int64_t most, int64_t prompt, int64_t output, int64_t budget,
+                         double max_utilization) {
+  auto holds = [&](int64_t b) {
+    Result<ServingShape> s = ShapeOf({b, prompt, output, budget});
+    return s.ok() && s->utilization <= max_utilization;
+  };
+  int64_t lo = 0, hi = most;  // holds(lo) (0: none yet); the answer is in [lo, hi]
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo + 1) / 2;
+    if (holds(mid)) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return lo;
+}
+
 namespace {
 
 /// The mix of steps: mean step, mean square, share with prefill.

@@ -178,45 +178,21 @@ Result<ServingValidation> ValidateServing(const std::vector<ServingRun>& runs,
     r.output = run.output;
     r.budget = run.budget;
     r.cost = setup->cost;
-    int64_t batch = run.concurrency;
-    if (run.offline) {
-      // As many as the replica holds: the KV room and the budget's hold limit (utilization
-      // below 1, which falls as the batch grows), at most the run's requests.
-      Result<PlanPointAtBatch> one =
-          PlanPointAt(setup->config, setup->workload, *setup->device, r, 1);
-      if (!one.ok()) return InFile(one.status(), run.where);
-      int64_t lo = 0, hi = std::max<int64_t>(0, one->kv_room);
-      if (run.num_prompts > 0) hi = std::min(hi, run.num_prompts);
-      while (lo < hi) {
-        const int64_t mid = lo + (hi - lo + 1) / 2;
-        Result<ServingShape> sh = ShapeOf({mid, r.prompt, r.output, one->budget});
-        if (sh.ok() && sh->utilization < 1) {
-          lo = mid;
-        } else {
-          hi = mid - 1;
-        }
-      }
-      if (lo < 1) {
-        return Status::Invalid(run.where, "not one request of the run fits the replica");
-      }
-      batch = lo;
-    }
     Result<PlanPointAtBatch> room =
         PlanPointAt(setup->config, setup->workload, *setup->device, r, 1);
     if (!room.ok()) return InFile(room.status(), run.where);
-    if (room->kv_room < 1) {
-      return Status::Invalid(run.where, "one request does not fit the replica's memory");
+    // An engine runs at most what its memory holds and what its budget prefills as the requests
+    // arrive (utilization below 1); the rest wait. An offline run fills the replica, up to its
+    // requests.
+    int64_t want = run.offline ? room->kv_room : run.concurrency;
+    if (run.offline && run.num_prompts > 0) want = std::min(want, run.num_prompts);
+    const int64_t held = LargestBatchHeld(std::min(want, room->kv_room), r.prompt, r.output,
+                                          room->budget, std::nextafter(1.0, 0.0));
+    if (held < 1) {
+      return Status::Invalid(run.where, "not one request of the run fits the replica");
     }
-    // An engine runs at most what its memory holds, and prefills at most what its budget
-    // leaves room for; the rest of the requests wait.
-    int64_t held = room->kv_room;
-    while (held > 1) {
-      Result<ServingShape> sh = ShapeOf({std::min(batch, held), r.prompt, r.output, room->budget});
-      if (sh.ok() && sh->utilization < 1) break;
-      held = std::min(batch, held) - 1;
-    }
-    const bool capped = batch > held;
-    batch = std::min(batch, held);
+    const bool capped = !run.offline && run.concurrency > held;
+    const int64_t batch = held;
     Result<PlanPointAtBatch> at =
         PlanPointAt(setup->config, setup->workload, *setup->device, r, batch);
     if (!at.ok()) return InFile(at.status(), run.where);

@@ -39,43 +39,38 @@ bool ArgsWantCuda(const std::vector<std::string>& args) {
 
 }  // namespace
 
-int RunValidatePublished(Context& ctx) {
-  CLI::App app{
-      "Check the bound and the expected time against published end-to-end runs (each with "
-      "its source): the validation table of docs/validation.md.\nexample: roofline validate "
-      "published",
-      "roofline validate published"};
+/// `validate published|serving [FILE]`: a file of runs (default: the embedded one) checked
+/// against the model; a bound that does not hold fails the check (status 1).
+int RunRunsCheck(Context& ctx, const std::string& what, const std::string& file_name,
+                 std::vector<std::string> formats,
+                 Result<Views> (*views_of)(const std::string&, const ViewRequest&),
+                 const std::string& description) {
+  CLI::App app{description + "\nexample: roofline validate " + what, "roofline validate " + what};
   std::string file;
   OutputFormat format = OutputFormat::kTable;
   app.add_option("FILE", file,
-                 "runs to check (default: the embedded data/validation/published_runs.json)");
-  AddFormatOption(app, format, {"table", "json", "csv", "npy"});
+                 "runs to check (default: the embedded data/validation/" + file_name + ")");
+  AddFormatOption(app, format, std::move(formats));
   if (auto done = ParseArgs(app, ctx)) return *done;
   ViewRequest request;
   request.format = format;
-  Result<Views> views = PublishedViews(file, request);
+  Result<Views> views = views_of(file, request);
   if (!views.ok()) return Fail(ctx, views.status());
-  // A bound above a real run is a counting error: the check fails (status 1).
   return Emit(ctx, *views, request);
 }
 
+int RunValidatePublished(Context& ctx) {
+  return RunRunsCheck(ctx, "published", "published_runs.json", {"table", "json", "csv", "npy"},
+                      PublishedViews,
+                      "Check the bound and the expected time against published end-to-end runs "
+                      "(each with its source): the validation table of docs/validation.md.");
+}
+
 int RunValidateServing(Context& ctx) {
-  CLI::App app{
-      "Check the plan's continuous-batching point against published serving runs at their "
-      "load (requests in flight, prompt and output tokens): the serving validation of "
-      "docs/validation.md.\nexample: roofline validate serving",
-      "roofline validate serving"};
-  std::string file;
-  OutputFormat format = OutputFormat::kTable;
-  app.add_option("FILE", file,
-                 "runs to check (default: the embedded data/validation/serving_runs.json)");
-  AddFormatOption(app, format, {"table", "json"});
-  if (auto done = ParseArgs(app, ctx)) return *done;
-  ViewRequest request;
-  request.format = format;
-  Result<Views> views = ServingViews(file, request);
-  if (!views.ok()) return Fail(ctx, views.status());
-  return Emit(ctx, *views, request);
+  return RunRunsCheck(ctx, "serving", "serving_runs.json", {"table", "json"}, ServingViews,
+                      "Check the plan's continuous-batching point against published serving "
+                      "runs at their load (requests in flight, prompt and output tokens): the "
+                      "serving validation of docs/validation.md.");
 }
 
 int RunValidate(Context& ctx) {
