@@ -3,6 +3,7 @@
 #include "roofline/serving.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -123,7 +124,7 @@ TEST(Serving, ShapesPackedAndChunkedPrefill) {
   EXPECT_EQ(LargestBatchHeld(100000, 2048, 256, 8192, 0.9), 828);
   EXPECT_EQ(LargestBatchHeld(500, 2048, 256, 8192, 0.9), 500);
   EXPECT_EQ(LargestBatchHeld(10, 8000, 1, 8192, 0.9), 0);  // 8000 tokens a step in 8191 of room
-  EXPECT_FALSE(ShapeOf({2048, 128, 256, 2048}).ok());  // the rows fill the budget
+  EXPECT_FALSE(ShapeOf({2048, 128, 256, 2048}).ok());      // the rows fill the budget
   EXPECT_FALSE(ShapeOf({0, 128, 256, 2048}).ok());
 }
 
@@ -543,6 +544,201 @@ TEST(PlanServing, APointBeyondThePrefillRoomIsRefused) {
       PlanPointAt(Preset("llama-3-8b"), Workload{}, Dev("h100-sxm"), r, 100);
   ASSERT_FALSE(over.ok());
   EXPECT_NE(over.status().ToString().find("no steady state"), std::string::npos);
+}
+
+// A load (PlanRequest::rate or concurrency). A replica's request rate at batch b is b / (output x
+// the mean step): requests leave after `output` steps each (Little's law, L = lambda x W, with W
+// the output steps a request holds its row for).
+double RequestRate(const PlanPoint& p, const PlanRequest& r) {
+  return p.expected_serving.output_tokens_per_s / static_cast<double>(r.output);
+}
+
+PlanPoint PointAt(const TransformerConfig& c, const PlanRequest& r, int64_t batch) {
+  const Result<PlanPointAtBatch> at = PlanPointAt(c, Workload{}, Dev("h100-sxm"), r, batch);
+  EXPECT_TRUE(at.ok()) << at.status().ToString();
+  return at->point;
+}
+
+// Without --gpus a rate sizes the fleet: the fewest replicas whose capacity (requests/s at the
+// served batch) reaches it; each replica then runs at the smallest batch whose request rate
+// reaches its share, and the fleet completes the whole load.
+TEST(PlanLoad, ARateSizesTheFewestReplicasThatCarryIt) {
+  const TransformerConfig c = Preset("llama-3-70b");
+  PlanRequest r = Fleet();
+  r.tp = 4;
+  r.gpus = 0;
+  r.rate = 1;  // first learn a replica's capacity
+  const Result<Plan> probe = MakePlan(c, Workload{}, Dev("h100-sxm"), r);
+  ASSERT_TRUE(probe.ok()) << probe.status().ToString();
+  ASSERT_TRUE(probe->variants[0].load.has_value());
+  const LoadServed& one = *probe->variants[0].load;
+  EXPECT_EQ(one.capacity_batch, probe->variants[0].largest.batch);
+  EXPECT_NEAR(one.capacity_rate, RequestRate(probe->variants[0].largest, r),
+              1e-12 * one.capacity_rate);
+  EXPECT_EQ(one.replicas, 1);
+  EXPECT_EQ(one.gpus, 4);
+  r.rate = 2.5 * one.capacity_rate;  // three replicas: two carry 2, not 2.5
+  const Result<Plan> p = MakePlan(c, Workload{}, Dev("h100-sxm"), r);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const PlanVariant& v = p->variants[0];
+  ASSERT_TRUE(v.load.has_value());
+  const LoadServed& l = *v.load;
+  EXPECT_TRUE(l.carried);
+  EXPECT_EQ(l.replicas, 3);
+  EXPECT_EQ(v.replicas, 3);
+  EXPECT_EQ(l.gpus, 12);
+  EXPECT_EQ(l.gpus_needed, 12);
+  EXPECT_NEAR(l.share, r.rate / 3, 1e-12 * r.rate);
+  // The smallest batch that keeps up with the share.
+  const int64_t b = l.point.batch;
+  ASSERT_GT(b, 1);
+  EXPECT_LE(b, v.largest.batch);
+  EXPECT_GE(RequestRate(l.point, r), l.share);
+  EXPECT_LT(RequestRate(PointAt(c, r, b - 1), r), l.share);
+  EXPECT_DOUBLE_EQ(l.fleet_requests_per_s, r.rate);
+  EXPECT_DOUBLE_EQ(l.fleet_output_tokens_per_s, r.rate * 256);
+  EXPECT_NEAR(l.cost_per_m_output, 2.5 / 3600 * 12 / (r.rate * 256) * 1e6,
+              1e-12 * l.cost_per_m_output);
+  // Below capacity the requests are faster than at it.
+  EXPECT_LT(l.point.expected_request_s, v.largest.expected_request_s);
+  // A larger load never takes fewer devices.
+  int64_t last = 0;
+  for (double rate : {0.5, 2.0, 8.0, 32.0}) {
+    r.rate = rate;
+    const Result<Plan> q = MakePlan(c, Workload{}, Dev("h100-sxm"), r);
+    ASSERT_TRUE(q.ok()) << q.status().ToString();
+    EXPECT_GE(q->variants[0].load->gpus, last) << rate;
+    last = q->variants[0].load->gpus;
+  }
+}
+
+// Concurrency on a fixed fleet: whole requests spread as evenly as they go (10 over 4 replicas:
+// two hold 3, two hold 2); the report's point is the most loaded replica; the fleet completes
+// what its replicas do.
+TEST(PlanLoad, ConcurrencySpreadsWholeRequestsOverTheReplicas) {
+  const TransformerConfig c = Preset("llama-3-70b");
+  PlanRequest r = Fleet();
+  r.tp = 2;
+  r.concurrency = 10;
+  const Result<Plan> p = MakePlan(c, Workload{}, Dev("h100-sxm"), r);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const LoadServed& l = *p->variants[0].load;
+  EXPECT_EQ(l.replicas, 4);
+  EXPECT_EQ(l.gpus, 8);
+  EXPECT_EQ(l.point.batch, 3);
+  EXPECT_TRUE(l.carried);
+  const double expected =
+      2 * RequestRate(PointAt(c, r, 3), r) + 2 * RequestRate(PointAt(c, r, 2), r);
+  EXPECT_NEAR(l.fleet_requests_per_s, expected, 1e-12 * expected);
+  // The fewest devices that would carry 10: ceil(10 / the served batch) replicas of tp 2.
+  const int64_t cap = p->variants[0].largest.batch;
+  EXPECT_EQ(l.gpus_needed, 2 * ((10 + cap - 1) / cap));
+  const nlohmann::json j = nlohmann::json::parse(RenderPlanJson(*p));
+  EXPECT_EQ(j["load"]["concurrency"].get<int64_t>(), 10);
+  EXPECT_EQ(j["variants"][0]["load"]["gpus"].get<int64_t>(), 8);
+  EXPECT_EQ(j["variants"][0]["load"]["at_load"]["batch"].get<int64_t>(), 3);
+  EXPECT_TRUE(j["variants"][0]["load"]["carried"].get<bool>());
+  // As a table: a fourth row per variant, the load's columns.
+  const Table t = PlanTable(*p);
+  EXPECT_EQ(t.rows(), 4 * p->variants.size());
+  ASSERT_NE(t.Find("fleet_gpus"), nullptr);
+  EXPECT_EQ(t.Find("fleet_gpus")->ints[0], 8);
+  r.concurrency = 0;
+  const Result<Plan> free = MakePlan(c, Workload{}, Dev("h100-sxm"), r);
+  ASSERT_TRUE(free.ok());
+  EXPECT_EQ(PlanTable(*free).rows(), 3 * free->variants.size());
+  EXPECT_EQ(PlanTable(*free).Find("fleet_gpus"), nullptr);
+}
+
+// A fleet too small for its load is not an error: it says what it completes and how many
+// devices would carry the load; a target no batch meets says no fleet does.
+TEST(PlanLoad, AFleetTooSmallSaysWhatWouldCarryIt) {
+  const TransformerConfig c = Preset("llama-3-70b");
+  PlanRequest r = Fleet();
+  r.tp = 4;
+  r.rate = 1000;
+  const Result<Plan> p = MakePlan(c, Workload{}, Dev("h100-sxm"), r);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const PlanVariant& v = p->variants[0];
+  const LoadServed& l = *v.load;
+  EXPECT_FALSE(l.carried);
+  EXPECT_TRUE(l.overloaded);
+  EXPECT_EQ(l.point.batch, v.hold_limit);
+  EXPECT_NEAR(l.fleet_requests_per_s, 2 * RequestRate(l.point, r), 1e-12 * 1000);
+  EXPECT_LT(l.fleet_requests_per_s, 1000);
+  EXPECT_EQ(l.gpus_needed, 4 * static_cast<int64_t>(std::ceil(1000 / l.capacity_rate)));
+  const std::string text = RenderPlanTable(*p);
+  EXPECT_NE(text.find("not carried"), std::string::npos) << text;
+  EXPECT_NE(text.find(fmt::format("carrying the load takes {} GPUs", l.gpus_needed)),
+            std::string::npos)
+      << text;
+  r.rate = 1;
+  r.targets = {{"tpot", 1e-3, 50}};
+  const Result<Plan> none = MakePlan(c, Workload{}, Dev("h100-sxm"), r);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->variants[0].load->carried);
+  EXPECT_FALSE(none->variants[0].load->targets_reachable);
+  EXPECT_NE(RenderPlanTable(*none).find("not even batch 1"), std::string::npos);
+}
+
+// The layout search under a load: a sized fleet takes the degree that carries it on the fewest
+// devices, and of those the fastest requests; on a fixed fleet, the fastest requests.
+TEST(PlanLoad, TheSearchTakesTheFewestDevicesThenTheFastestRequests) {
+  const TransformerConfig c = Preset("llama-3-70b");
+  for (int64_t gpus : {int64_t{0}, int64_t{8}}) {
+    PlanRequest r = Fleet();
+    r.gpus = gpus;
+    r.rate = 3;
+    const Result<Plan> p = MakePlan(c, Workload{}, Dev("h100-sxm"), r);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    for (const PlanVariant& v : p->variants) {
+      ASSERT_TRUE(v.load.has_value());
+      const LoadServed& chosen = *v.load;
+      EXPECT_TRUE(chosen.carried);
+      int tried = 0;
+      for (const PlanLayout& l : v.layouts) {
+        if (!l.load.has_value() || !l.load->carried) continue;
+        ++tried;
+        if (gpus == 0) {
+          EXPECT_LE(chosen.gpus, l.load->gpus) << "tp " << l.tp;
+        }
+        if (gpus > 0 || l.load->gpus == chosen.gpus) {
+          EXPECT_LE(chosen.point.expected_request_s, l.load->point.expected_request_s)
+              << "tp " << l.tp;
+        }
+      }
+      EXPECT_GE(tried, 2);
+    }
+  }
+}
+
+TEST(PlanLoad, BadLoadsAreRefusedWithOneLine) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"--rate", "0"},
+                                               {"--rate", "-2"},
+                                               {"--rate", "inf"},
+                                               {"--rate", "nan"},
+                                               {"--rate", "1e10"},
+                                               {"--rate", "fast"},
+                                               {"--concurrency", "0"},
+                                               {"--concurrency", "-1"},
+                                               {"--concurrency", "17M"},
+                                               {"--rate", "1", "--concurrency", "4"},
+                                               {"--gpus", "0", "--rate", "1"},
+                                               {"--gpus", "0"}}) {
+    std::vector<std::string> argv = {"plan", "llama-3-8b", "--hw", "h100-sxm"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const testing::CliOutput run = testing::RunCli(argv);
+    EXPECT_EQ(run.status, 2) << fmt::format("{}", fmt::join(args, " "));
+    EXPECT_EQ(run.out, "") << args[0];
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  }
+  // A load so large no fleet within a million devices carries it.
+  PlanRequest r = Fleet();
+  r.gpus = 0;
+  r.rate = 1e9;
+  const Result<Plan> huge = MakePlan(Preset("llama-3-70b"), Workload{}, Dev("h100-sxm"), r);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.status().where(), "--rate");
 }
 
 }  // namespace serving_test

@@ -27,7 +27,8 @@ Result<LatencyTarget> ParseLatencyTarget(const std::string& metric, const std::s
 
 /// What the fleet serves.
 struct PlanRequest {
-  int64_t gpus = 1;           ///< devices in the fleet
+  /// Devices in the fleet; 0 with a load (rate or concurrency): the fewest that carry it.
+  int64_t gpus = 1;
   int64_t prompt = 2048;      ///< input tokens per request
   int64_t output = 256;       ///< generated tokens per request
   double price_per_hour = 0;  ///< per device-hour (0: no cost figures)
@@ -36,7 +37,15 @@ struct PlanRequest {
   /// default for an OpenAI server on the device (DefaultTokenBudget).
   int64_t budget = 0;
   std::vector<LatencyTarget> targets;  ///< each operating point is checked against them
-  CostOptions cost;                    ///< how the operating points are costed (launch overhead)
+  /// The load the fleet carries, one of the two or none (then the plan serves the most it can):
+  /// requests per second arriving at the fleet (Poisson, open loop; spread evenly over the
+  /// replicas), or requests kept in flight over the fleet (closed loop: each finished request
+  /// is replaced at once; as even a spread as whole requests allow).
+  double rate = 0;
+  int64_t concurrency = 0;
+  CostOptions cost;  ///< how the operating points are costed (launch overhead)
+
+  bool HasLoad() const { return rate > 0 || concurrency > 0; }
 };
 
 /// vLLM's default token budget of an OpenAI-compatible server (EngineArgs.get_batch_defaults in
@@ -88,6 +97,35 @@ struct PlanPoint {
   std::optional<Verdict> prefill_bound, decode_bound;
 };
 
+/// How a layout carries the request's load (PlanRequest::rate or concurrency). Figures are
+/// expected where the layout has expected times, else at the bound (`expected`).
+struct LoadServed {
+  /// Every replica holds its share within the token budget's hold limit and meets the targets.
+  bool carried = false;
+  bool overloaded = false;  ///< a replica's share exceeds what the budget prefills (hold limit)
+  /// Some batch meets the targets on this layout (else gpus_needed counts replicas at batch 1,
+  /// the closest, and no fleet carries the load within them).
+  bool targets_reachable = true;
+  bool expected = false;
+  int64_t gpus = 0;      ///< devices the fleet pays for: --gpus, or gpus_needed when sized
+  int64_t replicas = 0;  ///< replicas that serve (sized: the fewest that carry the load)
+  /// The fewest devices that carry the load on this layout: replicas of the capacity below
+  /// (at batch 1, the closest, when no batch meets the targets).
+  int64_t gpus_needed = 0;
+  /// The most one replica carries within the hold limit and the targets: requests/s at its
+  /// served batch (PlanVariant::largest), and that batch in flight.
+  double capacity_rate = 0;
+  int64_t capacity_batch = 0;
+  /// The most loaded replica's share: requests/s (rate) or requests in flight (concurrency).
+  double share = 0;
+  /// That replica's operating point: with a rate, the smallest batch whose request rate
+  /// reaches its share (Little's law: requests in flight = rate x time in the decode steps).
+  PlanPoint point;
+  double fleet_requests_per_s = 0;  ///< what the fleet completes at the load
+  double fleet_output_tokens_per_s = 0;
+  double cost_per_m_output = 0;  ///< every device of `gpus` paid over that output (0: no price)
+};
+
 /// A tensor-parallel degree the plan tried when --tp was not given: what it holds and serves.
 struct PlanLayout {
   int64_t tp = 1;
@@ -110,6 +148,7 @@ struct PlanLayout {
   double expected_fleet_output_tokens_per_s = 0;
   double fleet_cost_per_m_output = 0;
   double expected_fleet_cost_per_m_output = 0;
+  std::optional<LoadServed> load;  ///< with a load: how this degree carries it
 };
 
 /// A layout at one batch, for the frontier of throughput per device against speed per user.
@@ -169,6 +208,9 @@ struct PlanVariant {
   std::vector<ParetoPoint> pareto;
   /// What an engine checks before it starts this layout (the launch lines' pre-flight).
   std::vector<PreflightCheck> preflight;
+  /// With a load: how the fleet carries it on this layout (replicas and idle_gpus above are
+  /// then the load's).
+  std::optional<LoadServed> load;
 };
 
 struct Plan {

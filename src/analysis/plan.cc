@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <string>
@@ -163,6 +164,136 @@ void MarkFrontier(std::vector<ParetoPoint>& points) {
   }
 }
 
+/// The largest tensor-parallel degree a sized fleet tries (no --gpus): the largest power of
+/// two within the device's first link's all-to-all group (8 where the data states none; 1
+/// without a link).
+int64_t SizingTpLimit(const Device& d) {
+  if (d.links.empty()) return 1;
+  const int64_t group = d.links.front().max_devices > 0 ? d.links.front().max_devices : 8;
+  int64_t tp = 1;
+  while (tp * 2 <= group) tp *= 2;
+  return tp;
+}
+
+/// Devices a sized fleet may use at most.
+constexpr double kMostGpus = 1e6;
+
+/// How one layout carries r's load (PlanRequest::rate or concurrency): `point(b)` costs a
+/// replica at batch b; `v` holds the layout's hold limit and its served batch (`largest`: the
+/// largest that meets the targets, or batch 1 when none does). Request rates grow with the
+/// batch (more rows a step), which the bisection for a rate's batch relies on.
+template <typename PointAt>
+Result<LoadServed> CarryLoad(const PlanRequest& r, const PlanVariant& v, int64_t chips,
+                             PointAt point) {
+  LoadServed ls;
+  ls.expected = v.largest.expected_request_s > 0;
+  const double output = static_cast<double>(r.output);
+  auto rate_of = [&](const PlanPoint& p) {
+    return (ls.expected ? p.expected_serving.output_tokens_per_s : p.serving.output_tokens_per_s) /
+           output;
+  };
+  auto rate_at = [&](int64_t b) -> Result<double> {
+    if (b < 1) return 0.0;
+    Result<const PlanPoint*> p = point(std::min(b, v.hold_limit));
+    if (!p.ok()) return p.status();
+    return rate_of(**p);
+  };
+  ls.targets_reachable = v.meets_targets;
+  ls.capacity_batch = v.largest.batch;
+  ls.capacity_rate = rate_of(v.largest);
+  const bool by_rate = r.rate > 0;
+  const double needed =
+      by_rate
+          ? std::ceil(r.rate / ls.capacity_rate)
+          : std::ceil(static_cast<double>(r.concurrency) / static_cast<double>(ls.capacity_batch));
+  const double chips_d = static_cast<double>(chips);
+  if (!(needed * chips_d <= kMostGpus)) {
+    return Status::Invalid(
+        by_rate ? "--rate" : "--concurrency",
+        fmt::format("carrying it takes more than {:.0f} devices at tp {} ({} per replica)",
+                    kMostGpus, v.tp,
+                    by_rate ? fmt::format("{:.3g} requests/s", ls.capacity_rate)
+                            : fmt::format("{} requests", ls.capacity_batch)));
+  }
+  ls.gpus_needed = static_cast<int64_t>(needed) * chips;
+  ls.replicas = r.gpus > 0 ? r.gpus / chips : static_cast<int64_t>(needed);
+  ls.gpus = r.gpus > 0 ? r.gpus : ls.gpus_needed;
+  const double replicas = static_cast<double>(ls.replicas);
+  int64_t batch = 0;
+  if (by_rate) {
+    ls.share = r.rate / replicas;
+    // The smallest batch whose request rate reaches the share: one past the largest below it.
+    Result<int64_t> below = LargestWhere(1, v.hold_limit, [&](int64_t b) -> Result<bool> {
+      Result<double> at = rate_at(b);
+      if (!at.ok()) return at.status();
+      return *at < ls.share;
+    });
+    if (!below.ok()) return below.status();
+    batch = *below + 1;
+  } else {
+    batch = (r.concurrency + ls.replicas - 1) / ls.replicas;
+    ls.share = static_cast<double>(batch);
+  }
+  ls.overloaded = batch > v.hold_limit;
+  batch = std::min(batch, v.hold_limit);
+  Result<const PlanPoint*> at = point(batch);
+  if (!at.ok()) return at.status();
+  ls.point = **at;
+  ls.carried = !ls.overloaded && MeetsAll(ls.point);
+  if (ls.overloaded) {
+    ls.point.label =
+        fmt::format("at the load: more than a replica keeps up with (batch {})", batch);
+  } else if (by_rate) {
+    ls.point.label =
+        fmt::format("at the load: {:.3g} requests/s a replica (batch {})", ls.share, batch);
+  } else {
+    ls.point.label = fmt::format("at the load: {} requests in flight a replica", batch);
+  }
+  if (by_rate) {
+    ls.fleet_requests_per_s = ls.overloaded ? replicas * rate_of(ls.point) : r.rate;
+  } else {
+    // concurrency = q x replicas + k: k replicas hold q + 1 requests, the others q.
+    const int64_t q = r.concurrency / ls.replicas;
+    const int64_t k = r.concurrency % ls.replicas;
+    Result<double> low = rate_at(q);
+    Result<double> high = rate_at(q + 1);
+    if (!low.ok()) return low.status();
+    if (!high.ok()) return high.status();
+    ls.fleet_requests_per_s =
+        static_cast<double>(k) * *high + static_cast<double>(ls.replicas - k) * *low;
+  }
+  ls.fleet_output_tokens_per_s = ls.fleet_requests_per_s * output;
+  if (r.price_per_hour > 0 && ls.fleet_output_tokens_per_s > 0) {
+    ls.cost_per_m_output =
+        r.price_per_hour / 3600 * static_cast<double>(ls.gpus) / ls.fleet_output_tokens_per_s * 1e6;
+  }
+  return ls;
+}
+
+/// The mean request time a load's point gives, expected or at the bound as the load is.
+double LoadRequestSeconds(const LoadServed& l) {
+  return l.expected ? l.point.expected_request_s : l.point.request_s;
+}
+
+/// The largest ratio of a target's value to its limit at the load's point (0: no targets).
+double WorstRatio(const PlanPoint& p) {
+  double worst = 0;
+  for (const TargetCheck& c : p.checks) worst = std::max(worst, c.value_s / c.target.seconds);
+  return worst;
+}
+
+/// Whether layout a carries the load better than b: carried first; a sized fleet with fewer
+/// devices; a replica that keeps up; then the faster request (or, missing the targets, the
+/// smaller worst miss; overloaded, the more requests completed).
+bool CarriesBetter(const LoadServed& a, const LoadServed& b, bool sized) {
+  if (a.carried != b.carried) return a.carried;
+  if (sized && a.gpus != b.gpus) return a.gpus < b.gpus;
+  if (a.overloaded != b.overloaded) return !a.overloaded;
+  if (a.overloaded) return a.fleet_requests_per_s > b.fleet_requests_per_s;
+  if (!a.carried) return WorstRatio(a.point) < WorstRatio(b.point);
+  return LoadRequestSeconds(a) < LoadRequestSeconds(b);
+}
+
 Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const Device& d,
                             const PlanRequest& r, std::string name) {
   PlanVariant v;
@@ -203,7 +334,8 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     std::vector<size_t> planned_at;
     std::optional<Status> first_error;  // of a degree that fits one sequence but fails otherwise
     const double gpus = static_cast<double>(r.gpus);
-    for (int64_t tp = 1; tp <= r.gpus; tp *= 2) {
+    const int64_t most_tp = r.gpus > 0 ? r.gpus : SizingTpLimit(d);
+    for (int64_t tp = 1; tp <= most_tp; tp *= 2) {
       Workload wt = w;
       wt.tp = tp;
       if (!BuildLlmGraph(c, wt, Phase::kDecode).ok()) continue;  // tp must divide heads
@@ -211,7 +343,7 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
       l.tp = tp;
       l.pp = std::max<int64_t>(1, stages_for(tp));
       if (fits(tp, 1)) {
-        if (l.tp * l.pp > r.gpus) {
+        if (r.gpus > 0 && l.tp * l.pp > r.gpus) {
           l.too_many_chips = true;
           layouts.push_back(l);
           continue;
@@ -238,7 +370,8 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
         }
         l.fleet_output_tokens_per_s = big.output_tokens_per_s_per_gpu * used;
         l.expected_fleet_output_tokens_per_s = big.expected_output_tokens_per_s_per_gpu * used;
-        if (r.price_per_hour > 0) {
+        l.load = tried->load;
+        if (r.price_per_hour > 0 && r.gpus > 0) {
           const double dollars_per_s = r.price_per_hour / 3600 * gpus;
           l.fleet_cost_per_m_output = dollars_per_s / l.fleet_output_tokens_per_s * 1e6;
           if (l.expected_fleet_output_tokens_per_s > 0) {
@@ -261,6 +394,12 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
                                     l.tp * l.pp, l.tp, l.pp, r.gpus));
         }
       }
+      if (r.gpus == 0) {
+        return Status::Invalid("--gpus",
+                               fmt::format("the model does not fit {} at any power-of-two "
+                                           "tensor-parallel degree up to {}",
+                                           d.id, most_tp));
+      }
       return Status::Invalid("--gpus", fmt::format("the model does not fit {} x {} at any "
                                                    "power-of-two tensor-parallel degree",
                                                    r.gpus, d.id));
@@ -279,7 +418,11 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     };
     size_t best = 0;
     for (size_t k = 1; k < planned.size(); ++k) {
-      if (score(planned_at[k]) > score(planned_at[best])) best = k;  // a tie keeps the smaller
+      // A tie keeps the smaller degree. With a load: the layout that carries it best.
+      const bool better = r.HasLoad()
+                              ? CarriesBetter(*planned[k].load, *planned[best].load, r.gpus == 0)
+                              : score(planned_at[k]) > score(planned_at[best]);
+      if (better) best = k;
     }
     // The frontier over every degree (one device: expected times for all of them or none).
     std::vector<ParetoPoint> all;
@@ -299,12 +442,12 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   }
   v.pp = stages_for(v.tp);
   const int64_t chips = v.tp * v.pp;
-  if (v.pp > 1 && chips > r.gpus) {
+  if (r.gpus > 0 && v.pp > 1 && chips > r.gpus) {
     return Status::Invalid("--gpus", fmt::format("one replica needs {} chips (tp {} x {} pipeline "
                                                  "stages) to hold the model; --gpus is {}",
                                                  chips, v.tp, v.pp, r.gpus));
   }
-  if (v.tp > r.gpus) {
+  if (r.gpus > 0 && v.tp > r.gpus) {
     return Status::Invalid("--tp",
                            fmt::format("tp {} exceeds the {} devices (--gpus)", v.tp, r.gpus));
   }
@@ -312,8 +455,9 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     return Status::Invalid("--gpus", "the model needs tensor parallelism " + std::to_string(v.tp) +
                                          " but device '" + d.id + "' lists no interconnect");
   }
-  v.replicas = r.gpus / chips;
-  v.idle_gpus = r.gpus - v.replicas * chips;
+  // A sized fleet (no --gpus) has as many replicas as its load needs (below).
+  v.replicas = r.gpus > 0 ? r.gpus / chips : 1;
+  v.idle_gpus = r.gpus > 0 ? r.gpus - v.replicas * chips : 0;
   Workload wt = w;
   wt.tp = v.tp;
   wt.pp = v.pp;
@@ -418,6 +562,12 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     v.pareto.push_back(pp);
   }
   MarkFrontier(v.pareto);
+  if (r.HasLoad()) {
+    Result<LoadServed> load = CarryLoad(r, v, chips, point);
+    if (!load.ok()) return load.status();
+    v.load = std::move(load).value();
+    v.replicas = v.load->replicas;
+  }
   Workload wl = wt;
   // The FLOP limit: the largest batch's FLOPs per request at the tensor peak on every device.
   wl.batch = v.largest.batch;
@@ -583,7 +733,18 @@ Result<PlanPointAtBatch> PlanPointAt(const TransformerConfig& c, const Workload&
 
 Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const Device& d,
                       const PlanRequest& r) {
-  if (r.gpus < 1 || r.gpus > 1000000) {
+  if (r.rate != 0 && r.concurrency != 0) {
+    return Status::Invalid("--rate", "give a load as --rate or as --concurrency, not both");
+  }
+  if (r.rate != 0 && !(r.rate > 0 && r.rate <= 1e9)) {
+    return Status::Invalid("--rate", "must be a number of requests per second above 0, up to 1e9");
+  }
+  if (r.concurrency < 0 || r.concurrency > (int64_t{1} << 24)) {
+    return Status::Invalid("--concurrency",
+                           fmt::format("must be between 1 and 2^24, got {}", r.concurrency));
+  }
+  // Without --gpus a load sizes the fleet (gpus 0).
+  if ((r.gpus < 1 && !(r.gpus == 0 && r.HasLoad())) || r.gpus > 1000000) {
     return Status::Invalid("--gpus", fmt::format("must be between 1 and 1000000, got {}", r.gpus));
   }
   if (r.prompt < 1 || r.prompt > (int64_t{1} << 24)) {
@@ -656,15 +817,40 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
       "the steps a request decodes in, which carry the prompts of the other batch - 1 requests' "
       "successors (a closed loop at fixed concurrency; at a percentile: the mean of output - 1 "
       "steps, normal approximation); medians unless a target names a percentile");
-  a.push_back(
-      fmt::format("memory: weights + KV cache for {} tokens per sequence + decode "
-                  "workspace per device; tensor parallelism: of the powers of two up to --gpus "
-                  "that divide the heads and fit one sequence, the one whose fleet serves the "
-                  "most output tokens/s with every replica at the largest batch it serves "
-                  "(within the targets; expected where "
-                  "every degree has expected times; idle devices serve nothing), unless --tp is "
-                  "given",
-                  r.prompt + r.output));
+  a.push_back(fmt::format(
+      "memory: weights + KV cache for {} tokens per sequence + decode "
+      "workspace per device; tensor parallelism: of the powers of two up to {} "
+      "that divide the heads and fit one sequence, {}, unless --tp is given",
+      r.prompt + r.output,
+      r.gpus > 0 ? std::string("--gpus")
+                 : fmt::format("{} (the device's link group)", SizingTpLimit(d)),
+      !r.HasLoad() ? std::string("the one whose fleet serves the most output tokens/s with "
+                                 "every replica at the largest batch it serves (within the "
+                                 "targets; expected where every degree has expected times; "
+                                 "idle devices serve nothing)")
+      : r.gpus > 0 ? std::string("the one that carries the load (within the "
+                                 "targets) with the fastest requests")
+                   : std::string("the one that carries the load (within the "
+                                 "targets) on the fewest devices, then with the "
+                                 "fastest requests")));
+  if (r.HasLoad()) {
+    a.push_back(fmt::format(
+        "load: {}; a replica's capacity is its served batch (the largest within the hold limit "
+        "and the targets), and {}; figures are those of the most loaded replica, expected where "
+        "the plan has expected times, else at the bound",
+        r.rate > 0
+            ? fmt::format("{} requests/s arriving at random (Poisson), split evenly over the "
+                          "replicas; a replica's batch in flight is the smallest whose request "
+                          "rate (batch / (output tokens x the mean step)) reaches its share "
+                          "(Little's law)",
+                          r.rate)
+            : fmt::format("{} requests kept in flight (each replaced as it returns), spread over "
+                          "the replicas as evenly as whole requests allow",
+                          r.concurrency),
+        r.gpus > 0 ? fmt::format("the {} devices of --gpus serve it", r.gpus)
+                   : std::string("the fleet has the fewest replicas whose capacity carries the "
+                                 "load")));
+  }
   a.push_back(
       "throughput at the roofline bound: no efficiency factor, no scheduling or host "
       "overhead");

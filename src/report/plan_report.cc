@@ -26,10 +26,102 @@ std::string Rate(double x) { return x > 0 ? Num(std::round(x * 10) / 10) : "-"; 
 
 namespace {
 
+std::string DegreeText(int64_t tp, int64_t pp) {
+  return pp > 1 ? fmt::format("tp {} x {} pipeline stages", tp, pp) : fmt::format("tp {}", tp);
+}
+
+/// The load the request gives, in words: "10 requests/s (Poisson)", "64 requests in flight".
+std::string LoadText(const PlanRequest& r) {
+  return r.rate > 0 ? fmt::format("{:.4g} requests/s (Poisson)", r.rate)
+                    : fmt::format("{} requests in flight", r.concurrency);
+}
+
+/// How a layout carries the load, in a few words.
+std::string CarriesText(const LoadServed& l, const std::string& noun, bool sized) {
+  const std::string basis = l.expected ? "expected" : "bound";
+  const std::string at =
+      fmt::format(", at batch {} a replica ({} request {})", l.point.batch, basis,
+                  Seconds(l.expected ? l.point.expected_request_s : l.point.request_s));
+  const std::string needed =
+      l.targets_reachable
+          ? fmt::format("carrying it takes {}", Count(static_cast<double>(l.gpus_needed), noun))
+          : std::string("not even batch 1 meets the targets");
+  if (l.overloaded) {
+    return fmt::format(
+        "a replica cannot keep up (its budget prefills for a batch of {} at "
+        "most); {}",
+        l.point.batch, needed);
+  }
+  if (!l.carried) return fmt::format("misses the targets{}; {}", at, needed);
+  return fmt::format("carries it on {}{}{}", Count(static_cast<double>(l.gpus), noun), at,
+                     sized ? "" : fmt::format(" ({} would)", l.gpus_needed));
+}
+
+/// The degrees a plan tried with a load: how each carries it, and why the chosen one wins.
+std::string RenderLoadLayouts(const PlanVariant& v, const PlanRequest& r, const std::string& noun,
+                              int64_t most_tp) {
+  const bool sized = r.gpus == 0;
+  std::string out = fmt::format(
+      "layouts tried (powers of two up to {} that divide the heads; {}), each with {}:\n", most_tp,
+      sized ? "the fleet sized for the load" : "the fleet of --gpus", LoadText(r));
+  for (const PlanLayout& l : v.layouts) {
+    if (!l.fits || !l.load.has_value()) {
+      out += l.too_many_chips ? fmt::format("  {}: a replica needs {} {}s, more than --gpus\n",
+                                            DegreeText(l.tp, l.pp), l.tp * l.pp, noun)
+                              : fmt::format("  {}: one sequence of the request does not fit\n",
+                                            DegreeText(l.tp, l.pp));
+      continue;
+    }
+    out += fmt::format("  {} x {}: weights {} per {}, KV room for {}; {}{}\n",
+                       DegreeText(l.tp, l.pp), Count(static_cast<double>(l.replicas), "replica"),
+                       Si(l.weights_bytes, "B"), noun, l.max_batch,
+                       CarriesText(*l.load, noun, sized), l.tp == v.tp ? "  <- chosen" : "");
+  }
+  // Why the chosen degree: the fewest devices (sized), then the fastest request.
+  const PlanLayout* chosen = nullptr;
+  std::vector<const PlanLayout*> others;
+  for (const PlanLayout& l : v.layouts) {
+    if (!l.fits || !l.load.has_value()) continue;
+    if (l.tp == v.tp) {
+      chosen = &l;
+    } else if (l.load->carried) {
+      others.push_back(&l);
+    }
+  }
+  if (chosen == nullptr) return out;
+  const LoadServed& c = *chosen->load;
+  if (!c.carried) {
+    return out + fmt::format("no layout carries the load{}: tp {} comes closest\n",
+                             r.targets.empty() ? "" : " within the targets", chosen->tp);
+  }
+  auto request = [](const LoadServed& l) {
+    return Seconds(l.expected ? l.point.expected_request_s : l.point.request_s);
+  };
+  std::vector<std::string> ties;
+  for (const PlanLayout* o : others) {
+    if (!sized || o->load->gpus == c.gpus) {
+      ties.push_back(fmt::format("tp {}: {}", o->tp, request(*o->load)));
+    }
+  }
+  const std::string fewest = sized ? fmt::format(" on the fewest {}s ({})", noun, c.gpus) : "";
+  if (ties.empty()) {
+    return out + fmt::format("tp {} wins: {}\n", chosen->tp,
+                             sized ? "it carries the load" + fewest
+                                   : std::string("no other layout carries the load"));
+  }
+  return out + fmt::format(
+                   "tp {} wins: of the layouts that carry the load{}, its requests are the "
+                   "fastest ({}; {})\n",
+                   chosen->tp, fewest, request(c), fmt::join(ties, ", "));
+}
+
 /// The degrees a plan tried (none when --tp was given): what each holds and serves, and why the
 /// chosen one beats its neighbours.
 std::string RenderLayouts(const PlanVariant& v, const PlanRequest& r, const std::string& noun) {
   if (v.layouts.size() < 2) return "";  // one degree tried (one device): nothing to choose
+  if (r.HasLoad()) {
+    return RenderLoadLayouts(v, r, noun, v.layouts.back().tp);
+  }
   const bool expected = v.ranked_by_expected;
   auto rate = [expected](const PlanLayout& l) {
     return expected ? l.expected_fleet_output_tokens_per_s : l.fleet_output_tokens_per_s;
@@ -156,6 +248,59 @@ std::string RenderTargets(const PlanVariant& v, const std::string& noun) {
   return out;
 }
 
+/// How the variant's fleet carries the load: replicas, each one's share and operating point, the
+/// fleet's rate and cost, or why it cannot.
+std::string RenderLoad(const PlanRequest& r, const PlanVariant& v, const std::string& noun) {
+  if (!v.load.has_value()) return "";
+  const LoadServed& l = *v.load;
+  const bool sized = r.gpus == 0;
+  const std::string basis = l.expected ? "expected" : "at the bound";
+  const std::string capacity =
+      r.rate > 0 ? fmt::format("{:.3g} requests/s (batch {})", l.capacity_rate, l.capacity_batch)
+                 : fmt::format("{} requests in flight ({:.3g} requests/s)", l.capacity_batch,
+                               l.capacity_rate);
+  std::string out = fmt::format(
+      "load {}: {} of tp {}{} ({}{}); a replica carries at most {} within the hold limit{} "
+      "({})\n",
+      LoadText(r), Count(static_cast<double>(l.replicas), "replica"), v.tp,
+      v.pp > 1 ? fmt::format(" x {} stages", v.pp) : "", Count(static_cast<double>(l.gpus), noun),
+      sized ? ", the fewest that carry it" : "", capacity,
+      r.targets.empty() ? "" : " and the targets", basis);
+  if (l.overloaded) {
+    out += fmt::format(
+        "not carried: a replica's share ({}) is more than its budget prefills; the fleet "
+        "completes {:.3g} requests/s; carrying the load takes {}\n",
+        r.rate > 0 ? fmt::format("{:.3g} requests/s", l.share)
+                   : fmt::format("{:.0f} requests", l.share),
+        l.fleet_requests_per_s, Count(static_cast<double>(l.gpus_needed), noun));
+    if (!l.targets_reachable)
+      out += "no fleet meets the targets on this layout: not even batch 1 does\n";
+    return out;
+  }
+  const PlanPoint& pt = l.point;
+  const bool exp = l.expected;
+  out += fmt::format(
+      "{}: a replica's share {}: TTFT {}, time per output token {}, request {} ({} "
+      "medians); the fleet completes {:.4g} requests/s, {} output tokens/s{}\n",
+      l.carried ? "carried" : "not carried (misses the targets)",
+      r.rate > 0 ? fmt::format("{:.3g} requests/s runs at batch {} in flight", l.share, pt.batch)
+                 : fmt::format("is {} requests in flight", pt.batch),
+      Seconds(exp ? pt.expected_ttft_s : pt.ttft_s), Seconds(exp ? pt.expected_tpot_s : pt.tpot_s),
+      Seconds(exp ? pt.expected_request_s : pt.request_s), basis, l.fleet_requests_per_s,
+      Rate(l.fleet_output_tokens_per_s),
+      l.cost_per_m_output > 0 ? fmt::format(", {}/M out with every {} of the {} paid",
+                                            Dollars(l.cost_per_m_output), noun, l.gpus)
+                              : "");
+  if (!l.targets_reachable) {
+    out += fmt::format("no fleet meets the targets on this layout: not even batch 1 does\n");
+  } else if (!l.carried || l.gpus_needed != l.gpus) {
+    out += fmt::format("{} carry the load within the hold limit{} on this layout\n",
+                       Count(static_cast<double>(l.gpus_needed), noun),
+                       r.targets.empty() ? "" : " and the targets");
+  }
+  return out;
+}
+
 /// The Pareto frontier of the layouts' sampled points, fastest per user first.
 std::string RenderFrontier(const PlanVariant& v, const std::string& noun) {
   std::vector<const ParetoPoint*> front;
@@ -247,9 +392,11 @@ std::string RenderLaunch(const Plan& p, const PlanVariant& v) {
 
 std::string RenderPlanTable(const Plan& p) {
   const PlanRequest& r = p.request;
+  const std::string fleet = r.gpus > 0 ? fmt::format("{} x {}", r.gpus, p.device)
+                                       : p.device + " (the fleet sized for the load)";
   std::string out = fmt::format(
-      "plan: {} on {} x {}, {} prompt + {} output tokens per request{}\n", p.model, r.gpus,
-      p.device, r.prompt, r.output,
+      "plan: {} on {}, {} prompt + {} output tokens per request{}{}\n", p.model, fleet, r.prompt,
+      r.output, r.HasLoad() ? ", a load of " + LoadText(r) : "",
       r.price_per_hour > 0 ? fmt::format(", ${} per device-hour", r.price_per_hour) : "");
   out += fmt::format("parameters {} total, {} active per token\n", Si(p.params.total, ""),
                      Si(p.params.active, ""));
@@ -281,7 +428,9 @@ std::string RenderPlanTable(const Plan& p) {
       right.insert(right.end(), {true, true, true});
     }
     TextTable t(header, right);
-    for (const PlanPoint* pt : {&v.batch1, &v.largest, &v.flop_limit}) {
+    std::vector<const PlanPoint*> rows = {&v.batch1, &v.largest, &v.flop_limit};
+    if (v.load.has_value()) rows.push_back(&v.load->point);
+    for (const PlanPoint* pt : rows) {
       std::vector<std::string> row = {pt->label,
                                       pt->ttft_s > 0 ? Seconds(pt->ttft_s) : "-",
                                       pt->tpot_s > 0 ? Seconds(pt->tpot_s) : "-",
@@ -303,6 +452,7 @@ std::string RenderPlanTable(const Plan& p) {
     out += t.Render();
     out += RenderSteadyState(v.largest);
     out += RenderTargets(v, noun);
+    out += RenderLoad(r, v, noun);
     out += RenderFrontier(v, noun);
     out += RenderLaunch(p, v);
     const double chips = static_cast<double>(v.largest.chips * v.replicas);
@@ -326,6 +476,13 @@ std::string RenderPlanTable(const Plan& p) {
   if (p.variants.size() > 1) {
     const PlanVariant& a = p.variants[0];
     const PlanVariant& b = p.variants[1];
+    if (a.load.has_value() && b.load.has_value()) {
+      out += fmt::format(
+          "\nFP8 vs as configured, at the load: {}s to carry it {} -> {}, request {} -> {}\n", noun,
+          a.load->gpus_needed, b.load->gpus_needed,
+          Seconds(a.load->expected ? a.load->point.expected_request_s : a.load->point.request_s),
+          Seconds(b.load->expected ? b.load->point.expected_request_s : b.load->point.request_s));
+    }
     out += fmt::format(
         "\nFP8 vs as configured: largest batch served {} -> {}, output tokens/s per {} at it "
         "{} -> {} (x{:.2f}), at batch 1 {} -> {} (x{:.2f})\n",
@@ -349,6 +506,8 @@ std::string RenderPlanJson(const Plan& p) {
   j["prompt"] = p.request.prompt;
   j["output"] = p.request.output;
   j["price_per_hour"] = p.request.price_per_hour;
+  if (p.request.rate > 0) j["load"] = {{"rate_per_s", p.request.rate}};
+  if (p.request.concurrency > 0) j["load"] = {{"concurrency", p.request.concurrency}};
   json targets = json::array();
   for (const LatencyTarget& t : p.request.targets) {
     targets.push_back({{"metric", t.metric}, {"seconds", t.seconds}, {"percentile", t.percentile}});
@@ -444,6 +603,18 @@ std::string RenderPlanJson(const Plan& p) {
           jl["meets_targets"] = l.meets_targets;
           jl["fleet_output_tokens_per_s"] = l.fleet_output_tokens_per_s;
           jl["fleet_cost_per_million_output_tokens"] = l.fleet_cost_per_m_output;
+          if (l.load.has_value()) {
+            const LoadServed& ls = *l.load;
+            jl["load"] = {
+                {"carried", ls.carried},
+                {"overloaded", ls.overloaded},
+                {"gpus", ls.gpus},
+                {"gpus_needed", ls.gpus_needed},
+                {"replicas", ls.replicas},
+                {"batch", ls.point.batch},
+                {"request_s", ls.expected ? ls.point.expected_request_s : ls.point.request_s},
+                {"from", ls.expected ? "expected" : "bound"}};
+          }
           if (l.expected_fleet_output_tokens_per_s > 0) {
             jl["expected"] = {
                 {"fleet_output_tokens_per_s", l.expected_fleet_output_tokens_per_s},
@@ -458,6 +629,23 @@ std::string RenderPlanJson(const Plan& p) {
     jv["batch1"] = point(v.batch1);
     jv["largest_batch"] = point(v.largest);
     jv["flop_limit"] = point(v.flop_limit);
+    if (v.load.has_value()) {
+      const LoadServed& ls = *v.load;
+      jv["load"] = {{"carried", ls.carried},
+                    {"overloaded", ls.overloaded},
+                    {"targets_reachable", ls.targets_reachable},
+                    {"from", ls.expected ? "expected" : "bound"},
+                    {"gpus", ls.gpus},
+                    {"replicas", ls.replicas},
+                    {"gpus_needed", ls.gpus_needed},
+                    {"capacity_requests_per_s", ls.capacity_rate},
+                    {"capacity_batch", ls.capacity_batch},
+                    {"share", ls.share},
+                    {"fleet_requests_per_s", ls.fleet_requests_per_s},
+                    {"fleet_output_tokens_per_s", ls.fleet_output_tokens_per_s},
+                    {"fleet_cost_per_million_output_tokens", ls.cost_per_m_output},
+                    {"at_load", point(ls.point)}};
+    }
     json pareto = json::array();
     for (const ParetoPoint& q : v.pareto) {
       if (!q.frontier) continue;

@@ -1,4 +1,7 @@
-// `roofline plan MODEL --hw ID --gpus N --prompt P --output G [--price-per-hour X]`.
+// `roofline plan MODEL --hw ID [--gpus N] [--rate R | --concurrency C] --prompt P --output G
+// [--price-per-hour X]`.
+#include <fmt/format.h>
+
 #include <ostream>
 
 #include "roofline/plan.h"
@@ -20,7 +23,18 @@ int RunPlan(Context& ctx) {
   PlanRequest r;
   app.add_option("MODEL", s.model, "preset id, config.json, or a directory holding one")
       ->required();
-  app.add_option("--gpus", r.gpus, "devices in the fleet (default: 1)");
+  CLI::Option* gpus = app.add_option(
+      "--gpus", r.gpus,
+      "devices in the fleet (default: 1; with --rate or --concurrency, the fewest that carry it)");
+  CLI::Option* rate = app.add_option(
+      "--rate", r.rate,
+      "a load: requests per second arriving at the fleet (Poisson), spread over the replicas; "
+      "the plan says how the fleet carries it, or without --gpus sizes the fleet for it");
+  CLI::Option* concurrency =
+      app.add_option("--concurrency", r.concurrency,
+                     "a load: requests kept in flight over the fleet (a benchmark's clients, "
+                     "each sending its next request when one returns); as --rate")
+          ->transform(SizeSuffix());
   app.add_option("--output", r.output, "generated tokens per request (default: 256)")
       ->transform(SizeSuffix());
   app.add_option("--price-per-hour", r.price_per_hour,
@@ -57,6 +71,19 @@ int RunPlan(Context& ctx) {
                  "layout tried at batches 1, 2, 4, ... and the Pareto frontier");
   if (auto done = ParseArgs(app, ctx)) return *done;
   if (Status st = options.Read(s); !st.ok()) return Fail(ctx, st);
+  if (rate->count() > 0 && !(r.rate > 0 && r.rate <= 1e9)) {
+    return Fail(ctx, Status::Invalid("--rate",
+                                     "must be a number of requests per second above 0, "
+                                     "up to 1e9"));
+  }
+  if (concurrency->count() > 0 && r.concurrency == 0) {
+    return Fail(ctx, Status::Invalid("--concurrency", "must be between 1 and 2^24, got 0"));
+  }
+  if (gpus->count() > 0 && r.gpus < 1) {
+    return Fail(ctx, Status::Invalid("--gpus",
+                                     fmt::format("must be between 1 and 1000000, got {}", r.gpus)));
+  }
+  if (gpus->count() == 0 && r.HasLoad()) r.gpus = 0;  // the plan sizes the fleet
   if (budget->count() > 0 && r.budget == 0) {
     return Fail(ctx, Status::Invalid("--max-batched-tokens", "must be between 2 and 2^24, got 0"));
   }
