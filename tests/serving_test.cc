@@ -121,10 +121,11 @@ TEST(Serving, ShapesPackedAndChunkedPrefill) {
   EXPECT_EQ(s->one_offset, 1056);
   EXPECT_DOUBLE_EQ(s->utilization, 0.25 * 4096 / 1984);
   // Utilization (b / 256) x 2048 / (8192 - b) is at most 0.9 up to b = 7372.8 / 8.9 = 828.4.
-  EXPECT_EQ(LargestBatchHeld(100000, 2048, 256, 8192, 0.9), 828);
-  EXPECT_EQ(LargestBatchHeld(500, 2048, 256, 8192, 0.9), 500);
-  EXPECT_EQ(LargestBatchHeld(10, 8000, 1, 8192, 0.9), 0);  // 8000 tokens a step in 8191 of room
-  EXPECT_FALSE(ShapeOf({2048, 128, 256, 2048}).ok());      // the rows fill the budget
+  EXPECT_EQ(LargestBatchHeld(100000, {1, 2048, 256, 8192}, 0.9), 828);
+  EXPECT_EQ(LargestBatchHeld(500, {1, 2048, 256, 8192}, 0.9), 500);
+  EXPECT_EQ(LargestBatchHeld(10, {1, 8000, 1, 8192}, 0.9),
+            0);                                        // 8000 tokens a step in 8191 of room
+  EXPECT_FALSE(ShapeOf({2048, 128, 256, 2048}).ok());  // the rows fill the budget
   EXPECT_FALSE(ShapeOf({0, 128, 256, 2048}).ok());
 }
 
@@ -739,6 +740,72 @@ TEST(PlanLoad, BadLoadsAreRefusedWithOneLine) {
   const Result<Plan> huge = MakePlan(Preset("llama-3-70b"), Workload{}, Dev("h100-sxm"), r);
   ASSERT_FALSE(huge.ok());
   EXPECT_EQ(huge.status().where(), "--rate");
+}
+
+// A prefix cache: the cached tokens of a prompt are attended to, not prefilled. Prefilling the
+// fresh tokens after c cached ones costs exactly what prefilling the whole prompt costs less
+// what prefilling its first c tokens costs (every op is per token; causal attention's work per
+// query grows with its position), plus the one logit row the shorter prefill also computes.
+TEST(PrefixCache, TheFreshTokensCostTheWholePromptLessItsCachedStart) {
+  const TransformerConfig c = Preset("llama-3-8b");
+  Workload decode;
+  decode.batch = 4;
+  decode.context = 3000;
+  Workload mixed = decode;
+  mixed.chunk = 1536;
+  mixed.chunk_offset = 512;
+  Workload whole;
+  whole.batch = 1;
+  whole.prompt = 2048;
+  Workload start = whole;
+  start.prompt = 512;
+  const double fresh =
+      Step(c, mixed, Phase::kDecode).totals.flops - Step(c, decode, Phase::kDecode).totals.flops;
+  const double logit_row = 2.0 * static_cast<double>(c.hidden) * static_cast<double>(c.vocab);
+  const double expected = Step(c, whole, Phase::kPrefill).totals.flops -
+                          Step(c, start, Phase::kPrefill).totals.flops + logit_row;
+  EXPECT_NEAR(fresh, expected, 1e-12 * expected);
+  // The shape: only fresh tokens use the room; offsets count the cached ones.
+  const ServingShape s = *ShapeOf({64, 2048, 256, 8192, 1536});
+  EXPECT_DOUBLE_EQ(s.utilization, 64.0 / 256 * 512 / (8192 - 64));
+  EXPECT_EQ(s.one_tokens, 512);
+  EXPECT_EQ(s.one_offset, 1536);
+  EXPECT_EQ(s.full_seqs, 16);  // 8128 tokens of room over prompts of 512
+  EXPECT_EQ(s.full_offset, 1536 + (512 - s.full_tokens) / 2);
+  EXPECT_FALSE(ShapeOf({64, 2048, 256, 8192, 2048}).ok());  // nothing left to prefill
+}
+
+// In a plan, a prefix cache shortens the time to first token and the steps that carry prompts,
+// leaves the KV room alone, and lowers the FLOPs of a request (so its FLOP limit rises).
+TEST(PrefixCache, APlanPrefillsOnlyTheFreshTokens) {
+  const TransformerConfig c = Preset("llama-3-70b");
+  PlanRequest r = Fleet();
+  r.tp = 4;
+  r.prompt = 4096;
+  double last_ttft = 1e9, last_flops = 1e30;
+  int64_t room = 0;
+  for (double hit : {0.0, 0.5, 0.9}) {
+    r.prefix_hit = hit;
+    const Result<Plan> p = MakePlan(c, Workload{}, Dev("h100-sxm"), r);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    const PlanVariant& v = p->variants[0];
+    if (room == 0) room = v.max_batch;
+    EXPECT_EQ(v.max_batch, room) << hit;
+    EXPECT_LT(v.batch1.expected_ttft_s, last_ttft) << hit;
+    EXPECT_LT(v.flops_per_request, last_flops) << hit;
+    last_ttft = v.batch1.expected_ttft_s;
+    last_flops = v.flops_per_request;
+    // No operating point passes the FLOP limit.
+    EXPECT_LE(v.largest.output_tokens_per_s_per_gpu, v.flop_limit.output_tokens_per_s_per_gpu);
+  }
+  EXPECT_EQ(r.CachedTokens(), 3686);  // floor(0.9 x 4096)
+  for (const char* bad : {"1", "-0.1", "2", "nan"}) {
+    const testing::CliOutput run =
+        testing::RunCli({"plan", "llama-3-8b", "--hw", "h100-sxm", "--prefix-hit", bad});
+    EXPECT_EQ(run.status, 2) << bad;
+    EXPECT_EQ(run.out, "") << bad;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  }
 }
 
 }  // namespace serving_test

@@ -43,9 +43,15 @@ struct PlanRequest {
   /// is replaced at once; as even a spread as whole requests allow).
   double rate = 0;
   int64_t concurrency = 0;
+  /// The share of each prompt's tokens found in the prefix cache (a shared system prompt, the
+  /// history of a conversation): those are attended to but not prefilled; in [0, 1). Each
+  /// sequence still holds its whole prompt in the KV cache (no blocks shared between requests).
+  double prefix_hit = 0;
   CostOptions cost;  ///< how the operating points are costed (launch overhead)
 
   bool HasLoad() const { return rate > 0 || concurrency > 0; }
+  /// Prompt tokens each request finds cached: prefix_hit x prompt, whole, fewer than the prompt.
+  int64_t CachedTokens() const;
 };
 
 /// vLLM's default token budget of an OpenAI-compatible server (EngineArgs.get_batch_defaults in

@@ -20,14 +20,20 @@ struct ServingLoad {
   int64_t prompt = 1;
   int64_t output = 1;
   int64_t budget = 8192;
+  /// Of each prompt, the tokens found in the prefix cache (vLLM's automatic prefix caching,
+  /// SGLang's radix cache): not prefilled, but attended to; 0 <= cached < prompt.
+  int64_t cached = 0;
+
+  int64_t fresh() const { return prompt - cached; }  ///< prompt tokens a request prefills
 };
 
 /// How arriving prompts ride on the decode steps. A request holds its decode row for `output`
 /// steps, so `batch / output` requests leave and, at steady state, arrive per step (Poisson).
 /// Beside the decode rows a step has `room` = budget - batch tokens for prefill, which the
-/// engine fills with the waiting prompts' tokens (chunks of several prompts packed, as vLLM's
-/// and SGLang's schedulers do); a prompt longer than the room is prefilled over
-/// ceil(prompt / room) steps.
+/// engine fills with the waiting prompts' fresh tokens (chunks of several prompts packed, as
+/// vLLM's and SGLang's schedulers do); a prompt whose fresh tokens exceed the room is prefilled
+/// over ceil(fresh / room) steps. A prompt's cached tokens are not prefilled: its chunks attend
+/// to them (offsets below count them).
 struct ServingShape {
   double arrivals_per_step = 0;  ///< a = batch / output
   int64_t room = 0;              ///< prefill tokens a step holds
@@ -39,8 +45,8 @@ struct ServingShape {
   /// `full_offset` cached tokens of its prompt on average (chunked: the one step again).
   int64_t full_seqs = 1, full_tokens = 0, full_offset = 0;
   int64_t chunk_steps = 1;  ///< steps a prompt's prefill spans when it has the room to itself
-  /// The share of the prefill room the arrivals use: a x prompt / room. Below 1 the replica
-  /// holds the load; at 1 or above the queue grows without end.
+  /// The share of the prefill room the arrivals use: a x fresh tokens / room. Below 1 the
+  /// replica holds the load; at 1 or above the queue grows without end.
   double utilization = 0;
 };
 
@@ -48,10 +54,10 @@ struct ServingShape {
 /// rows. A shape with utilization >= 1 is returned: the caller says why it cannot hold.
 Result<ServingShape> ShapeOf(const ServingLoad& load);
 
-/// The largest batch in [1, most] whose arrivals use at most `max_utilization` of the prefill
-/// room (utilization grows with the batch: found by bisection); 0 when not even batch 1 does.
-int64_t LargestBatchHeld(int64_t most, int64_t prompt, int64_t output, int64_t budget,
-                         double max_utilization);
+/// The largest batch in [1, most] whose arrivals, requests as `load` gives them (its batch is
+/// not read), use at most `max_utilization` of the prefill room (utilization grows with the
+/// batch: found by bisection); 0 when not even batch 1 does.
+int64_t LargestBatchHeld(int64_t most, ServingLoad load, double max_utilization);
 
 /// Step times (seconds) the serving figures are made of, from the cost model: decode rows only,
 /// with one prompt (or chunk) beside them, with the room filled (ServingShape).
@@ -82,7 +88,7 @@ struct ServingFigures {
   double queue_s = 0;        ///< of ttft: waiting for prefill room (M/D/1, exponential tail)
   double own_prefill_s = 0;  ///< of ttft: the step(s) that prefill the request's prompt
   double output_tokens_per_s = 0;  ///< of the replica: batch / step
-  double input_tokens_per_s = 0;   ///< arrivals x prompt / step
+  double input_tokens_per_s = 0;   ///< arrivals x prompt / step (cached tokens too)
   /// The prefill's share of the step time (mean step minus the decode-only step): what input
   /// tokens are charged.
   double prefill_share = 0;

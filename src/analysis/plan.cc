@@ -71,7 +71,7 @@ constexpr double kMaxUtilization = 0.9;
 Result<PlanPoint> Point(const TransformerConfig& c, const Workload& w, const CostModel& m,
                         const PlanRequest& r, int64_t budget, int64_t chips, int64_t batch,
                         const std::string& label) {
-  const ServingLoad load{batch, r.prompt, r.output, budget};
+  const ServingLoad load{batch, r.prompt, r.output, budget, r.CachedTokens()};
   Result<ServingShape> shape = ShapeOf(load);
   if (!shape.ok()) return shape.status();
   Result<ShapeTimes> times = TimesOf(c, w, m, r, batch, *shape);
@@ -472,7 +472,8 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   const CostModel m(d, r.cost);
   v.budget = r.budget > 0 ? r.budget : DefaultTokenBudget(d);
   // The largest batch whose arrivals the budget prefills as they come.
-  v.hold_limit = LargestBatchHeld(v.max_batch, r.prompt, r.output, v.budget, kMaxUtilization);
+  v.hold_limit = LargestBatchHeld(v.max_batch, {1, r.prompt, r.output, v.budget, r.CachedTokens()},
+                                  kMaxUtilization);
   if (v.hold_limit < 1) {
     return Status::Invalid(
         "--max-batched-tokens",
@@ -572,13 +573,28 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   // The FLOP limit: the largest batch's FLOPs per request at the tensor peak on every device.
   wl.batch = v.largest.batch;
   wl.context = r.prompt + (r.output + 1) / 2;
-  Result<PhaseResult> pre = RunOne(c, wl, m, Phase::kPrefill);
   Result<PhaseResult> dec = RunOne(c, wl, m, Phase::kDecode);
-  if (!pre.ok()) return pre.status();
   if (!dec.ok()) return dec.status();
+  // The batch's prompts: prefilled whole, or with a prefix cache their fresh tokens after the
+  // cached ones (a step of the batch's decode rows and one such chunk per request, less the
+  // decode step).
+  double prefill_flops = 0;
+  if (r.CachedTokens() == 0) {
+    Result<PhaseResult> pre = RunOne(c, wl, m, Phase::kPrefill);
+    if (!pre.ok()) return pre.status();
+    prefill_flops = pre->totals.flops;
+  } else {
+    Workload wc = wl;
+    wc.chunk = r.prompt - r.CachedTokens();
+    wc.chunk_offset = r.CachedTokens();
+    wc.chunk_seqs = wl.batch;
+    Result<PhaseResult> chunks = RunOne(c, wc, m, Phase::kDecode);
+    if (!chunks.ok()) return chunks.status();
+    prefill_flops = chunks->totals.flops - dec->totals.flops;
+  }
   const double b = static_cast<double>(v.largest.batch);
   v.flops_per_request =
-      (pre->totals.flops + static_cast<double>(r.output) * dec->totals.flops) / b;  // per device
+      (prefill_flops + static_cast<double>(r.output) * dec->totals.flops) / b;  // per device
   const DType compute =
       BitsOf(w.weight_dtype.value_or(act)) > BitsOf(act) ? w.weight_dtype.value_or(act) : act;
   const int ceiling = m.ResolveEngine({true, compute});
@@ -650,6 +666,11 @@ std::vector<PreflightCheck> Preflight(const TransformerConfig& c, const Workload
 
 }  // namespace
 
+int64_t PlanRequest::CachedTokens() const {
+  const double cached = std::floor(prefix_hit * static_cast<double>(prompt));
+  return std::clamp<int64_t>(static_cast<int64_t>(cached), 0, std::max<int64_t>(0, prompt - 1));
+}
+
 int64_t DefaultTokenBudget(const Device& d) {
   const double gib = 1024.0 * 1024.0 * 1024.0;
   const bool large = d.device_memory().total_capacity_bytes() >= 70 * gib;
@@ -713,7 +734,7 @@ Result<PlanPointAtBatch> PlanPointAt(const TransformerConfig& c, const Workload&
   if (!staged.ok()) return staged.status();
   PlanPointAtBatch out;
   out.budget = r.budget > 0 ? r.budget : DefaultTokenBudget(d);
-  Result<ServingShape> shape = ShapeOf({batch, r.prompt, r.output, out.budget});
+  Result<ServingShape> shape = ShapeOf({batch, r.prompt, r.output, out.budget, r.CachedTokens()});
   if (!shape.ok()) return shape.status();
   if (shape->utilization >= 1) {
     return Status::Invalid(
@@ -738,6 +759,9 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
   }
   if (r.rate != 0 && !(r.rate > 0 && r.rate <= 1e9)) {
     return Status::Invalid("--rate", "must be a number of requests per second above 0, up to 1e9");
+  }
+  if (!(r.prefix_hit >= 0 && r.prefix_hit < 1)) {
+    return Status::Invalid("--prefix-hit", "must be a share of the prompt, at least 0 and below 1");
   }
   if (r.concurrency < 0 || r.concurrency > (int64_t{1} << 24)) {
     return Status::Invalid("--concurrency",
@@ -810,6 +834,13 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
       r.prompt, r.output, r.prompt + (r.output + 1) / 2, r.output, budget,
       r.budget > 0 ? " (--max-batched-tokens)"
                    : " (vLLM's default for an OpenAI server on this device)"));
+  if (r.CachedTokens() > 0) {
+    a.push_back(fmt::format(
+        "prefix cache (--prefix-hit {}): {} of each prompt's {} tokens are cached and not "
+        "prefilled (the fresh {} are, attending to them); the KV cache still holds every "
+        "sequence's whole prompt (no blocks shared between requests)",
+        r.prefix_hit, r.CachedTokens(), r.prompt, r.prompt - r.CachedTokens()));
+  }
   a.push_back(
       "at most 90% of the prefill room is used (beyond, the wait for it grows without end); "
       "TTFT: the rest of the running step, the wait for prefill room (M/D/1 with its "

@@ -33,6 +33,9 @@ Result<ServingShape> ShapeOf(const ServingLoad& l) {
   if (l.batch < 1 || l.prompt < 1 || l.output < 1 || l.budget < 1) {
     return Status::Invalid("batch", "batch, prompt, output and budget must be positive");
   }
+  if (l.cached < 0 || l.cached >= l.prompt) {
+    return Status::Invalid("cached", "the cached tokens of a prompt must be fewer than its tokens");
+  }
   const int64_t room = l.budget - l.batch;
   if (room < 1) {
     return Status::Invalid(
@@ -42,28 +45,31 @@ Result<ServingShape> ShapeOf(const ServingLoad& l) {
   ServingShape s;
   s.arrivals_per_step = static_cast<double>(l.batch) / static_cast<double>(l.output);
   s.room = room;
-  s.utilization = s.arrivals_per_step * static_cast<double>(l.prompt) / static_cast<double>(room);
-  if (l.prompt <= room) {
-    s.one_tokens = l.prompt;
+  const int64_t fresh = l.fresh();
+  s.utilization = s.arrivals_per_step * static_cast<double>(fresh) / static_cast<double>(room);
+  // Offsets count the prompt's cached tokens, which its chunks attend to.
+  if (fresh <= room) {
+    s.one_tokens = fresh;
+    s.one_offset = l.cached;
     // The room filled: as many equal chunks as prompts it touches, each in the middle of its
-    // prompt on average (attention over the cached part is linear in its length, so the mean
-    // offset gives the mean cost).
-    s.full_seqs = (room + l.prompt - 1) / l.prompt;
+    // fresh tokens on average (attention over what precedes a chunk is linear in its length,
+    // so the mean offset gives the mean cost).
+    s.full_seqs = (room + fresh - 1) / fresh;
     s.full_tokens = room / s.full_seqs;
-    s.full_offset = (l.prompt - s.full_tokens) / 2;
+    s.full_offset = l.cached + (fresh - s.full_tokens) / 2;
   } else {
     s.chunked = true;
-    s.chunk_steps = (l.prompt + room - 1) / room;
+    s.chunk_steps = (fresh + room - 1) / room;
     s.one_tokens = s.full_tokens = room;
-    s.one_offset = s.full_offset = (l.prompt - room) / 2;
+    s.one_offset = s.full_offset = l.cached + (fresh - room) / 2;
   }
   return s;
 }
 
-int64_t LargestBatchHeld(int64_t most, int64_t prompt, int64_t output, int64_t budget,
-                         double max_utilization) {
+int64_t LargestBatchHeld(int64_t most, ServingLoad load, double max_utilization) {
   auto holds = [&](int64_t b) {
-    Result<ServingShape> s = ShapeOf({b, prompt, output, budget});
+    load.batch = b;
+    Result<ServingShape> s = ShapeOf(load);
     return s.ok() && s->utilization <= max_utilization;
   };
   int64_t lo = 0, hi = most;  // holds(lo) (0: none yet); the answer is in [lo, hi]
@@ -161,7 +167,8 @@ ServingFigures Serve(const ServingLoad& l, const ServingShape& s, const StepTime
   ServingFigures f;
   const double a = s.arrivals_per_step;
   const double p = static_cast<double>(percentile) / 100;
-  const double prompt = static_cast<double>(l.prompt);
+  // What the steps and the request's own prefill carry of a prompt: its fresh tokens.
+  const double prompt = static_cast<double>(l.fresh());
   const double room = static_cast<double>(s.room);
   // The replica's steps: every request's successor arrives (batch / output per step).
   double carried = 0;
@@ -214,7 +221,7 @@ ServingFigures Serve(const ServingLoad& l, const ServingShape& s, const StepTime
   f.e2e_s = f.ttft_s + static_cast<double>(l.output - 1) * f.tpot_s;
   if (all.mean > 0) {
     f.output_tokens_per_s = static_cast<double>(l.batch) / all.mean;
-    f.input_tokens_per_s = a * prompt / all.mean;
+    f.input_tokens_per_s = a * static_cast<double>(l.prompt) / all.mean;
     f.prefill_share = std::max(0.0, all.mean - t.decode) / all.mean;
   }
   return f;

@@ -395,8 +395,9 @@ std::string RenderPlanTable(const Plan& p) {
   const std::string fleet = r.gpus > 0 ? fmt::format("{} x {}", r.gpus, p.device)
                                        : p.device + " (the fleet sized for the load)";
   std::string out = fmt::format(
-      "plan: {} on {}, {} prompt + {} output tokens per request{}{}\n", p.model, fleet, r.prompt,
-      r.output, r.HasLoad() ? ", a load of " + LoadText(r) : "",
+      "plan: {} on {}, {} prompt{} + {} output tokens per request{}{}\n", p.model, fleet, r.prompt,
+      r.CachedTokens() > 0 ? fmt::format(" ({} of them cached)", r.CachedTokens()) : "", r.output,
+      r.HasLoad() ? ", a load of " + LoadText(r) : "",
       r.price_per_hour > 0 ? fmt::format(", ${} per device-hour", r.price_per_hour) : "");
   out += fmt::format("parameters {} total, {} active per token\n", Si(p.params.total, ""),
                      Si(p.params.active, ""));
@@ -506,6 +507,10 @@ std::string RenderPlanJson(const Plan& p) {
   j["prompt"] = p.request.prompt;
   j["output"] = p.request.output;
   j["price_per_hour"] = p.request.price_per_hour;
+  if (p.request.prefix_hit > 0) {
+    j["prefix_hit"] = p.request.prefix_hit;
+    j["cached_tokens"] = p.request.CachedTokens();
+  }
   if (p.request.rate > 0) j["load"] = {{"rate_per_s", p.request.rate}};
   if (p.request.concurrency > 0) j["load"] = {{"concurrency", p.request.concurrency}};
   json targets = json::array();

@@ -186,8 +186,9 @@ Result<ServingValidation> ValidateServing(const std::vector<ServingRun>& runs,
     // requests.
     int64_t want = run.offline ? room->kv_room : run.concurrency;
     if (run.offline && run.num_prompts > 0) want = std::min(want, run.num_prompts);
-    const int64_t held = LargestBatchHeld(std::min(want, room->kv_room), r.prompt, r.output,
-                                          room->budget, std::nextafter(1.0, 0.0));
+    const int64_t held =
+        LargestBatchHeld(std::min(want, room->kv_room), {1, r.prompt, r.output, room->budget},
+                         std::nextafter(1.0, 0.0));
     if (held < 1) {
       return Status::Invalid(run.where, "not one request of the run fits the replica");
     }

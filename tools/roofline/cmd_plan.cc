@@ -39,6 +39,10 @@ int RunPlan(Context& ctx) {
       ->transform(SizeSuffix());
   app.add_option("--price-per-hour", r.price_per_hour,
                  "price of one device-hour (default: 0, no costs)");
+  app.add_option("--prefix-hit", r.prefix_hit,
+                 "the share of each prompt found in the prefix cache (a shared system prompt, a "
+                 "conversation's history), in [0, 1): attended to but not prefilled; each "
+                 "sequence still holds its whole prompt in the KV cache (default: 0)");
   CLI::Option* budget =
       app.add_option("--max-batched-tokens", r.budget,
                      "tokens per step, decode rows and prefill together (vLLM's "
