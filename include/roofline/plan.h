@@ -115,17 +115,24 @@ struct LoadServed {
   bool expected = false;
   int64_t gpus = 0;      ///< devices the fleet pays for: --gpus, or gpus_needed when sized
   int64_t replicas = 0;  ///< replicas that serve (sized: the fewest that carry the load)
-  /// The fewest devices that carry the load on this layout: replicas of the capacity below
-  /// (at batch 1, the closest, when no batch meets the targets).
+  /// The fewest devices that carry the load on this layout (0 with too_many): replicas at
+  /// most the capacity below, each keeping up within the targets (no batch meets them: the
+  /// replicas that put batch 1 on each, the closest).
   int64_t gpus_needed = 0;
+  bool too_many = false;  ///< more than a million devices would be needed (with --gpus only)
+  /// The most requests a replica holds in flight (PlanVariant::hold_limit) and whether its KV
+  /// room sets it (else what its token budget prefills).
+  int64_t hold_limit = 0;
+  bool kv_binds = false;
   /// The most one replica carries within the hold limit and the targets: requests/s at its
   /// served batch (PlanVariant::largest), and that batch in flight.
   double capacity_rate = 0;
   int64_t capacity_batch = 0;
   /// The most loaded replica's share: requests/s (rate) or requests in flight (concurrency).
   double share = 0;
-  /// That replica's operating point: with a rate, the smallest batch whose request rate
-  /// reaches its share (Little's law: requests in flight = rate x time in the decode steps).
+  /// That replica's operating point: with a rate, the batch at which its request rate first
+  /// reaches its share, filling up from batch 1 (Little's law iterated: requests in flight =
+  /// rate x time in the decode steps).
   PlanPoint point;
   double fleet_requests_per_s = 0;  ///< what the fleet completes at the load
   double fleet_output_tokens_per_s = 0;
@@ -140,6 +147,9 @@ struct PlanLayout {
   /// (else the figures below are 0 and too_many_chips says which of the two failed).
   bool fits = false;
   bool too_many_chips = false;  ///< one sequence fits, but tp x pp exceeds --gpus
+  /// One sequence fits, but the degree could not be planned: why (a load that would take more
+  /// than a million devices, ...).
+  std::string not_planned;
   int64_t replicas = 0;
   int64_t idle_gpus = 0;
   double weights_bytes = 0;  ///< per device

@@ -180,8 +180,14 @@ constexpr double kMostGpus = 1e6;
 
 /// How one layout carries r's load (PlanRequest::rate or concurrency): `point(b)` costs a
 /// replica at batch b; `v` holds the layout's hold limit and its served batch (`largest`: the
-/// largest that meets the targets, or batch 1 when none does). Request rates grow with the
-/// batch (more rows a step), which the bisection for a rate's batch relies on.
+/// largest that meets the targets, or batch 1 when none does).
+///
+/// A replica's request rate at batch b is b / (output x its mean step). With a rate, the batch
+/// in flight is where that rate first reaches the replica's share, as a replica filling up from
+/// empty finds it: Little's law iterated from batch 1, b <- ceil(share x output x step(b)).
+/// Where the mean step grows with the batch this climbs to the smallest batch that keeps up
+/// (each iterate is at most it), without assuming the rate grows with the batch: it does not
+/// everywhere (expected times step up at tile boundaries).
 template <typename PointAt>
 Result<LoadServed> CarryLoad(const PlanRequest& r, const PlanVariant& v, int64_t chips,
                              PointAt point) {
@@ -192,22 +198,75 @@ Result<LoadServed> CarryLoad(const PlanRequest& r, const PlanVariant& v, int64_t
     return (ls.expected ? p.expected_serving.output_tokens_per_s : p.serving.output_tokens_per_s) /
            output;
   };
-  auto rate_at = [&](int64_t b) -> Result<double> {
-    if (b < 1) return 0.0;
-    Result<const PlanPoint*> p = point(std::min(b, v.hold_limit));
-    if (!p.ok()) return p.status();
-    return rate_of(**p);
-  };
   ls.targets_reachable = v.meets_targets;
+  ls.hold_limit = v.hold_limit;
+  ls.kv_binds = v.hold_limit >= v.max_batch;
   ls.capacity_batch = v.largest.batch;
   ls.capacity_rate = rate_of(v.largest);
   const bool by_rate = r.rate > 0;
-  const double needed =
+  // A replica's batch at a share of the load, or `overloaded` when it does not keep up within
+  // the hold limit.
+  struct At {
+    int64_t batch = 1;
+    bool overloaded = false;
+  };
+  auto batch_for = [&](double share) -> Result<At> {
+    if (!by_rate) {
+      const int64_t b = static_cast<int64_t>(std::ceil(share));
+      return At{std::min(b, v.hold_limit), b > v.hold_limit};
+    }
+    int64_t b = 1;
+    while (true) {
+      Result<const PlanPoint*> p = point(b);
+      if (!p.ok()) return p.status();
+      const double rate = rate_of(**p);
+      if (rate >= share) return At{b, false};
+      // b < share x output x step(b): the next iterate is above b.
+      const double step = static_cast<double>(b) / (rate * output);
+      const double next = std::ceil(share * output * step);
+      if (!(next <= static_cast<double>(v.hold_limit))) return At{v.hold_limit, true};
+      b = std::max(b + 1, static_cast<int64_t>(next));
+    }
+  };
+  // Whether n replicas carry the load: each one's share kept up with, the targets met there.
+  auto share_of = [&](int64_t n) {
+    return by_rate ? r.rate / static_cast<double>(n)
+                   : std::ceil(static_cast<double>(r.concurrency) / static_cast<double>(n));
+  };
+  auto carried_by = [&](int64_t n) -> Result<bool> {
+    Result<At> at = batch_for(share_of(n));
+    if (!at.ok()) return at.status();
+    if (at->overloaded) return false;
+    Result<const PlanPoint*> p = point(at->batch);
+    if (!p.ok()) return p.status();
+    return MeetsAll(**p);
+  };
+  // The fewest replicas that carry it: from the capacity's count, fewer where the rate at the
+  // served batch dips below a smaller batch's, more where a batch below the served one misses a
+  // target. No batch meets the targets: the replicas that put batch 1 on each (the closest).
+  const double chips_d = static_cast<double>(chips);
+  const int64_t most = static_cast<int64_t>(kMostGpus) / chips;
+  const double first =
       by_rate
           ? std::ceil(r.rate / ls.capacity_rate)
           : std::ceil(static_cast<double>(r.concurrency) / static_cast<double>(ls.capacity_batch));
-  const double chips_d = static_cast<double>(chips);
-  if (!(needed * chips_d <= kMostGpus)) {
+  int64_t needed = first * chips_d <= kMostGpus ? static_cast<int64_t>(first) : most + 1;
+  if (ls.targets_reachable && needed <= most) {
+    while (needed > 1) {
+      Result<bool> fewer = carried_by(needed - 1);
+      if (!fewer.ok()) return fewer.status();
+      if (!*fewer) break;
+      --needed;
+    }
+    while (needed <= most) {
+      Result<bool> ok = carried_by(needed);
+      if (!ok.ok()) return ok.status();
+      if (*ok) break;
+      ++needed;
+    }
+  }
+  ls.too_many = needed > most;
+  if (ls.too_many && r.gpus == 0) {
     return Status::Invalid(
         by_rate ? "--rate" : "--concurrency",
         fmt::format("carrying it takes more than {:.0f} devices at tp {} ({} per replica)",
@@ -215,46 +274,41 @@ Result<LoadServed> CarryLoad(const PlanRequest& r, const PlanVariant& v, int64_t
                     by_rate ? fmt::format("{:.3g} requests/s", ls.capacity_rate)
                             : fmt::format("{} requests", ls.capacity_batch)));
   }
-  ls.gpus_needed = static_cast<int64_t>(needed) * chips;
-  ls.replicas = r.gpus > 0 ? r.gpus / chips : static_cast<int64_t>(needed);
+  ls.gpus_needed = ls.too_many ? 0 : needed * chips;
+  ls.replicas = r.gpus > 0 ? r.gpus / chips : needed;
   ls.gpus = r.gpus > 0 ? r.gpus : ls.gpus_needed;
   const double replicas = static_cast<double>(ls.replicas);
-  int64_t batch = 0;
-  if (by_rate) {
-    ls.share = r.rate / replicas;
-    // The smallest batch whose request rate reaches the share: one past the largest below it.
-    Result<int64_t> below = LargestWhere(1, v.hold_limit, [&](int64_t b) -> Result<bool> {
-      Result<double> at = rate_at(b);
-      if (!at.ok()) return at.status();
-      return *at < ls.share;
-    });
-    if (!below.ok()) return below.status();
-    batch = *below + 1;
-  } else {
-    batch = (r.concurrency + ls.replicas - 1) / ls.replicas;
-    ls.share = static_cast<double>(batch);
-  }
-  ls.overloaded = batch > v.hold_limit;
-  batch = std::min(batch, v.hold_limit);
-  Result<const PlanPoint*> at = point(batch);
+  ls.share = share_of(ls.replicas);
+  Result<At> at = batch_for(ls.share);
   if (!at.ok()) return at.status();
-  ls.point = **at;
+  ls.overloaded = at->overloaded;
+  Result<const PlanPoint*> p = point(at->batch);
+  if (!p.ok()) return p.status();
+  ls.point = **p;
   ls.carried = !ls.overloaded && MeetsAll(ls.point);
+  const int64_t batch = at->batch;
   if (ls.overloaded) {
-    ls.point.label =
-        fmt::format("at the load: more than a replica keeps up with (batch {})", batch);
+    ls.point.label = fmt::format("at the load: more than a replica holds (batch {})", batch);
   } else if (by_rate) {
-    ls.point.label =
-        fmt::format("at the load: {:.3g} requests/s a replica (batch {})", ls.share, batch);
+    ls.point.label = fmt::format("at the load: {} a replica (batch {})",
+                                 Count(ls.share, "request/s", "requests/s"), batch);
   } else {
-    ls.point.label = fmt::format("at the load: {} requests in flight a replica", batch);
+    ls.point.label = fmt::format("at the load: {} in flight a replica",
+                                 Count(static_cast<double>(batch), "request"));
   }
   if (by_rate) {
     ls.fleet_requests_per_s = ls.overloaded ? replicas * rate_of(ls.point) : r.rate;
   } else {
-    // concurrency = q x replicas + k: k replicas hold q + 1 requests, the others q.
+    // concurrency = q x replicas + k: k replicas hold q + 1 requests, the others q (each at
+    // most the hold limit: the rest wait).
     const int64_t q = r.concurrency / ls.replicas;
     const int64_t k = r.concurrency % ls.replicas;
+    auto rate_at = [&](int64_t b) -> Result<double> {
+      if (b < 1) return 0.0;
+      Result<const PlanPoint*> q_point = point(std::min(b, v.hold_limit));
+      if (!q_point.ok()) return q_point.status();
+      return rate_of(**q_point);
+    };
     Result<double> low = rate_at(q);
     Result<double> high = rate_at(q + 1);
     if (!low.ok()) return low.status();
@@ -282,16 +336,20 @@ double WorstRatio(const PlanPoint& p) {
   return worst;
 }
 
-/// Whether layout a carries the load better than b: carried first; a sized fleet with fewer
-/// devices; a replica that keeps up; then the faster request (or, missing the targets, the
-/// smaller worst miss; overloaded, the more requests completed).
+/// Whether layout a carries the load better than b. Carried first: a sized fleet with fewer
+/// devices, then the faster request. Neither carried: one where some batch meets the targets,
+/// one whose replicas keep up, then the smaller worst miss of a target (overloaded: the more
+/// requests completed).
 bool CarriesBetter(const LoadServed& a, const LoadServed& b, bool sized) {
   if (a.carried != b.carried) return a.carried;
-  if (sized && a.gpus != b.gpus) return a.gpus < b.gpus;
+  if (a.carried) {
+    if (sized && a.gpus != b.gpus) return a.gpus < b.gpus;
+    return LoadRequestSeconds(a) < LoadRequestSeconds(b);
+  }
+  if (a.targets_reachable != b.targets_reachable) return a.targets_reachable;
   if (a.overloaded != b.overloaded) return !a.overloaded;
   if (a.overloaded) return a.fleet_requests_per_s > b.fleet_requests_per_s;
-  if (!a.carried) return WorstRatio(a.point) < WorstRatio(b.point);
-  return LoadRequestSeconds(a) < LoadRequestSeconds(b);
+  return WorstRatio(a.point) < WorstRatio(b.point);
 }
 
 Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const Device& d,
@@ -353,6 +411,8 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
         Result<PlanVariant> tried = PlanFor(c, w, d, at, v.name);
         if (!tried.ok()) {
           if (!first_error.has_value()) first_error = tried.status();
+          l.not_planned = tried.status().what();
+          layouts.push_back(l);
           continue;
         }
         const PlanPoint& big = tried->largest;
@@ -397,7 +457,8 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
       if (r.gpus == 0) {
         return Status::Invalid("--gpus",
                                fmt::format("the model does not fit {} at any power-of-two "
-                                           "tensor-parallel degree up to {}",
+                                           "tensor-parallel degree up to {} (the device's "
+                                           "link group); give --gpus to try larger ones",
                                            d.id, most_tp));
       }
       return Status::Invalid("--gpus", fmt::format("the model does not fit {} x {} at any "
@@ -757,8 +818,8 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
   if (r.rate != 0 && r.concurrency != 0) {
     return Status::Invalid("--rate", "give a load as --rate or as --concurrency, not both");
   }
-  if (r.rate != 0 && !(r.rate > 0 && r.rate <= 1e9)) {
-    return Status::Invalid("--rate", "must be a number of requests per second above 0, up to 1e9");
+  if (r.rate != 0 && !(r.rate >= 1e-6 && r.rate <= 1e9)) {
+    return Status::Invalid("--rate", "must be a number of requests per second from 1e-6 to 1e9");
   }
   if (!(r.prefix_hit >= 0 && r.prefix_hit < 1)) {
     return Status::Invalid("--prefix-hit", "must be a share of the prompt, at least 0 and below 1");
@@ -866,21 +927,21 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
                                  "fastest requests")));
   if (r.HasLoad()) {
     a.push_back(fmt::format(
-        "load: {}; a replica's capacity is its served batch (the largest within the hold limit "
-        "and the targets), and {}; figures are those of the most loaded replica, expected where "
-        "the plan has expected times, else at the bound",
+        "load: {}; {}; figures are those of the most loaded replica, expected where the plan "
+        "has expected times, else at the bound",
         r.rate > 0
-            ? fmt::format("{} requests/s arriving at random (Poisson), split evenly over the "
-                          "replicas; a replica's batch in flight is the smallest whose request "
-                          "rate (batch / (output tokens x the mean step)) reaches its share "
-                          "(Little's law)",
-                          r.rate)
-            : fmt::format("{} requests kept in flight (each replaced as it returns), spread over "
-                          "the replicas as evenly as whole requests allow",
-                          r.concurrency),
-        r.gpus > 0 ? fmt::format("the {} devices of --gpus serve it", r.gpus)
-                   : std::string("the fleet has the fewest replicas whose capacity carries the "
-                                 "load")));
+            ? fmt::format("{} arriving at random (Poisson), split evenly over the replicas; a "
+                          "replica's batch in flight is where its request rate (batch / (output "
+                          "tokens x the mean step)) first reaches its share as it fills from "
+                          "batch 1 (Little's law iterated: batch <- share x output x step)",
+                          Count(r.rate, "request/s", "requests/s"))
+            : fmt::format("{} kept in flight (each replaced as it returns), spread over the "
+                          "replicas as evenly as whole requests allow",
+                          Count(static_cast<double>(r.concurrency), "request")),
+        r.gpus > 0
+            ? fmt::format("the {} of --gpus serve it", Count(static_cast<double>(r.gpus), "device"))
+            : std::string("the fleet has the fewest replicas that carry it, each "
+                          "keeping up within the hold limit and the targets")));
   }
   a.push_back(
       "throughput at the roofline bound: no efficiency factor, no scheduling or host "

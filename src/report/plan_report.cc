@@ -30,10 +30,27 @@ std::string DegreeText(int64_t tp, int64_t pp) {
   return pp > 1 ? fmt::format("tp {} x {} pipeline stages", tp, pp) : fmt::format("tp {}", tp);
 }
 
+/// Requests per second: "1 request/s", "2.5 requests/s", "12345 requests/s".
+std::string PerSecond(double rate) { return Count(rate, "request/s", "requests/s"); }
+
 /// The load the request gives, in words: "10 requests/s (Poisson)", "64 requests in flight".
 std::string LoadText(const PlanRequest& r) {
-  return r.rate > 0 ? fmt::format("{:.4g} requests/s (Poisson)", r.rate)
-                    : fmt::format("{} requests in flight", r.concurrency);
+  return r.rate > 0 ? PerSecond(r.rate) + " (Poisson)"
+                    : Count(static_cast<double>(r.concurrency), "request") + " in flight";
+}
+
+/// What holds a replica's batch: "its KV room (a batch of 715)", "what its token budget
+/// prefills (a batch of 207)".
+std::string HoldText(const LoadServed& l) {
+  return fmt::format("{} (a batch of {})",
+                     l.kv_binds ? "its KV room" : "what its token budget prefills", l.hold_limit);
+}
+
+/// The devices that would carry the load on a layout, in words.
+std::string NeededText(const LoadServed& l, const std::string& noun) {
+  if (!l.targets_reachable) return "no batch meets the targets on it";
+  if (l.too_many) return fmt::format("carrying it takes more than a million {}s", noun);
+  return "carrying it takes " + Count(static_cast<double>(l.gpus_needed), noun);
 }
 
 /// How a layout carries the load, in a few words.
@@ -42,19 +59,13 @@ std::string CarriesText(const LoadServed& l, const std::string& noun, bool sized
   const std::string at =
       fmt::format(", at batch {} a replica ({} request {})", l.point.batch, basis,
                   Seconds(l.expected ? l.point.expected_request_s : l.point.request_s));
-  const std::string needed =
-      l.targets_reachable
-          ? fmt::format("carrying it takes {}", Count(static_cast<double>(l.gpus_needed), noun))
-          : std::string("not even batch 1 meets the targets");
   if (l.overloaded) {
-    return fmt::format(
-        "a replica cannot keep up (its budget prefills for a batch of {} at "
-        "most); {}",
-        l.point.batch, needed);
+    return fmt::format("a replica does not keep up within {}; {}", HoldText(l),
+                       NeededText(l, noun));
   }
-  if (!l.carried) return fmt::format("misses the targets{}; {}", at, needed);
+  if (!l.carried) return fmt::format("misses the targets{}; {}", at, NeededText(l, noun));
   return fmt::format("carries it on {}{}{}", Count(static_cast<double>(l.gpus), noun), at,
-                     sized ? "" : fmt::format(" ({} would)", l.gpus_needed));
+                     sized || l.too_many ? "" : fmt::format(" ({} would)", l.gpus_needed));
 }
 
 /// The degrees a plan tried with a load: how each carries it, and why the chosen one wins.
@@ -68,8 +79,10 @@ std::string RenderLoadLayouts(const PlanVariant& v, const PlanRequest& r, const 
     if (!l.fits || !l.load.has_value()) {
       out += l.too_many_chips ? fmt::format("  {}: a replica needs {} {}s, more than --gpus\n",
                                             DegreeText(l.tp, l.pp), l.tp * l.pp, noun)
-                              : fmt::format("  {}: one sequence of the request does not fit\n",
-                                            DegreeText(l.tp, l.pp));
+             : !l.not_planned.empty()
+                 ? fmt::format("  {}: {}\n", DegreeText(l.tp, l.pp), l.not_planned)
+                 : fmt::format("  {}: one sequence of the request does not fit\n",
+                               DegreeText(l.tp, l.pp));
       continue;
     }
     out += fmt::format("  {} x {}: weights {} per {}, KV room for {}; {}{}\n",
@@ -91,8 +104,11 @@ std::string RenderLoadLayouts(const PlanVariant& v, const PlanRequest& r, const 
   if (chosen == nullptr) return out;
   const LoadServed& c = *chosen->load;
   if (!c.carried) {
-    return out + fmt::format("no layout carries the load{}: tp {} comes closest\n",
-                             r.targets.empty() ? "" : " within the targets", chosen->tp);
+    const std::string why = !c.targets_reachable ? "the smallest miss of a target at batch 1"
+                            : c.overloaded       ? "the most requests completed"
+                                                 : "the smallest miss of a target";
+    return out + fmt::format("no layout carries the load{}: tp {} comes closest ({})\n",
+                             r.targets.empty() ? "" : " within the targets", chosen->tp, why);
   }
   auto request = [](const LoadServed& l) {
     return Seconds(l.expected ? l.point.expected_request_s : l.point.request_s);
@@ -145,9 +161,10 @@ std::string RenderLayouts(const PlanVariant& v, const PlanRequest& r, const std:
       priced ? fmt::format("; $/M out: the {} {}s' price over that output", r.gpus, noun) : "");
   for (const PlanLayout& l : v.layouts) {
     if (!l.fits) {
-      out += l.too_many_chips
-                 ? fmt::format("  {}: a replica needs {} {}s, more than --gpus\n", degree(l),
-                               l.tp * l.pp, noun)
+      out += l.too_many_chips ? fmt::format("  {}: a replica needs {} {}s, more than --gpus\n",
+                                            degree(l), l.tp * l.pp, noun)
+             : !l.not_planned.empty()
+                 ? fmt::format("  {}: {}\n", degree(l), l.not_planned)
                  : fmt::format("  {}: one sequence of the request does not fit\n", degree(l));
       continue;
     }
@@ -256,47 +273,55 @@ std::string RenderLoad(const PlanRequest& r, const PlanVariant& v, const std::st
   const bool sized = r.gpus == 0;
   const std::string basis = l.expected ? "expected" : "at the bound";
   const std::string capacity =
-      r.rate > 0 ? fmt::format("{:.3g} requests/s (batch {})", l.capacity_rate, l.capacity_batch)
-                 : fmt::format("{} requests in flight ({:.3g} requests/s)", l.capacity_batch,
-                               l.capacity_rate);
-  std::string out = fmt::format(
-      "load {}: {} of tp {}{} ({}{}); a replica carries at most {} within the hold limit{} "
-      "({})\n",
-      LoadText(r), Count(static_cast<double>(l.replicas), "replica"), v.tp,
+      r.rate > 0 ? fmt::format("{} (batch {})", PerSecond(l.capacity_rate), l.capacity_batch)
+                 : fmt::format("{} in flight ({})",
+                               Count(static_cast<double>(l.capacity_batch), "request"),
+                               PerSecond(l.capacity_rate));
+  const std::string fleet = fmt::format(
+      "{} of tp {}{} ({}{})", Count(static_cast<double>(l.replicas), "replica"), v.tp,
       v.pp > 1 ? fmt::format(" x {} stages", v.pp) : "", Count(static_cast<double>(l.gpus), noun),
-      sized ? ", the fewest that carry it" : "", capacity,
-      r.targets.empty() ? "" : " and the targets", basis);
+      !sized                ? ""
+      : l.targets_reachable ? ", the fewest that carry it"
+                            : ", batch 1 on each: no batch meets the targets");
+  std::string out =
+      l.targets_reachable
+          ? fmt::format(
+                "load {}: {}; at the largest batch within {}{} a replica completes {} "
+                "({})\n",
+                LoadText(r), fleet, HoldText(l), r.targets.empty() ? "" : " and the targets",
+                capacity, basis)
+          : fmt::format("load {}: {}; no batch meets the targets, batch 1 completes {} ({})\n",
+                        LoadText(r), fleet, PerSecond(l.capacity_rate), basis);
   if (l.overloaded) {
     out += fmt::format(
-        "not carried: a replica's share ({}) is more than its budget prefills; the fleet "
-        "completes {:.3g} requests/s; carrying the load takes {}\n",
-        r.rate > 0 ? fmt::format("{:.3g} requests/s", l.share)
-                   : fmt::format("{:.0f} requests", l.share),
-        l.fleet_requests_per_s, Count(static_cast<double>(l.gpus_needed), noun));
-    if (!l.targets_reachable)
-      out += "no fleet meets the targets on this layout: not even batch 1 does\n";
+        "not carried: a replica's share ({}) is more than it keeps up with within {}{}; the "
+        "fleet completes {}; {}\n",
+        r.rate > 0 ? PerSecond(l.share) : Count(l.share, "request") + " in flight", HoldText(l),
+        r.rate > 0 ? "" : " (the other requests wait)", PerSecond(l.fleet_requests_per_s),
+        NeededText(l, noun));
     return out;
   }
   const PlanPoint& pt = l.point;
   const bool exp = l.expected;
   out += fmt::format(
-      "{}: a replica's share {}: TTFT {}, time per output token {}, request {} ({} "
-      "medians); the fleet completes {:.4g} requests/s, {} output tokens/s{}\n",
+      "{}: a replica's share {}: TTFT {}, time per output token {}, request {} (medians, {}); "
+      "the fleet completes {}, {} output tokens/s{}\n",
       l.carried ? "carried" : "not carried (misses the targets)",
-      r.rate > 0 ? fmt::format("{:.3g} requests/s runs at batch {} in flight", l.share, pt.batch)
-                 : fmt::format("is {} requests in flight", pt.batch),
+      r.rate > 0 ? fmt::format("{} runs at batch {} in flight", PerSecond(l.share), pt.batch)
+                 : "is " + Count(static_cast<double>(pt.batch), "request") + " in flight",
       Seconds(exp ? pt.expected_ttft_s : pt.ttft_s), Seconds(exp ? pt.expected_tpot_s : pt.tpot_s),
-      Seconds(exp ? pt.expected_request_s : pt.request_s), basis, l.fleet_requests_per_s,
+      Seconds(exp ? pt.expected_request_s : pt.request_s), basis, PerSecond(l.fleet_requests_per_s),
       Rate(l.fleet_output_tokens_per_s),
       l.cost_per_m_output > 0 ? fmt::format(", {}/M out with every {} of the {} paid",
                                             Dollars(l.cost_per_m_output), noun, l.gpus)
                               : "");
-  if (!l.targets_reachable) {
-    out += fmt::format("no fleet meets the targets on this layout: not even batch 1 does\n");
-  } else if (!l.carried || l.gpus_needed != l.gpus) {
-    out += fmt::format("{} carry the load within the hold limit{} on this layout\n",
-                       Count(static_cast<double>(l.gpus_needed), noun),
-                       r.targets.empty() ? "" : " and the targets");
+  if (l.targets_reachable && (!l.carried || l.gpus_needed != l.gpus)) {
+    out += l.too_many
+               ? fmt::format("more than a million {}s would carry the load on this layout\n", noun)
+               : fmt::format("{} the load within {}{} on this layout\n",
+                             l.gpus_needed == 1 ? "1 " + noun + " carries"
+                                                : fmt::format("{} {}s carry", l.gpus_needed, noun),
+                             HoldText(l), r.targets.empty() ? "" : " and the targets");
   }
   return out;
 }
@@ -477,10 +502,12 @@ std::string RenderPlanTable(const Plan& p) {
   if (p.variants.size() > 1) {
     const PlanVariant& a = p.variants[0];
     const PlanVariant& b = p.variants[1];
-    if (a.load.has_value() && b.load.has_value()) {
+    if (a.load.has_value() && b.load.has_value() && a.load->targets_reachable &&
+        b.load->targets_reachable && !a.load->too_many && !b.load->too_many) {
       out += fmt::format(
-          "\nFP8 vs as configured, at the load: {}s to carry it {} -> {}, request {} -> {}\n", noun,
-          a.load->gpus_needed, b.load->gpus_needed,
+          "\nFP8 vs as configured, at the load: {}s the chosen layout needs to carry it {} -> {}, "
+          "request {} -> {}\n",
+          noun, a.load->gpus_needed, b.load->gpus_needed,
           Seconds(a.load->expected ? a.load->point.expected_request_s : a.load->point.request_s),
           Seconds(b.load->expected ? b.load->point.expected_request_s : b.load->point.request_s));
     }
@@ -599,6 +626,7 @@ std::string RenderPlanJson(const Plan& p) {
                    {"fits", l.fits},
                    {"too_many_chips", l.too_many_chips},
                    {"chosen", l.tp == v.tp}};
+        if (!l.not_planned.empty()) jl["not_planned"] = l.not_planned;
         if (l.fits) {
           jl["replicas"] = l.replicas;
           jl["idle_gpus"] = l.idle_gpus;
@@ -613,10 +641,15 @@ std::string RenderPlanJson(const Plan& p) {
             jl["load"] = {
                 {"carried", ls.carried},
                 {"overloaded", ls.overloaded},
+                {"targets_reachable", ls.targets_reachable},
                 {"gpus", ls.gpus},
                 {"gpus_needed", ls.gpus_needed},
+                {"more_than_a_million_gpus", ls.too_many},
                 {"replicas", ls.replicas},
+                {"share", ls.share},
                 {"batch", ls.point.batch},
+                {"fleet_requests_per_s", ls.fleet_requests_per_s},
+                {"fleet_cost_per_million_output_tokens", ls.cost_per_m_output},
                 {"request_s", ls.expected ? ls.point.expected_request_s : ls.point.request_s},
                 {"from", ls.expected ? "expected" : "bound"}};
           }
@@ -643,6 +676,7 @@ std::string RenderPlanJson(const Plan& p) {
                     {"gpus", ls.gpus},
                     {"replicas", ls.replicas},
                     {"gpus_needed", ls.gpus_needed},
+                    {"more_than_a_million_gpus", ls.too_many},
                     {"capacity_requests_per_s", ls.capacity_rate},
                     {"capacity_batch", ls.capacity_batch},
                     {"share", ls.share},

@@ -75,10 +75,9 @@ int RunPlan(Context& ctx) {
                  "layout tried at batches 1, 2, 4, ... and the Pareto frontier");
   if (auto done = ParseArgs(app, ctx)) return *done;
   if (Status st = options.Read(s); !st.ok()) return Fail(ctx, st);
-  if (rate->count() > 0 && !(r.rate > 0 && r.rate <= 1e9)) {
-    return Fail(ctx, Status::Invalid("--rate",
-                                     "must be a number of requests per second above 0, "
-                                     "up to 1e9"));
+  if (rate->count() > 0 && !(r.rate >= 1e-6 && r.rate <= 1e9)) {
+    return Fail(
+        ctx, Status::Invalid("--rate", "must be a number of requests per second from 1e-6 to 1e9"));
   }
   if (concurrency->count() > 0 && r.concurrency == 0) {
     return Fail(ctx, Status::Invalid("--concurrency", "must be between 1 and 2^24, got 0"));
