@@ -57,8 +57,8 @@ TEST(Views, ALibraryCallGivesWhatTheCommandPrints) {
   vary.vary = {"context=2k:8k"};
   const Result<Views> sweep = SweepViews(llm, vary, csv, db);
   ASSERT_TRUE(sweep.ok()) << sweep.status().ToString();
-  const Output swept = RunCli({"sweep", "llama-3-8b", "--batch", "4", "--vary", "context=2k:8k",
-                               "--format", "csv"});
+  const Output swept =
+      RunCli({"sweep", "llama-3-8b", "--batch", "4", "--vary", "context=2k:8k", "--format", "csv"});
   ASSERT_EQ(swept.status, 0) << swept.err;
   EXPECT_EQ(printed(sweep), swept.out);
   ProfileViewOptions nsys;
@@ -187,9 +187,10 @@ TEST(Views, OpPlanAndValidateAreLibraryCalls) {
 }
 
 TEST(Cli, OpSizesTakeKAndM) {
-  const Output a = RunCli({"op", "matmul", "--m", "2k", "--n", "4k", "--k", "1M", "--format", "json"});
-  const Output b = RunCli(
-      {"op", "matmul", "--m", "2048", "--n", "4096", "--k", "1048576", "--format", "json"});
+  const Output a =
+      RunCli({"op", "matmul", "--m", "2k", "--n", "4k", "--k", "1M", "--format", "json"});
+  const Output b =
+      RunCli({"op", "matmul", "--m", "2048", "--n", "4096", "--k", "1048576", "--format", "json"});
   ASSERT_EQ(a.status, 0) << a.err;
   ASSERT_EQ(b.status, 0) << b.err;
   EXPECT_EQ(a.out, b.out);
@@ -199,13 +200,13 @@ TEST(Cli, OpSizesTakeKAndM) {
 // The operator's own fields are checked before the expected-time choices: a bad size is named
 // even when --runtime is bad too.
 TEST(Cli, OpNamesABadSizeBeforeABadExpectedTimeOption) {
-  const Output o = RunCli({"op", "matmul", "--m", "abc", "--n", "64", "--k", "64", "--efficiency",
-                           "matmul=2"});
+  const Output o =
+      RunCli({"op", "matmul", "--m", "abc", "--n", "64", "--k", "64", "--efficiency", "matmul=2"});
   EXPECT_EQ(o.status, 2);
   EXPECT_NE(o.err.find("--m"), std::string::npos) << o.err;
   EXPECT_EQ(o.err.find("--efficiency"), std::string::npos) << o.err;
-  const Output e = RunCli({"op", "matmul", "--m", "64", "--n", "64", "--k", "64", "--efficiency",
-                           "matmul=2"});
+  const Output e =
+      RunCli({"op", "matmul", "--m", "64", "--n", "64", "--k", "64", "--efficiency", "matmul=2"});
   EXPECT_EQ(e.status, 2);
   EXPECT_NE(e.err.find("--efficiency"), std::string::npos) << e.err;
 }
@@ -487,10 +488,12 @@ INSTANTIATE_TEST_SUITE_P(
         // Sizes take k and M in op and plan as in the scenario's fields; the bound applies to
         // the value the suffix makes.
         BadArgs{{"op", "matmul", "--m", "2q", "--n", "1", "--k", "1"}, "--m: '2q' is not a size"},
-        BadArgs{{"op", "matmul", "--m", "1073741825k", "--n", "1", "--k", "1"}, "--m: "
+        BadArgs{{"op", "matmul", "--m", "1073741825k", "--n", "1", "--k", "1"},
+                "--m: "
                 "1099511628800 is absurdly large"},
         BadArgs{{"ncu-command", "--hw", "nosuch", "--app", ""}, "--app: is empty"},
-        BadArgs{{"plan", "llama-3-8b", "--output", "1.5k"}, "--output: '1.5k' is not a size"},
+        BadArgs{{"plan", "llama-3-8b", "--output", "1.5k"},
+                "--output: '1.5k' is not a length in tokens"},
         BadArgs{{"plan", "llama-3-8b", "--kv-dtype", "fp4"}, "--kv-dtype"},
         // Every device whose id starts with the one given, the default first.
         BadArgs{{"model", "llama-3-8b", "--hw", "h100"},

@@ -905,5 +905,117 @@ TEST(PlanLoad, ExtremeLoadsOnAFixedFleetAreReportedNotRefused) {
   EXPECT_EQ(one.out.find(" 1 requests "), std::string::npos) << one.out;
 }
 
+// Request lengths as a spread: the lognormal's moments and percentiles (mean = exp(mu + sigma^2 /
+// 2), median = exp(mu), E[X^2] = exp(2 mu + 2 sigma^2): any statistics text), the discrete
+// uniform's (variance ((n^2 - 1) / 12) for n values), one value, and what is refused.
+TEST(Lengths, MomentsAndPercentilesAreTheDistributions) {
+  const Lengths ln = *ParseLengths("lognormal:2048,0.6", "--prompt");
+  const double mu = std::log(2048.0) - 0.18;
+  EXPECT_DOUBLE_EQ(ln.mean, 2048);
+  EXPECT_NEAR(ln.mean_sq, std::exp(2 * mu + 2 * 0.36), 1e-9 * ln.mean_sq);
+  EXPECT_NEAR(ln.Cv2(), std::exp(0.36) - 1, 1e-12);
+  EXPECT_EQ(ln.AtPercentile(50), std::llround(std::exp(mu)));  // 1711
+  EXPECT_EQ(ln.AtPercentile(99), std::llround(std::exp(mu + 0.6 * 2.3263478740408408)));
+  EXPECT_EQ(ln.Mean(), 2048);
+  EXPECT_EQ(ParseLengths(ln.ToString(), "--prompt")->ToString(), ln.ToString());
+  const Lengths u = *ParseLengths("uniform:1k,3072", "--prompt");
+  EXPECT_DOUBLE_EQ(u.mean, 2048);
+  EXPECT_NEAR(u.mean_sq - u.mean * u.mean, (2049.0 * 2049 - 1) / 12, 1e-9 * u.mean_sq);
+  EXPECT_EQ(u.AtPercentile(90), 1024 + 1845 - 1);  // ceil(0.9 x 2049) values from 1024
+  EXPECT_EQ(u.ToString(), "uniform:1024,3072");
+  const Lengths one = *ParseLengths("2k", "--prompt");
+  EXPECT_TRUE(one.fixed());
+  EXPECT_EQ(one.AtPercentile(99), 2048);
+  EXPECT_DOUBLE_EQ(one.Cv2(), 0);
+  for (const char* bad :
+       {"", "0", "-5", "20M", "2.5", "lognormal:2048", "lognormal:0,1", "lognormal:2048,-1",
+        "lognormal:2048,3", "lognormal:2048,nan", "lognormal:2048,0x1", "lognormal:2048,0.6,1",
+        "lognormal:abc,1", "uniform:5,2", "uniform:0,5", "gamma:1,2", ":", "lognormal:,"}) {
+    const Result<Lengths> l = ParseLengths(bad, "--prompt");
+    EXPECT_FALSE(l.ok()) << bad;
+    if (!l.ok()) {
+      EXPECT_EQ(l.status().where(), "--prompt") << bad;
+    }
+  }
+}
+
+// The serving figures under a spread of lengths: the wait for prefill room grows by 1 + cv^2
+// (M/G/1, Pollaczek-Khinchine), a TTFT at a percentile prefills the prompt at that percentile,
+// an E2E at a percentile decodes the output at it; a spread of none changes nothing.
+TEST(Serving, ASpreadOfLengthsReachesTheQueueAndTheTails) {
+  ServingLoad load{300, 2048, 256, 8192};
+  const ServingShape s = *ShapeOf(load);  // utilization 300 / 256 x 2048 / 7892 = 0.30
+  const StepTimes t{0.010, 0.030, 0.070};
+  const ServingFigures fixed = Serve(load, s, t, 99);
+  const Lengths none = *ParseLengths("uniform:2048,2048", "--prompt");
+  load.prompts = &none;
+  const ServingFigures same = Serve(load, s, t, 99);
+  EXPECT_DOUBLE_EQ(same.ttft_s, fixed.ttft_s);
+  EXPECT_DOUBLE_EQ(same.ttft_mean_s, fixed.ttft_mean_s);
+  const Lengths ln = *ParseLengths("lognormal:2048,0.8", "--prompt");
+  load.prompts = &ln;
+  const ServingFigures spread = Serve(load, s, t, 99);
+  // The mean wait, in steps, M/D/1 without the spread: rho x S / (2 (1 - rho)), S = P / room.
+  const double rho = s.utilization, service = 2048.0 / static_cast<double>(s.room);
+  const double wait = rho * service / (2 * (1 - rho)) * fixed.step_s;
+  EXPECT_NEAR(spread.ttft_mean_s - fixed.ttft_mean_s, ln.Cv2() * wait, 1e-12);
+  // At p99 the request's own prompt is the 99th percentile's, longer than the room: a step
+  // with the room filled, then one with the rest (between the decode step and a full room).
+  const double x = static_cast<double>(ln.AtPercentile(99));
+  const double room = static_cast<double>(s.room);
+  ASSERT_GT(x, room);
+  ASSERT_LT(x, 2 * room);
+  EXPECT_NEAR(spread.own_prefill_s, t.full + t.decode + (t.full - t.decode) * (x - room) / room,
+              1e-12);
+  EXPECT_GT(spread.ttft_s, fixed.ttft_s);
+  // At the median the prompt is shorter than the mean: a shorter own prefill (on the chord
+  // from the decode step).
+  const ServingFigures median = Serve(load, s, t, 50);
+  EXPECT_LT(median.own_prefill_s, Serve(ServingLoad{300, 2048, 256, 8192}, s, t, 50).own_prefill_s);
+  // E2E at p99: the output at its 99th percentile.
+  const Lengths out = *ParseLengths("lognormal:256,0.6", "--output");
+  load.outputs = &out;
+  const ServingFigures e2e = Serve(load, s, t, 99);
+  EXPECT_NEAR(e2e.e2e_s, e2e.ttft_s + static_cast<double>(out.AtPercentile(99) - 1) * e2e.tpot_s,
+              1e-12);
+}
+
+// In a plan: a spread of outputs moves the decode steps to the running rows' mean context
+// (long outputs hold their rows longer), launch lines and the pre-flight take the 99th
+// percentiles, and bad lengths are refused with one line.
+TEST(PlanServing, SpreadsOfLengthsMoveTheDecodeContextAndTheLaunchLines) {
+  const TransformerConfig c = Preset("llama-3-70b");
+  PlanRequest r = Fleet();
+  r.tp = 4;
+  r.output_lengths = *ParseLengths("lognormal:256,0.6", "--output");
+  r.prompt_lengths = *ParseLengths("uniform:1024,3072", "--prompt");
+  const Lengths& g = *r.output_lengths;
+  EXPECT_EQ(r.MeanDecodeContext(), 2048 + std::llround((g.mean_sq / g.mean + 1) / 2));
+  EXPECT_GT(r.MeanDecodeContext(), 2048 + 128);
+  const Result<Plan> p = MakePlan(c, Workload{}, Dev("h100-sxm"), r);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  PlanRequest plain = Fleet();
+  plain.tp = 4;
+  const Result<Plan> q = MakePlan(c, Workload{}, Dev("h100-sxm"), plain);
+  ASSERT_TRUE(q.ok());
+  // Batch 1's decode step reads a longer context: a longer time per token than without.
+  EXPECT_GT(p->variants[0].batch1.tpot_s, q->variants[0].batch1.tpot_s);
+  const nlohmann::json j = nlohmann::json::parse(RenderPlanJson(*p));
+  // The uniform prompt's p99: the 2029th of its 2049 values (ceil(0.99 x 2049)) from 1024.
+  const int64_t longest = 1024 + 2029 - 1 + g.AtPercentile(99);
+  EXPECT_EQ(r.LongestAtP99(), longest);
+  EXPECT_NE(j["variants"][0]["launch"]["vllm"].get<std::string>().find(
+                fmt::format("--max-model-len {}", longest)),
+            std::string::npos);
+  EXPECT_EQ(j["output_lengths"]["p99"].get<int64_t>(), g.AtPercentile(99));
+  for (const char* bad : {"lognormal:2048", "uniform:9,3", "weibull:1,2", "0"}) {
+    const testing::CliOutput run =
+        testing::RunCli({"plan", "llama-3-8b", "--hw", "h100-sxm", "--prompt", bad});
+    EXPECT_EQ(run.status, 2) << bad;
+    EXPECT_EQ(run.out, "") << bad;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  }
+}
+
 }  // namespace serving_test
 }  // namespace roofline

@@ -29,8 +29,11 @@ Result<LatencyTarget> ParseLatencyTarget(const std::string& metric, const std::s
 struct PlanRequest {
   /// Devices in the fleet; 0 with a load (rate or concurrency): the fewest that carry it.
   int64_t gpus = 1;
-  int64_t prompt = 2048;      ///< input tokens per request
-  int64_t output = 256;       ///< generated tokens per request
+  int64_t prompt = 2048;  ///< input tokens per request (the mean, with a spread)
+  int64_t output = 256;   ///< generated tokens per request (the mean, with a spread)
+  /// How the lengths spread over requests (none: every request alike); their means are prompt
+  /// and output (MakePlan takes them from here when given).
+  std::optional<Lengths> prompt_lengths, output_lengths;
   double price_per_hour = 0;  ///< per device-hour (0: no cost figures)
   int64_t tp = 0;             ///< tensor-parallel degree; 0 = the smallest that fits
   /// Tokens per step, decode rows and prefill together (vLLM's max_num_batched_tokens); 0: vLLM's
@@ -50,6 +53,11 @@ struct PlanRequest {
   CostOptions cost;  ///< how the operating points are costed (launch overhead)
 
   bool HasLoad() const { return rate > 0 || concurrency > 0; }
+  /// The mean context of a running request's decode steps: prompt + (E[G^2] / E[G] + 1) / 2
+  /// for outputs G (a long output holds its row for more steps), whole.
+  int64_t MeanDecodeContext() const;
+  /// A request's longest length at the 99th percentile: prompt and output each at it.
+  int64_t LongestAtP99() const;
   /// Prompt tokens each request finds cached: prefix_hit x prompt, whole, fewer than the prompt.
   int64_t CachedTokens() const;
 };

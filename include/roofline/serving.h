@@ -12,6 +12,33 @@
 
 namespace roofline {
 
+/// Request lengths in tokens: one value for every request, or a distribution of them.
+struct Lengths {
+  enum class Kind { kFixed, kLognormal, kUniform };
+  Kind kind = Kind::kFixed;
+  double mean = 1;     ///< E[X]
+  double mean_sq = 1;  ///< E[X^2]
+  /// Lognormal: the mean and standard deviation of ln X (mu, sigma); uniform: the lowest and
+  /// highest length; fixed: the length twice.
+  double a = 1, b = 1;
+
+  /// The length at a percentile (KnownPercentile): whole, from 1 to 2^24.
+  int64_t AtPercentile(int percentile) const;
+  /// The nearest whole mean, at least 1.
+  int64_t Mean() const;
+  /// The squared coefficient of variation, Var[X] / E[X]^2 (0 for one value).
+  double Cv2() const;
+  bool fixed() const { return kind == Kind::kFixed; }
+  /// As ParseLengths reads it: "2048", "lognormal:2048,0.6", "uniform:1024,3072".
+  std::string ToString() const;
+};
+
+/// "2048" or "2k" (every request alike), "lognormal:MEAN,SIGMA" (lognormal with that mean in
+/// tokens and that standard deviation of the log, 0 < SIGMA <= 2), "uniform:LOW,HIGH" (whole
+/// lengths from LOW to HIGH, each equally likely); sizes take k (x1024) and M (x1024^2), from 1
+/// to 2^24 tokens. Errors name `flag`.
+Result<Lengths> ParseLengths(const std::string& text, const std::string& flag);
+
 /// A replica's load: `batch` requests in flight, each `prompt` tokens in and `output` tokens out,
 /// and the engine's token budget per step (decode rows and prefill tokens together: vLLM's
 /// max_num_batched_tokens, TensorRT-LLM's max_num_tokens).
@@ -23,6 +50,12 @@ struct ServingLoad {
   /// Of each prompt, the tokens found in the prefix cache (vLLM's automatic prefix caching,
   /// SGLang's radix cache): not prefilled, but attended to; 0 <= cached < prompt.
   int64_t cached = 0;
+  /// How the lengths spread (none: every request has `prompt` and `output` tokens; their means
+  /// are `prompt` and `output` either way). The steps carry the mean prompt; the queue for
+  /// prefill room, a TTFT at a percentile (its own prompt at that percentile) and an E2E at a
+  /// percentile (its output at that percentile) see the spread.
+  const Lengths* prompts = nullptr;
+  const Lengths* outputs = nullptr;
 
   int64_t fresh() const { return prompt - cached; }  ///< prompt tokens a request prefills
 };

@@ -33,7 +33,7 @@ Result<ShapeTimes> TimesOf(const TransformerConfig& c, Workload w, const CostMod
   w.batch = batch;
   w.prompt = r.prompt;
   // Decode cost is affine in the context, so the mean step equals the step at the mean context.
-  w.context = r.prompt + (r.output + 1) / 2;
+  w.context = r.MeanDecodeContext();
   w.chunk = 0;
   ShapeTimes t;
   Result<PhaseResult> dec = RunOne(c, w, m, Phase::kDecode);
@@ -71,7 +71,9 @@ constexpr double kMaxUtilization = 0.9;
 Result<PlanPoint> Point(const TransformerConfig& c, const Workload& w, const CostModel& m,
                         const PlanRequest& r, int64_t budget, int64_t chips, int64_t batch,
                         const std::string& label) {
-  const ServingLoad load{batch, r.prompt, r.output, budget, r.CachedTokens()};
+  ServingLoad load{batch, r.prompt, r.output, budget, r.CachedTokens()};
+  if (r.prompt_lengths.has_value()) load.prompts = &*r.prompt_lengths;
+  if (r.output_lengths.has_value()) load.outputs = &*r.output_lengths;
   Result<ServingShape> shape = ShapeOf(load);
   if (!shape.ok()) return shape.status();
   Result<ShapeTimes> times = TimesOf(c, w, m, r, batch, *shape);
@@ -633,7 +635,7 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   Workload wl = wt;
   // The FLOP limit: the largest batch's FLOPs per request at the tensor peak on every device.
   wl.batch = v.largest.batch;
-  wl.context = r.prompt + (r.output + 1) / 2;
+  wl.context = r.MeanDecodeContext();
   Result<PhaseResult> dec = RunOne(c, wl, m, Phase::kDecode);
   if (!dec.ok()) return dec.status();
   // The batch's prompts: prefilled whole, or with a prefix cache their fresh tokens after the
@@ -700,17 +702,21 @@ std::vector<PreflightCheck> Preflight(const TransformerConfig& c, const Workload
                  vocab ? fmt::format("tp {} divides the vocabulary of {}", v.tp, c.vocab)
                        : fmt::format("tp {} does not divide the vocabulary of {}: engines pad it",
                                      v.tp, c.vocab)});
-  const int64_t longest = r.prompt + r.output;
+  // With a spread of lengths, the 99th percentile of each (longer requests: 1% or fewer).
+  const int64_t longest = r.LongestAtP99();
   const bool fits = c.max_positions == 0 || longest <= c.max_positions;
+  const std::string tokens = r.prompt_lengths.has_value() || r.output_lengths.has_value()
+                                 ? "tokens a request at the 99th percentile of prompt and output"
+                                 : "tokens a request";
   out.push_back(
       {"context", fits,
        c.max_positions == 0
-           ? fmt::format("{} tokens a request (the config states no position limit)", longest)
-       : fits ? fmt::format("{} tokens a request, within max_position_embeddings {}", longest,
+           ? fmt::format("{} {} (the config states no position limit)", longest, tokens)
+       : fits ? fmt::format("{} {}, within max_position_embeddings {}", longest, tokens,
                             c.max_positions)
-              : fmt::format("{} tokens a request exceed max_position_embeddings {}: the engines "
+              : fmt::format("{} {} exceed max_position_embeddings {}: the engines "
                             "refuse --max-model-len above it without a rope-scaling override",
-                            longest, c.max_positions)});
+                            longest, tokens, c.max_positions)});
   // vLLM's gpu_memory_utilization defaults to 0.9 (vllm/engine/arg_utils.py).
   const bool room = w.memory_fraction <= 0.9 + 1e-12;
   out.push_back(
@@ -726,6 +732,18 @@ std::vector<PreflightCheck> Preflight(const TransformerConfig& c, const Workload
 }
 
 }  // namespace
+
+int64_t PlanRequest::MeanDecodeContext() const {
+  if (!output_lengths.has_value() || output_lengths->fixed()) return prompt + (output + 1) / 2;
+  const Lengths& g = *output_lengths;
+  return prompt + static_cast<int64_t>(std::llround((g.mean_sq / g.mean + 1) / 2));
+}
+
+int64_t PlanRequest::LongestAtP99() const {
+  const int64_t p = prompt_lengths.has_value() ? prompt_lengths->AtPercentile(99) : prompt;
+  const int64_t g = output_lengths.has_value() ? output_lengths->AtPercentile(99) : output;
+  return p + g;
+}
 
 int64_t PlanRequest::CachedTokens() const {
   const double cached = std::floor(prefix_hit * static_cast<double>(prompt));
@@ -814,7 +832,17 @@ Result<PlanPointAtBatch> PlanPointAt(const TransformerConfig& c, const Workload&
 }
 
 Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const Device& d,
-                      const PlanRequest& r) {
+                      const PlanRequest& given) {
+  PlanRequest r = given;
+  // A spread of lengths: its mean is the request's length; one value is no spread.
+  if (r.prompt_lengths.has_value()) {
+    r.prompt = r.prompt_lengths->Mean();
+    if (r.prompt_lengths->fixed()) r.prompt_lengths.reset();
+  }
+  if (r.output_lengths.has_value()) {
+    r.output = r.output_lengths->Mean();
+    if (r.output_lengths->fixed()) r.output_lengths.reset();
+  }
   if (r.rate != 0 && r.concurrency != 0) {
     return Status::Invalid("--rate", "give a load as --rate or as --concurrency, not both");
   }
@@ -892,9 +920,27 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
       "decode cost being affine in it) and prefills, beside them, the prompts that arrived "
       "during the step before (Poisson, batch / {} per step), whole when they fit the token "
       "budget of {} per step{}, else in chunks (docs/sweeps-and-plans.md, serving model)",
-      r.prompt, r.output, r.prompt + (r.output + 1) / 2, r.output, budget,
+      r.prompt, r.output, r.MeanDecodeContext(), r.output, budget,
       r.budget > 0 ? " (--max-batched-tokens)"
                    : " (vLLM's default for an OpenAI server on this device)"));
+  if (r.prompt_lengths.has_value() || r.output_lengths.has_value()) {
+    auto spread = [](const std::optional<Lengths>& l, int64_t mean) {
+      return l.has_value() ? fmt::format("{} (mean {}, p50 {}, p99 {})", l->ToString(), mean,
+                                         l->AtPercentile(50), l->AtPercentile(99))
+                           : fmt::format("{} for every request", mean);
+    };
+    a.push_back(fmt::format(
+        "request lengths vary: prompt {}, output {}; the steps carry the mean prompt; the wait "
+        "for prefill room is M/G/1 (Pollaczek-Khinchine: the mean wait grows by 1 + cv^2 of the "
+        "prompts, cv^2 = {:.3g}); a TTFT at a percentile takes the prompt at that percentile as "
+        "its own prefill, an E2E at a percentile the output at it (sums of percentiles: an upper "
+        "estimate); decode runs at the mean context of the running rows, prompt + (E[G^2] / "
+        "E[G] + 1) / 2 = {} (long outputs hold their rows longer); the KV cache holds the mean "
+        "prompt and output per sequence; launch lines and the pre-flight take each length at its "
+        "99th percentile",
+        spread(r.prompt_lengths, r.prompt), spread(r.output_lengths, r.output),
+        r.prompt_lengths.has_value() ? r.prompt_lengths->Cv2() : 0.0, r.MeanDecodeContext()));
+  }
   if (r.CachedTokens() > 0) {
     a.push_back(fmt::format(
         "prefix cache (--prefix-hit {}): {} of each prompt's {} tokens are cached and not "

@@ -3,8 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
+#include <optional>
+
+#include "roofline/scenario.h"
 
 namespace roofline {
 namespace {
@@ -23,7 +27,120 @@ double NormalQuantile(int percentile) {
   }
 }
 
+constexpr int64_t kMostTokens = int64_t{1} << 24;
+
+/// A decimal number, whole text (no hex, spaces, inf or nan).
+std::optional<double> Decimal(const std::string& text) {
+  double x = 0;
+  const auto [end, ec] =
+      std::from_chars(text.data(), text.data() + text.size(), x, std::chars_format::general);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(x)) {
+    return std::nullopt;
+  }
+  return x;
+}
+
 }  // namespace
+
+int64_t Lengths::AtPercentile(int percentile) const {
+  const double q = static_cast<double>(percentile) / 100;
+  double x = a;
+  switch (kind) {
+    case Kind::kFixed:
+      x = a;
+      break;
+    case Kind::kLognormal:
+      x = std::round(std::exp(a + b * NormalQuantile(percentile)));
+      break;
+    case Kind::kUniform:
+      // The smallest whole length whose share of requests at or below it reaches q.
+      x = a + std::ceil(q * (b - a + 1)) - 1;
+      break;
+  }
+  return static_cast<int64_t>(std::clamp(x, 1.0, static_cast<double>(kMostTokens)));
+}
+
+int64_t Lengths::Mean() const {
+  return static_cast<int64_t>(std::clamp(std::round(mean), 1.0, static_cast<double>(kMostTokens)));
+}
+
+double Lengths::Cv2() const { return std::max(0.0, mean_sq / (mean * mean) - 1); }
+
+std::string Lengths::ToString() const {
+  switch (kind) {
+    case Kind::kLognormal:
+      return fmt::format("lognormal:{},{}", Mean(), b);
+    case Kind::kUniform:
+      return fmt::format("uniform:{},{}", static_cast<int64_t>(a), static_cast<int64_t>(b));
+    case Kind::kFixed:
+      break;
+  }
+  return std::to_string(static_cast<int64_t>(a));
+}
+
+Result<Lengths> ParseLengths(const std::string& text, const std::string& flag) {
+  const std::string usage =
+      "a length in tokens (2048, 2k), lognormal:MEAN,SIGMA (e.g. lognormal:2048,0.6) or "
+      "uniform:LOW,HIGH (e.g. uniform:1024,3072)";
+  auto length = [&](const std::string& t) -> std::optional<int64_t> {
+    Result<int64_t> v = ParseSize(t, flag, kMostTokens);
+    if (!v.ok() || *v < 1) return std::nullopt;
+    return *v;
+  };
+  const size_t colon = text.find(':');
+  Lengths l;
+  if (colon == std::string::npos) {
+    const std::optional<int64_t> v = length(text);
+    if (!v) {
+      return Status::Invalid(flag,
+                             fmt::format("'{}' is not {}; lengths are 1 to 2^24", text, usage));
+    }
+    l.a = l.b = l.mean = static_cast<double>(*v);
+    l.mean_sq = l.mean * l.mean;
+    return l;
+  }
+  const std::string kind = text.substr(0, colon);
+  const std::string rest = text.substr(colon + 1);
+  const size_t comma = rest.find(',');
+  if (comma == std::string::npos || rest.find(',', comma + 1) != std::string::npos) {
+    return Status::Invalid(flag, fmt::format("'{}' is not {}", text, usage));
+  }
+  const std::string first = rest.substr(0, comma), second = rest.substr(comma + 1);
+  if (kind == "lognormal") {
+    const std::optional<int64_t> mean = length(first);
+    const std::optional<double> sigma = Decimal(second);
+    if (!mean || !sigma || !(*sigma > 0 && *sigma <= 2)) {
+      return Status::Invalid(
+          flag, fmt::format("'{}': lognormal takes a mean of 1 to 2^24 tokens and a sigma (of "
+                            "the log) above 0 and at most 2, e.g. lognormal:2048,0.6",
+                            text));
+    }
+    l.kind = Lengths::Kind::kLognormal;
+    l.mean = static_cast<double>(*mean);
+    l.b = *sigma;
+    l.a = std::log(l.mean) - 0.5 * l.b * l.b;
+    l.mean_sq = l.mean * l.mean * std::exp(l.b * l.b);
+    return l;
+  }
+  if (kind == "uniform") {
+    const std::optional<int64_t> lo = length(first), hi = length(second);
+    if (!lo || !hi || *lo > *hi) {
+      return Status::Invalid(flag, fmt::format("'{}': uniform takes a lowest and a highest length "
+                                               "of 1 to 2^24 tokens, lowest first, e.g. "
+                                               "uniform:1024,3072",
+                                               text));
+    }
+    l.kind = Lengths::Kind::kUniform;
+    l.a = static_cast<double>(*lo);
+    l.b = static_cast<double>(*hi);
+    const double n = l.b - l.a + 1;
+    l.mean = 0.5 * (l.a + l.b);
+    l.mean_sq = l.mean * l.mean + (n * n - 1) / 12;
+    return l;
+  }
+  return Status::Invalid(
+      flag, fmt::format("unknown distribution '{}' in '{}': lognormal or uniform", kind, text));
+}
 
 bool KnownPercentile(int percentile) {
   return percentile == 50 || percentile == 90 || percentile == 95 || percentile == 99;
@@ -98,7 +215,10 @@ double TimeAt(const ServingShape& s, const StepTimes& t, double tokens) {
   if (tokens <= 0) return t.decode;
   const double one = static_cast<double>(s.one_tokens);
   const double full = static_cast<double>(s.full_seqs * s.full_tokens);
-  if (tokens <= one || full <= one) return t.one;
+  // Fewer tokens than one prompt (a shorter prompt than the mean): on the chord from the decode
+  // step, above the step's time as it is convex in its tokens (memory-bound, then compute).
+  if (tokens < one) return t.decode + (t.one - t.decode) * tokens / one;
+  if (full <= one) return t.one;
   return t.one + (std::min(tokens, full) - one) * (t.full - t.one) / (full - one);
 }
 
@@ -184,17 +304,37 @@ ServingFigures Serve(const ServingLoad& l, const ServingShape& s, const StepTime
   const double own = s.chunked ? static_cast<double>(s.chunk_steps - 1) * t.one + t.decode +
                                      (t.one - t.decode) * rest / room
                                : TimeAt(s, t, std::min(room, (1 + carried) * prompt));
+  // With a spread of prompts, the request's own prompt at the percentile (its fresh tokens in
+  // the same share as the mean's): in its step beside the others that arrived with it, or in
+  // chunks of the room when longer than it.
+  const bool spread = l.prompts != nullptr && !l.prompts->fixed();
+  double own_at = own;
+  if (spread) {
+    const double x = static_cast<double>(l.prompts->AtPercentile(percentile)) * prompt /
+                     static_cast<double>(l.prompt);
+    if (x <= room) {
+      own_at = TimeAt(s, t, std::min(room, x + carried * prompt));
+    } else {
+      const double room_step = s.chunked ? t.one : TimeAt(s, t, room);
+      const double chunks = std::ceil(x / room);
+      own_at = (chunks - 1) * room_step + t.decode +
+               (room_step - t.decode) * (x - (chunks - 1) * room) / room;
+    }
+  }
   // The step running when the request arrives: arrivals land uniformly in time, so on a step
   // picked by its length (mean E[t^2] / E[t]) and uniformly within it.
   const double biased = all.mean > 0 ? all.square / all.mean : 0;
   // Waiting for prefill room: one server taking prompt / room steps a prompt at utilization
   // rho (M/D/1: mean wait rho x service / (2 (1 - rho)) steps), with the exponential tail of
   // its waiting time (P(W > x) ~ rho exp(-rho x / E[W])).
+  // With a spread of prompts the service time varies (M/G/1): the mean wait grows by
+  // E[S^2] / E[S]^2 = 1 + cv^2 of the prompts (Pollaczek-Khinchine).
   const double rho = s.utilization;
   const double service = prompt / room;
+  const double spread_factor = spread ? 1 + l.prompts->Cv2() : 1;
   double mean_wait = 0, wait = 0;
   if (rho > 0 && rho < 1) {
-    mean_wait = rho * service / (2 * (1 - rho));
+    mean_wait = rho * service * spread_factor / (2 * (1 - rho));
     if (rho > 1 - p) wait = mean_wait / rho * std::log(rho / (1 - p));
   }
   if (rho >= 1) {
@@ -203,8 +343,8 @@ ServingFigures Serve(const ServingLoad& l, const ServingShape& s, const StepTime
   }
   f.residual_s = p * biased;
   f.queue_s = wait * all.mean;
-  f.own_prefill_s = own;
-  f.ttft_s = f.residual_s + f.queue_s + own;
+  f.own_prefill_s = own_at;
+  f.ttft_s = f.residual_s + f.queue_s + own_at;
   f.ttft_mean_s = 0.5 * biased + mean_wait * all.mean + own;
   // The steps a request decodes in carry the prompts of the other batch - 1 requests'
   // successors (its own prompt is in its TTFT): at batch 1, plain decode steps. Its time per
@@ -218,7 +358,10 @@ ServingFigures Serve(const ServingLoad& l, const ServingShape& s, const StepTime
   const double longest = std::max({t.decode, t.one, t.full});
   f.tpot_mean_s = seen.mean;
   f.tpot_s = std::min(longest, seen.mean + NormalQuantile(percentile) * seen_sd / std::sqrt(gaps));
-  f.e2e_s = f.ttft_s + static_cast<double>(l.output - 1) * f.tpot_s;
+  // E2E at a percentile: with a spread of outputs, the output at that percentile.
+  const int64_t outputs =
+      l.outputs != nullptr && !l.outputs->fixed() ? l.outputs->AtPercentile(percentile) : l.output;
+  f.e2e_s = f.ttft_s + static_cast<double>(outputs - 1) * f.tpot_s;
   if (all.mean > 0) {
     f.output_tokens_per_s = static_cast<double>(l.batch) / all.mean;
     f.input_tokens_per_s = a * static_cast<double>(l.prompt) / all.mean;

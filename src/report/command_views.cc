@@ -124,9 +124,10 @@ Result<Views> PlanViews(const Scenario& s, PlanRequest fleet, const ViewRequest&
   }
   Views v;
   v.chart = [plan] {
-    return PlanParetoChart(*plan, fmt::format("{}: serving plans on {} x {}", plan->model,
-                                              plan->request.gpus, plan->device))
-        .svg;
+    const std::string fleet = plan->request.gpus > 0
+                                  ? fmt::format("{} x {}", plan->request.gpus, plan->device)
+                                  : plan->device + ", the fleet sized for the load";
+    return PlanParetoChart(*plan, fmt::format("{}: serving plans on {}", plan->model, fleet)).svg;
   };
   switch (request.format) {
     case OutputFormat::kJson:

@@ -361,7 +361,7 @@ struct LaunchLines {
 
 LaunchLines LaunchOf(const Plan& p, const PlanVariant& v) {
   const std::string ckpt = "<checkpoint of " + p.model + ">";
-  const int64_t len = p.request.prompt + p.request.output;
+  const int64_t len = p.request.LongestAtP99();
   const bool fp8 = v.weight == DType::kFp8;
   // The engines take the checkpoint's dtype by default; a plan at fp32 says so.
   const std::string dtype = v.act == DType::kFp32 ? " --dtype float32" : "";
@@ -419,9 +419,16 @@ std::string RenderPlanTable(const Plan& p) {
   const PlanRequest& r = p.request;
   const std::string fleet = r.gpus > 0 ? fmt::format("{} x {}", r.gpus, p.device)
                                        : p.device + " (the fleet sized for the load)";
+  // "(lognormal:2048,0.6; 512 of them cached)": the spread and the prefix cache of a length.
+  auto notes = [](const std::optional<Lengths>& l, int64_t cached) {
+    std::vector<std::string> parts;
+    if (l.has_value()) parts.push_back(l->ToString());
+    if (cached > 0) parts.push_back(fmt::format("{} of them cached", cached));
+    return parts.empty() ? std::string() : fmt::format(" ({})", fmt::join(parts, "; "));
+  };
   std::string out = fmt::format(
-      "plan: {} on {}, {} prompt{} + {} output tokens per request{}{}\n", p.model, fleet, r.prompt,
-      r.CachedTokens() > 0 ? fmt::format(" ({} of them cached)", r.CachedTokens()) : "", r.output,
+      "plan: {} on {}, {} prompt{} + {} output{} tokens per request{}{}\n", p.model, fleet,
+      r.prompt, notes(r.prompt_lengths, r.CachedTokens()), r.output, notes(r.output_lengths, 0),
       r.HasLoad() ? ", a load of " + LoadText(r) : "",
       r.price_per_hour > 0 ? fmt::format(", ${} per device-hour", r.price_per_hour) : "");
   out += fmt::format("parameters {} total, {} active per token\n", Si(p.params.total, ""),
@@ -534,6 +541,16 @@ std::string RenderPlanJson(const Plan& p) {
   j["prompt"] = p.request.prompt;
   j["output"] = p.request.output;
   j["price_per_hour"] = p.request.price_per_hour;
+  for (const auto& [key, l] : {std::pair<const char*, const std::optional<Lengths>*>{
+                                   "prompt_lengths", &p.request.prompt_lengths},
+                               {"output_lengths", &p.request.output_lengths}}) {
+    if (!l->has_value()) continue;
+    j[key] = {{"spec", (*l)->ToString()},
+              {"mean", (*l)->mean},
+              {"p50", (*l)->AtPercentile(50)},
+              {"p90", (*l)->AtPercentile(90)},
+              {"p99", (*l)->AtPercentile(99)}};
+  }
   if (p.request.prefix_hit > 0) {
     j["prefix_hit"] = p.request.prefix_hit;
     j["cached_tokens"] = p.request.CachedTokens();

@@ -2,7 +2,9 @@
 // [--price-per-hour X]`.
 #include <fmt/format.h>
 
+#include <optional>
 #include <ostream>
+#include <tuple>
 
 #include "roofline/plan.h"
 #include "roofline/views.h"
@@ -35,8 +37,14 @@ int RunPlan(Context& ctx) {
                      "a load: requests kept in flight over the fleet (a benchmark's clients, "
                      "each sending its next request when one returns); as --rate")
           ->transform(SizeSuffix());
-  app.add_option("--output", r.output, "generated tokens per request (default: 256)")
-      ->transform(SizeSuffix());
+  std::string prompt = "2048", output = "256";
+  app.add_option("--prompt", prompt,
+                 "prompt tokens per request: one length (2048, 2k) or a spread of them, "
+                 "lognormal:MEAN,SIGMA (the mean and the sigma of the log, e.g. "
+                 "lognormal:2048,0.6) or uniform:LOW,HIGH (default: 2048)");
+  app.add_option("--output", output,
+                 "generated tokens per request, one length or a spread, as --prompt (default: "
+                 "256)");
   app.add_option("--price-per-hour", r.price_per_hour,
                  "price of one device-hour (default: 0, no costs)");
   app.add_option("--prefix-hit", r.prefix_hit,
@@ -60,8 +68,8 @@ int RunPlan(Context& ctx) {
   // The plan chooses the batch and the layout: --batch, --context and --phase are not its
   // inputs; --tp fixes the layout (default: the smallest that fits).
   const ScenarioOptions options(
-      app,
-      Without(ScenarioFieldsOf(kScopeLlm), {FieldId::kBatch, FieldId::kContext, FieldId::kPhase}));
+      app, Without(ScenarioFieldsOf(kScopeLlm),
+                   {FieldId::kBatch, FieldId::kContext, FieldId::kPhase, FieldId::kPrompt}));
   // The plan chooses the layout: --tp has no fixed default here.
   app.get_option("--tp")->description(
       "tensor-parallel degree (default: of the powers of two up to --gpus whose footprint for "
@@ -75,6 +83,17 @@ int RunPlan(Context& ctx) {
                  "layout tried at batches 1, 2, 4, ... and the Pareto frontier");
   if (auto done = ParseArgs(app, ctx)) return *done;
   if (Status st = options.Read(s); !st.ok()) return Fail(ctx, st);
+  for (const auto& [text, flag, spread] :
+       {std::tuple<const std::string*, const char*, std::optional<Lengths>*>{&prompt, "--prompt",
+                                                                             &r.prompt_lengths},
+        {&output, "--output", &r.output_lengths}}) {
+    Result<Lengths> lengths = ParseLengths(*text, flag);
+    if (!lengths.ok()) return Fail(ctx, lengths.status());
+    *spread = *lengths;
+  }
+  r.prompt = r.prompt_lengths->Mean();
+  r.output = r.output_lengths->Mean();
+  s.workload.prompt = r.prompt;
   if (rate->count() > 0 && !(r.rate >= 1e-6 && r.rate <= 1e9)) {
     return Fail(
         ctx, Status::Invalid("--rate", "must be a number of requests per second from 1e-6 to 1e9"));
