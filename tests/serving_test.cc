@@ -990,10 +990,12 @@ TEST(PlanServing, SpreadsOfLengthsMoveTheDecodeContextAndTheLaunchLines) {
   r.output_lengths = *ParseLengths("lognormal:256,0.6", "--output");
   r.prompt_lengths = *ParseLengths("uniform:1024,3072", "--prompt");
   const Lengths& g = *r.output_lengths;
-  EXPECT_EQ(r.MeanDecodeContext(), 2048 + std::llround((g.mean_sq / g.mean + 1) / 2));
-  EXPECT_GT(r.MeanDecodeContext(), 2048 + 128);
   const Result<Plan> p = MakePlan(c, Workload{}, Dev("h100-sxm"), r);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
+  // Outputs lognormal with sigma 0.6: E[G^2] / E[G] = 256 exp(0.36) = 366.97 (the lognormal's
+  // moments), so the rows' mean context is the prompt + (366.97 + 1) / 2, whole: + 183.
+  EXPECT_EQ(p->request.MeanDecodeContext(), 2048 + 183);
+  EXPECT_EQ(p->request.KvContext(), 2048 + 256);
   PlanRequest plain = Fleet();
   plain.tp = 4;
   const Result<Plan> q = MakePlan(c, Workload{}, Dev("h100-sxm"), plain);
@@ -1015,6 +1017,68 @@ TEST(PlanServing, SpreadsOfLengthsMoveTheDecodeContextAndTheLaunchLines) {
     EXPECT_EQ(run.out, "") << bad;
     EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
   }
+}
+
+// No served point is faster than the FLOP limit, whatever the room's size or the prefill's
+// share: a step whose room is not a whole number of equal chunks is costed up to the room.
+TEST(PlanServing, NoPointPassesTheFlopLimitWithShortFreshPrompts) {
+  struct Case {
+    const char* model;
+    const char* device;
+    int64_t prompt, output, budget;
+    double hit;
+  };
+  for (const Case& k : {Case{"mixtral-8x7b", "a100-sxm-80gb", 128, 1, 0, 0.99},
+                        Case{"llama-3-8b", "h100-sxm", 2, 1, 8191, 0},
+                        Case{"llama-3-8b", "a100-sxm-80gb", 300, 1, 4097, 0.99}}) {
+    PlanRequest r = Fleet();
+    r.gpus = 4;
+    r.prompt = k.prompt;
+    r.output = k.output;
+    r.budget = k.budget;
+    r.prefix_hit = k.hit;
+    const Result<Plan> p = MakePlan(Preset(k.model), Workload{}, Dev(k.device), r);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    for (const PlanVariant& v : p->variants) {
+      const double limit = v.flop_limit.output_tokens_per_s_per_gpu;
+      EXPECT_LE(v.largest.output_tokens_per_s_per_gpu, limit) << k.model << " " << v.name;
+      EXPECT_LE(v.batch1.output_tokens_per_s_per_gpu, limit) << k.model << " " << v.name;
+      for (const ParetoPoint& q : v.pareto) {
+        if (q.tp == v.tp) {
+          EXPECT_LE(q.tokens_per_s_per_gpu, limit) << k.model << " " << q.batch;
+        }
+      }
+    }
+  }
+}
+
+// A spread of one value is no spread: the plan is the same, word for word, and a library caller
+// that gives only the spreads gets their means.
+TEST(PlanServing, ASpreadOfOneValueIsNone) {
+  const std::vector<std::string> base = {"plan",     "llama-3-8b", "--hw",
+                                         "h100-sxm", "--format",   "json"};
+  auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = base;
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    const testing::CliOutput out = testing::RunCli(argv);
+    EXPECT_EQ(out.status, 0) << out.err;
+    return out.out;
+  };
+  const std::string plain = run({});
+  EXPECT_EQ(run({"--output", "uniform:256,256", "--prompt", "uniform:2048,2048"}), plain);
+  EXPECT_EQ(run({"--output", "256", "--prompt", "2k", "--prefix-hit", "0"}), plain);
+  PlanRequest r = Fleet();
+  r.tp = 1;
+  r.prompt = 1;  // taken from the spread
+  r.prompt_lengths = *ParseLengths("lognormal:1024,0.5", "--prompt");
+  const Result<PlanPointAtBatch> at =
+      PlanPointAt(Preset("llama-3-8b"), Workload{}, Dev("h100-sxm"), r, 8);
+  ASSERT_TRUE(at.ok()) << at.status().ToString();
+  r.prompt = 1024;
+  const Result<PlanPointAtBatch> same =
+      PlanPointAt(Preset("llama-3-8b"), Workload{}, Dev("h100-sxm"), r, 8);
+  ASSERT_TRUE(same.ok());
+  EXPECT_DOUBLE_EQ(at->point.expected_ttft_s, same->point.expected_ttft_s);
 }
 
 }  // namespace serving_test

@@ -34,7 +34,8 @@ struct Lengths {
 };
 
 /// "2048" or "2k" (every request alike), "lognormal:MEAN,SIGMA" (lognormal with that mean in
-/// tokens and that standard deviation of the log, 0 < SIGMA <= 2), "uniform:LOW,HIGH" (whole
+/// tokens and that standard deviation of the log, 0 < SIGMA <= 1.5, its 99th percentile at
+/// most 2^24), "uniform:LOW,HIGH" (whole
 /// lengths from LOW to HIGH, each equally likely); sizes take k (x1024) and M (x1024^2), from 1
 /// to 2^24 tokens. Errors name `flag`.
 Result<Lengths> ParseLengths(const std::string& text, const std::string& flag);

@@ -363,7 +363,7 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   v.weight = w.weight_dtype.value_or(act);
   v.dtypes = fmt::format("activations {}, weights {}, kv {}", NameOf(act),
                          NameOf(w.weight_dtype.value_or(act)), NameOf(w.kv_dtype.value_or(act)));
-  const int64_t context = r.prompt + r.output;
+  const int64_t context = r.KvContext();
   // Pipeline stages per tp degree: as given, or on a device with a model split the fewest that
   // hold one sequence (ResolveStages).
   auto stages_for = [&](int64_t tp) -> int64_t {
@@ -541,11 +541,15 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     return Status::Invalid(
         "--max-batched-tokens",
         fmt::format(
-            "a token budget of {} per step{} cannot prefill {}-token prompts as fast as "
-            "requests of {} output tokens arrive, even one at a time",
+            "a token budget of {} per step{} cannot prefill {} a prompt as fast as requests of "
+            "{} arrive, even one at a time",
             v.budget,
             r.budget > 0 ? "" : " (vLLM's default on this device; set --max-batched-tokens)",
-            r.prompt, r.output));
+            r.CachedTokens() > 0
+                ? fmt::format("{} fresh tokens ({} with {} cached)", r.prompt - r.CachedTokens(),
+                              r.prompt, r.CachedTokens())
+                : Count(static_cast<double>(r.prompt), "token"),
+            Count(static_cast<double>(r.output), "output token")));
   }
   std::map<int64_t, PlanPoint> at;  // points costed so far, by batch
   auto point = [&](int64_t b) -> Result<const PlanPoint*> {
@@ -706,7 +710,7 @@ std::vector<PreflightCheck> Preflight(const TransformerConfig& c, const Workload
   const int64_t longest = r.LongestAtP99();
   const bool fits = c.max_positions == 0 || longest <= c.max_positions;
   const std::string tokens = r.prompt_lengths.has_value() || r.output_lengths.has_value()
-                                 ? "tokens a request at the 99th percentile of prompt and output"
+                                 ? "tokens, the 99th percentiles of prompt and output summed"
                                  : "tokens a request";
   out.push_back(
       {"context", fits,
@@ -736,8 +740,25 @@ std::vector<PreflightCheck> Preflight(const TransformerConfig& c, const Workload
 int64_t PlanRequest::MeanDecodeContext() const {
   if (!output_lengths.has_value() || output_lengths->fixed()) return prompt + (output + 1) / 2;
   const Lengths& g = *output_lengths;
-  return prompt + static_cast<int64_t>(std::llround((g.mean_sq / g.mean + 1) / 2));
+  return prompt + static_cast<int64_t>(std::floor((g.mean_sq / g.mean + 1) / 2));
 }
+
+int64_t PlanRequest::KvContext() const { return std::max(prompt + output, MeanDecodeContext()); }
+
+namespace {
+
+/// The request with its means taken from its spreads (a spread of one value is none).
+PlanRequest WithMeans(PlanRequest r) {
+  for (auto [spread, mean] :
+       {std::pair{&r.prompt_lengths, &r.prompt}, std::pair{&r.output_lengths, &r.output}}) {
+    if (!spread->has_value()) continue;
+    *mean = (*spread)->Mean();
+    if ((*spread)->fixed() || (*spread)->Cv2() == 0) spread->reset();
+  }
+  return r;
+}
+
+}  // namespace
 
 int64_t PlanRequest::LongestAtP99() const {
   const int64_t p = prompt_lengths.has_value() ? prompt_lengths->AtPercentile(99) : prompt;
@@ -796,7 +817,8 @@ Result<LatencyTarget> ParseLatencyTarget(const std::string& metric, const std::s
 }
 
 Result<PlanPointAtBatch> PlanPointAt(const TransformerConfig& c, const Workload& w, const Device& d,
-                                     const PlanRequest& r, int64_t batch) {
+                                     const PlanRequest& given, int64_t batch) {
+  const PlanRequest r = WithMeans(given);
   if (r.tp < 1) return Status::Invalid("--tp", "must be positive");
   if (batch < 1 || batch > (int64_t{1} << 24)) {
     return Status::Invalid("batch", fmt::format("must be between 1 and 2^24, got {}", batch));
@@ -808,7 +830,7 @@ Result<PlanPointAtBatch> PlanPointAt(const TransformerConfig& c, const Workload&
   wt.tp = r.tp;
   wt.prompt = r.prompt;
   wt.batch = 1;
-  wt.context = r.prompt + r.output;
+  wt.context = r.KvContext();
   Result<Workload> staged = ResolveStages(c, wt, d);
   if (!staged.ok()) return staged.status();
   PlanPointAtBatch out;
@@ -822,7 +844,7 @@ Result<PlanPointAtBatch> PlanPointAt(const TransformerConfig& c, const Workload&
                              batch, shape->arrivals_per_step * static_cast<double>(r.prompt),
                              shape->room, out.budget));
   }
-  out.kv_room = LargestBatch(c, *staged, d, r.prompt + r.output);
+  out.kv_room = LargestBatch(c, *staged, d, r.KvContext());
   const CostModel m(d, r.cost);
   Result<PlanPoint> p =
       Point(c, *staged, m, r, out.budget, staged->Chips(), batch, fmt::format("batch {}", batch));
@@ -833,16 +855,8 @@ Result<PlanPointAtBatch> PlanPointAt(const TransformerConfig& c, const Workload&
 
 Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const Device& d,
                       const PlanRequest& given) {
-  PlanRequest r = given;
   // A spread of lengths: its mean is the request's length; one value is no spread.
-  if (r.prompt_lengths.has_value()) {
-    r.prompt = r.prompt_lengths->Mean();
-    if (r.prompt_lengths->fixed()) r.prompt_lengths.reset();
-  }
-  if (r.output_lengths.has_value()) {
-    r.output = r.output_lengths->Mean();
-    if (r.output_lengths->fixed()) r.output_lengths.reset();
-  }
+  const PlanRequest r = WithMeans(given);
   if (r.rate != 0 && r.concurrency != 0) {
     return Status::Invalid("--rate", "give a load as --rate or as --concurrency, not both");
   }
@@ -930,28 +944,37 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
                            : fmt::format("{} for every request", mean);
     };
     a.push_back(fmt::format(
-        "request lengths vary: prompt {}, output {}; the steps carry the mean prompt; the wait "
-        "for prefill room is M/G/1 (Pollaczek-Khinchine: the mean wait grows by 1 + cv^2 of the "
-        "prompts, cv^2 = {:.3g}); a TTFT at a percentile takes the prompt at that percentile as "
+        "request lengths vary: prompt {}, output {}; the steps carry the mean prompt; {}; a TTFT "
+        "at a percentile takes the prompt at that percentile as "
         "its own prefill, an E2E at a percentile the output at it (sums of percentiles: an upper "
         "estimate); decode runs at the mean context of the running rows, prompt + (E[G^2] / "
-        "E[G] + 1) / 2 = {} (long outputs hold their rows longer); the KV cache holds the mean "
-        "prompt and output per sequence; launch lines and the pre-flight take each length at its "
-        "99th percentile",
+        "E[G] + 1) / 2 = {} (long outputs hold their rows longer); the KV cache holds {} tokens "
+        "per sequence, the longer of that and the mean prompt and output; the mean prompt's "
+        "attention offsets are used for a longer prompt at a percentile (its attention a little "
+        "low); launch lines and the pre-flight take each length at its 99th percentile",
         spread(r.prompt_lengths, r.prompt), spread(r.output_lengths, r.output),
-        r.prompt_lengths.has_value() ? r.prompt_lengths->Cv2() : 0.0, r.MeanDecodeContext()));
+        r.prompt_lengths.has_value()
+            ? fmt::format("the wait for prefill room is M/G/1 (Pollaczek-Khinchine: the mean "
+                          "wait grows by 1 + cv^2 of the prompts, cv^2 = {:.3g})",
+                          r.prompt_lengths->Cv2())
+            : std::string("the wait for prefill room is M/D/1 (the prompts alike)"),
+        r.MeanDecodeContext(), r.KvContext()));
   }
   if (r.CachedTokens() > 0) {
     a.push_back(fmt::format(
-        "prefix cache (--prefix-hit {}): {} of each prompt's {} tokens are cached and not "
-        "prefilled (the fresh {} are, attending to them); the KV cache still holds every "
-        "sequence's whole prompt (no blocks shared between requests)",
-        r.prefix_hit, r.CachedTokens(), r.prompt, r.prompt - r.CachedTokens()));
+        "prefix cache (--prefix-hit {}): of {} prompt's {} tokens, {} are cached and not "
+        "prefilled, the other {} are prefilled attending to them{}; the KV cache still holds "
+        "every sequence's whole prompt (no blocks shared between requests)",
+        r.prefix_hit, r.prompt_lengths.has_value() ? "the mean" : "each", r.prompt,
+        r.CachedTokens(), r.prompt - r.CachedTokens(),
+        r.prompt_lengths.has_value() ? " (the same share of every prompt)" : ""));
   }
   a.push_back(
-      "at most 90% of the prefill room is used (beyond, the wait for it grows without end); "
-      "TTFT: the rest of the running step, the wait for prefill room (M/D/1 with its "
-      "exponential tail) and the request's own prefill step; time per output token: the mean of "
+      std::string("at most 90% of the prefill room is used (beyond, the wait for it grows without "
+                  "end); TTFT: the rest of the running step, the wait for prefill room (") +
+      (r.prompt_lengths.has_value() ? "M/G/1" : "M/D/1") +
+      " with its exponential tail) and the request's own prefill step; time per output token: the "
+      "mean of "
       "the steps a request decodes in, which carry the prompts of the other batch - 1 requests' "
       "successors (a closed loop at fixed concurrency; at a percentile: the mean of output - 1 "
       "steps, normal approximation); medians unless a target names a percentile");
@@ -959,7 +982,7 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
       "memory: weights + KV cache for {} tokens per sequence + decode "
       "workspace per device; tensor parallelism: of the powers of two up to {} "
       "that divide the heads and fit one sequence, {}, unless --tp is given",
-      r.prompt + r.output,
+      r.KvContext(),
       r.gpus > 0 ? std::string("--gpus")
                  : fmt::format("{} (the device's link group)", SizingTpLimit(d)),
       !r.HasLoad() ? std::string("the one whose fleet serves the most output tokens/s with "

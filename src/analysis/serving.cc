@@ -109,10 +109,12 @@ Result<Lengths> ParseLengths(const std::string& text, const std::string& flag) {
   if (kind == "lognormal") {
     const std::optional<int64_t> mean = length(first);
     const std::optional<double> sigma = Decimal(second);
-    if (!mean || !sigma || !(*sigma > 0 && *sigma <= 2)) {
+    // Sigma at most 1.5: beyond, the running rows' mean context (long outputs hold their rows)
+    // passes the 99th percentile of the lengths, which engines are launched to hold.
+    if (!mean || !sigma || !(*sigma > 0 && *sigma <= 1.5)) {
       return Status::Invalid(
           flag, fmt::format("'{}': lognormal takes a mean of 1 to 2^24 tokens and a sigma (of "
-                            "the log) above 0 and at most 2, e.g. lognormal:2048,0.6",
+                            "the log) above 0 and at most 1.5, e.g. lognormal:2048,0.6",
                             text));
     }
     l.kind = Lengths::Kind::kLognormal;
@@ -120,6 +122,10 @@ Result<Lengths> ParseLengths(const std::string& text, const std::string& flag) {
     l.b = *sigma;
     l.a = std::log(l.mean) - 0.5 * l.b * l.b;
     l.mean_sq = l.mean * l.mean * std::exp(l.b * l.b);
+    if (std::exp(l.a + l.b * NormalQuantile(99)) > static_cast<double>(kMostTokens)) {
+      return Status::Invalid(flag,
+                             fmt::format("'{}': its 99th percentile is above 2^24 tokens", text));
+    }
     return l;
   }
   if (kind == "uniform") {
@@ -209,8 +215,9 @@ struct Mix {
 };
 
 /// A step with `tokens` prompt tokens beside the decode rows: the decode step at 0; from one
-/// prompt (or chunk) to the room filled, interpolated (with prompt tokens in it the step is
-/// dominated by their matmuls, affine in their tokens).
+/// prompt (or chunk) to the room filled, on the line through the one-prompt step and the
+/// costed full step (with prompt tokens in it the step is dominated by their matmuls, affine in
+/// their tokens).
 double TimeAt(const ServingShape& s, const StepTimes& t, double tokens) {
   if (tokens <= 0) return t.decode;
   const double one = static_cast<double>(s.one_tokens);
@@ -219,7 +226,10 @@ double TimeAt(const ServingShape& s, const StepTimes& t, double tokens) {
   // step, above the step's time as it is convex in its tokens (memory-bound, then compute).
   if (tokens < one) return t.decode + (t.one - t.decode) * tokens / one;
   if (full <= one) return t.one;
-  return t.one + (std::min(tokens, full) - one) * (t.full - t.one) / (full - one);
+  // Past the chunks costed (the room is not always a whole number of equal chunks: their sum
+  // can fall short of it), on the same line up to the room.
+  const double room = static_cast<double>(s.room);
+  return t.one + (std::min(tokens, room) - one) * (t.full - t.one) / (full - one);
 }
 
 /// E[min(k x prompt, room)] for k ~ Poisson(x), with the Poisson terms in log space (x may be

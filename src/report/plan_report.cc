@@ -442,8 +442,7 @@ std::string RenderPlanTable(const Plan& p) {
         v.tp, v.pp > 1 ? fmt::format(" x {} pipeline stages", v.pp) : "",
         Count(static_cast<double>(v.replicas), "replica"),
         v.idle_gpus > 0 ? fmt::format(" ({} {}s idle)", v.idle_gpus, noun) : "",
-        Si(v.weights_bytes, "B"), Si(v.kv_bytes_per_sequence, "B"), r.prompt + r.output,
-        v.max_batch);
+        Si(v.weights_bytes, "B"), Si(v.kv_bytes_per_sequence, "B"), r.KvContext(), v.max_batch);
     out += fmt::format(
         "continuous batching: token budget {} per step; the budget prefills arrivals as fast as "
         "they come up to a batch of {}{}\n",
