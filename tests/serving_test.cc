@@ -992,10 +992,11 @@ TEST(PlanServing, SpreadsOfLengthsMoveTheDecodeContextAndTheLaunchLines) {
   const Lengths& g = *r.output_lengths;
   const Result<Plan> p = MakePlan(c, Workload{}, Dev("h100-sxm"), r);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
-  // Outputs lognormal with sigma 0.6: E[G^2] / E[G] = 256 exp(0.36) = 366.97 (the lognormal's
-  // moments), so the rows' mean context is the prompt + (366.97 + 1) / 2, whole: + 183.
+  // Outputs lognormal with sigma 0.6: E[G^2] / E[G] = 256 exp(0.36) = 366.93 (the lognormal's
+  // moments), so the rows' mean context is the prompt + (366.93 + 1) / 2, whole: + 183, and
+  // their mean final length, which the KV cache holds, the prompt + 367.
   EXPECT_EQ(p->request.MeanDecodeContext(), 2048 + 183);
-  EXPECT_EQ(p->request.KvContext(), 2048 + 256);
+  EXPECT_EQ(p->request.KvContext(), 2048 + 367);
   PlanRequest plain = Fleet();
   plain.tp = 4;
   const Result<Plan> q = MakePlan(c, Workload{}, Dev("h100-sxm"), plain);
@@ -1028,11 +1029,18 @@ TEST(PlanServing, NoPointPassesTheFlopLimitWithShortFreshPrompts) {
     int64_t prompt, output, budget;
     double hit;
   };
-  for (const Case& k : {Case{"mixtral-8x7b", "a100-sxm-80gb", 128, 1, 0, 0.99},
-                        Case{"llama-3-8b", "h100-sxm", 2, 1, 8191, 0},
-                        Case{"llama-3-8b", "a100-sxm-80gb", 300, 1, 4097, 0.99}}) {
+  std::vector<Case> cases = {Case{"mixtral-8x7b", "a100-sxm-80gb", 128, 1, 0, 0.99},
+                             Case{"llama-3-8b", "h100-sxm", 2, 1, 8191, 0},
+                             Case{"llama-3-8b", "a100-sxm-80gb", 300, 1, 4097, 0.99},
+                             Case{"mixtral-8x7b", "a100-sxm-80gb", 128, 1, 485, 0.99}};
+  // Small odd and even budgets: the room is a few hundred 1-token or 2-token chunks.
+  for (int64_t budget = 490; budget <= 500; ++budget) {
+    cases.push_back(Case{"llama-3-8b", "h100-sxm", 2, 1, budget, 0});
+    cases.push_back(Case{"llama-3-8b", "h100-sxm", 3, 1, budget, 0});
+  }
+  for (const Case& k : cases) {
     PlanRequest r = Fleet();
-    r.gpus = 4;
+    r.gpus = k.model == std::string("llama-3-8b") ? 1 : 4;
     r.prompt = k.prompt;
     r.output = k.output;
     r.budget = k.budget;

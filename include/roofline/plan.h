@@ -56,8 +56,9 @@ struct PlanRequest {
   /// The mean context of a running request's decode steps: prompt + (E[G^2] / E[G] + 1) / 2
   /// for outputs G (a long output holds its row for more steps), whole.
   int64_t MeanDecodeContext() const;
-  /// Tokens the KV cache holds per sequence: the mean request's prompt and output, or the
-  /// running rows' mean context where a spread of outputs makes that longer.
+  /// Tokens the KV cache holds per sequence: the prompt and the running rows' mean final length,
+  /// E[G^2] / E[G] of outputs G (a long output holds its row longer), which is the output for
+  /// one output length.
   int64_t KvContext() const;
   /// A request's longest length at the 99th percentile: prompt and output each at it.
   int64_t LongestAtP99() const;

@@ -75,8 +75,9 @@ struct ServingShape {
   /// The step with one prompt beside the decode rows (chunked: one room-sized chunk of it, after
   /// `one_offset` cached tokens on average).
   int64_t one_tokens = 0, one_offset = 0;
-  /// The step with the room filled: `full_seqs` equal chunks of `full_tokens`, each after
-  /// `full_offset` cached tokens of its prompt on average (chunked: the one step again).
+  /// The step with the room filled: `full_seqs` equal chunks of `full_tokens` (their sum
+  /// reaches the room, passing it by fewer tokens than chunks), each after `full_offset` cached
+  /// tokens of its prompt on average (chunked: the one step again).
   int64_t full_seqs = 1, full_tokens = 0, full_offset = 0;
   int64_t chunk_steps = 1;  ///< steps a prompt's prefill spans when it has the room to itself
   /// The share of the prefill room the arrivals use: a x fresh tokens / room. Below 1 the

@@ -541,8 +541,8 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     return Status::Invalid(
         "--max-batched-tokens",
         fmt::format(
-            "a token budget of {} per step{} cannot prefill {} a prompt as fast as requests of "
-            "{} arrive, even one at a time",
+            "a token budget of {} per step{} cannot prefill prompts of {} as fast as requests "
+            "of {} arrive, even one at a time",
             v.budget,
             r.budget > 0 ? "" : " (vLLM's default on this device; set --max-batched-tokens)",
             r.CachedTokens() > 0
@@ -743,7 +743,11 @@ int64_t PlanRequest::MeanDecodeContext() const {
   return prompt + static_cast<int64_t>(std::floor((g.mean_sq / g.mean + 1) / 2));
 }
 
-int64_t PlanRequest::KvContext() const { return std::max(prompt + output, MeanDecodeContext()); }
+int64_t PlanRequest::KvContext() const {
+  if (!output_lengths.has_value() || output_lengths->fixed()) return prompt + output;
+  const Lengths& g = *output_lengths;
+  return prompt + static_cast<int64_t>(std::ceil(g.mean_sq / g.mean));
+}
 
 namespace {
 
@@ -948,17 +952,19 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
         "at a percentile takes the prompt at that percentile as "
         "its own prefill, an E2E at a percentile the output at it (sums of percentiles: an upper "
         "estimate); decode runs at the mean context of the running rows, prompt + (E[G^2] / "
-        "E[G] + 1) / 2 = {} (long outputs hold their rows longer); the KV cache holds {} tokens "
-        "per sequence, the longer of that and the mean prompt and output; the mean prompt's "
-        "attention offsets are used for a longer prompt at a percentile (its attention a little "
-        "low); launch lines and the pre-flight take each length at its 99th percentile",
+        "E[G] + 1) / 2 = {} (long outputs hold their rows longer); the KV cache holds, per "
+        "sequence, the running rows' mean final length, prompt + E[G^2] / E[G] = {} tokens; {}"
+        "launch lines and the pre-flight take each length at its 99th percentile",
         spread(r.prompt_lengths, r.prompt), spread(r.output_lengths, r.output),
         r.prompt_lengths.has_value()
             ? fmt::format("the wait for prefill room is M/G/1 (Pollaczek-Khinchine: the mean "
                           "wait grows by 1 + cv^2 of the prompts, cv^2 = {:.3g})",
                           r.prompt_lengths->Cv2())
             : std::string("the wait for prefill room is M/D/1 (the prompts alike)"),
-        r.MeanDecodeContext(), r.KvContext()));
+        r.MeanDecodeContext(), r.KvContext(),
+        r.prompt_lengths.has_value() ? "a prompt at a percentile is costed with the mean prompt's "
+                                       "attention offsets (a long one's attention a little low); "
+                                     : ""));
   }
   if (r.CachedTokens() > 0) {
     a.push_back(fmt::format(

@@ -178,7 +178,9 @@ Result<ServingShape> ShapeOf(const ServingLoad& l) {
     // fresh tokens on average (attention over what precedes a chunk is linear in its length,
     // so the mean offset gives the mean cost).
     s.full_seqs = (room + fresh - 1) / fresh;
-    s.full_tokens = room / s.full_seqs;
+    // Chunks whose sum reaches the room (it may pass it by fewer tokens than chunks): the step
+    // of a full room is costed, never guessed past what was costed.
+    s.full_tokens = (room + s.full_seqs - 1) / s.full_seqs;
     s.full_offset = l.cached + (fresh - s.full_tokens) / 2;
   } else {
     s.chunked = true;
@@ -215,9 +217,9 @@ struct Mix {
 };
 
 /// A step with `tokens` prompt tokens beside the decode rows: the decode step at 0; from one
-/// prompt (or chunk) to the room filled, on the line through the one-prompt step and the
-/// costed full step (with prompt tokens in it the step is dominated by their matmuls, affine in
-/// their tokens).
+/// prompt (or chunk) to the room filled (the full step's chunks reach the room), on the chord
+/// between the one-prompt step and the full step: above the step's time, which is convex in its
+/// tokens (memory-bound, then compute-bound).
 double TimeAt(const ServingShape& s, const StepTimes& t, double tokens) {
   if (tokens <= 0) return t.decode;
   const double one = static_cast<double>(s.one_tokens);
@@ -226,10 +228,7 @@ double TimeAt(const ServingShape& s, const StepTimes& t, double tokens) {
   // step, above the step's time as it is convex in its tokens (memory-bound, then compute).
   if (tokens < one) return t.decode + (t.one - t.decode) * tokens / one;
   if (full <= one) return t.one;
-  // Past the chunks costed (the room is not always a whole number of equal chunks: their sum
-  // can fall short of it), on the same line up to the room.
-  const double room = static_cast<double>(s.room);
-  return t.one + (std::min(tokens, room) - one) * (t.full - t.one) / (full - one);
+  return t.one + (std::min(tokens, full) - one) * (t.full - t.one) / (full - one);
 }
 
 /// E[min(k x prompt, room)] for k ~ Poisson(x), with the Poisson terms in log space (x may be
