@@ -43,12 +43,15 @@ Chart PlanParetoChart(const Plan& plan, const std::string& title) {
       expected = expected || p.expected;
     }
   }
-  svg.Text(L, 50,
-           fmt::format("{} on {} x {}, {} prompt + {} output tokens; {} figures; frontier points "
-                       "labelled tp x batch per replica",
-                       plan.model, plan.request.gpus, plan.device, plan.request.prompt,
-                       plan.request.output, expected ? "expected" : "bound"),
-           11, "start", "#555");
+  svg.Text(
+      L, 50,
+      fmt::format("{} on {}, {} prompt + {} output tokens; {} figures; frontier points "
+                  "labelled tp x batch per replica",
+                  plan.model,
+                  plan.request.gpus > 0 ? fmt::format("{} x {}", plan.request.gpus, plan.device)
+                                        : plan.device + " (the fleet sized for the load)",
+                  plan.request.prompt, plan.request.output, expected ? "expected" : "bound"),
+      11, "start", "#555");
   std::vector<LabelBox> labels;
   if (xhi <= 0) {
     svg.Text(L, T + 40, "no operating point", 14);
@@ -84,8 +87,8 @@ Chart PlanParetoChart(const Plan& plan, const std::string& title) {
       const std::string tip = fmt::format(
           "{}: tp {}{} batch {}: {} tok/s per user, {} tok/s per device, TTFT {}, TPOT {}{}",
           v.name, p.tp, p.pp > 1 ? fmt::format(" x pp {}", p.pp) : "", p.batch,
-          ParetoAxis(p.tokens_per_s_per_user), ParetoAxis(p.tokens_per_s_per_gpu), Seconds(p.ttft_s),
-          Seconds(p.tpot_s), p.meets_targets ? "" : " (misses the targets)");
+          ParetoAxis(p.tokens_per_s_per_user), ParetoAxis(p.tokens_per_s_per_gpu),
+          Seconds(p.ttft_s), Seconds(p.tpot_s), p.meets_targets ? "" : " (misses the targets)");
       // Degrees by marker size: larger tp, larger marker; hollow where the targets are missed.
       const double r = 2.5 + std::log2(static_cast<double>(p.tp));
       svg.Circle(x, y, r, p.meets_targets ? colour : "white", colour, tip);
