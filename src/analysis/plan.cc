@@ -67,13 +67,20 @@ Result<ShapeTimes> TimesOf(const TransformerConfig& c, Workload w, const CostMod
 /// mean wait for room is 4.5 prompt services (M/D/1), and it grows without end towards 1.
 constexpr double kMaxUtilization = 0.9;
 
+/// A replica's load under `r`: `batch` requests in flight, the request's lengths, prefix cache
+/// and spreads (pointing into `r`), the token budget.
+ServingLoad LoadOf(const PlanRequest& r, int64_t batch, int64_t budget) {
+  ServingLoad load{batch, r.prompt, r.output, budget, r.CachedTokens()};
+  if (r.prompt_lengths.has_value()) load.prompts = &*r.prompt_lengths;
+  if (r.output_lengths.has_value()) load.outputs = &*r.output_lengths;
+  return load;
+}
+
 /// One operating point: `batch` requests in flight on a replica of `chips` devices.
 Result<PlanPoint> Point(const TransformerConfig& c, const Workload& w, const CostModel& m,
                         const PlanRequest& r, int64_t budget, int64_t chips, int64_t batch,
                         const std::string& label) {
-  ServingLoad load{batch, r.prompt, r.output, budget, r.CachedTokens()};
-  if (r.prompt_lengths.has_value()) load.prompts = &*r.prompt_lengths;
-  if (r.output_lengths.has_value()) load.outputs = &*r.output_lengths;
+  const ServingLoad load = LoadOf(r, batch, budget);
   Result<ServingShape> shape = ShapeOf(load);
   if (!shape.ok()) return shape.status();
   Result<ShapeTimes> times = TimesOf(c, w, m, r, batch, *shape);
@@ -535,8 +542,7 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   const CostModel m(d, r.cost);
   v.budget = r.budget > 0 ? r.budget : DefaultTokenBudget(d);
   // The largest batch whose arrivals the budget prefills as they come.
-  v.hold_limit = LargestBatchHeld(v.max_batch, {1, r.prompt, r.output, v.budget, r.CachedTokens()},
-                                  kMaxUtilization);
+  v.hold_limit = LargestBatchHeld(v.max_batch, LoadOf(r, 1, v.budget), kMaxUtilization);
   if (v.hold_limit < 1) {
     return Status::Invalid(
         "--max-batched-tokens",
@@ -839,7 +845,7 @@ Result<PlanPointAtBatch> PlanPointAt(const TransformerConfig& c, const Workload&
   if (!staged.ok()) return staged.status();
   PlanPointAtBatch out;
   out.budget = r.budget > 0 ? r.budget : DefaultTokenBudget(d);
-  Result<ServingShape> shape = ShapeOf({batch, r.prompt, r.output, out.budget, r.CachedTokens()});
+  Result<ServingShape> shape = ShapeOf(LoadOf(r, batch, out.budget));
   if (!shape.ok()) return shape.status();
   if (shape->utilization >= 1) {
     return Status::Invalid(
