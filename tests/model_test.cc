@@ -74,6 +74,24 @@ TEST(Parameters, DeepSeekV3) {
   EXPECT_NEAR(p.active / 37e9, 1.0, 0.02) << p.active;
 }
 
+// The gpt-4-class preset is a model of GPT-4's reported shape (SemiAnalysis, "GPT-4
+// Architecture, Infrastructure, Training Dataset, Costs, Vision, MoE", 2023-07-10): about 1.8 T
+// parameters, about 280 B per token and about 560 GFLOP per generated token. Its widths were
+// chosen to match those counts; this keeps the preset and the counting in step with them.
+TEST(Parameters, Gpt4ClassMatchesTheReportedShape) {
+  const TransformerConfig c = Preset("gpt-4-class");
+  const ParameterCount p = CountParameters(c);
+  EXPECT_NEAR(p.total / 1.8e12, 1.0, 0.05) << p.total;
+  EXPECT_NEAR(p.active / 280e9, 1.0, 0.05) << p.active;
+  EXPECT_EQ(c.layers, 120);
+  EXPECT_EQ(c.experts, 16);
+  EXPECT_EQ(c.experts_per_token, 2);
+  Result<PhaseResult> step =
+      AnalyzePhase(c, Workload{}, CostModel(Db().devices().front()), Phase::kDecode);
+  ASSERT_TRUE(step.ok()) << step.status().ToString();
+  EXPECT_NEAR(step->totals.flops / 560e9, 1.0, 0.05) << step->totals.flops;
+}
+
 Workload Bf16(int64_t batch, int64_t prompt) {
   Workload w;
   w.batch = batch;

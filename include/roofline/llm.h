@@ -12,12 +12,26 @@
 namespace roofline {
 
 /// The graph of one step, per device under tensor parallelism, and what was assumed building it.
+/// Decoder layers built as one group of ops (Kernel::group and Op::group name it): identical
+/// layers appear once in the graph with a repeat of layers.size().
+struct LayerGroup {
+  std::string name;
+  std::vector<int64_t> layers;  ///< the decoder layers it stands for, ascending from 0
+};
+
 struct LlmGraph {
   Graph graph;
   Phase phase = Phase::kPrefill;
   int64_t tokens = 0;  ///< tokens processed in the step (all sequences)
   std::vector<std::string> notes;
+  /// The decoder layers' groups, in graph order. Ops of no group come before them (the
+  /// embedding) or after them (the final norm, the output layer); the pipeline's sends are the
+  /// group kPipelineGroup.
+  std::vector<LayerGroup> layer_groups;
 };
+
+/// The group of a pipeline's stage-to-stage sends (one op, repeated stages - 1 times).
+inline constexpr const char* kPipelineGroup = "pipeline";
 
 /// Builds the step graph. Identical layers appear once with a repeat count; layers that differ
 /// (dense vs MoE, sliding vs global attention) form separate groups. Errors name the workload
@@ -50,8 +64,8 @@ struct MemoryFootprint {
   /// Where the weights stream from an external store (a first memory level that holds only
   /// weights): its capacity; the weights then take no room in `capacity_bytes`. 0: no store.
   double weights_store_bytes = 0;
-  int64_t devices = 1;        ///< chips per replica: tensor-parallel degree x pipeline stages
-  int64_t stages = 1;         ///< pipeline stages (weights and KV cache split over them)
+  int64_t devices = 1;  ///< chips per replica: tensor-parallel degree x pipeline stages
+  int64_t stages = 1;   ///< pipeline stages (weights and KV cache split over them)
 
   double total_bytes() const { return weights_bytes + kv_cache_bytes + workspace_bytes; }
   /// What must fit in `capacity_bytes`.

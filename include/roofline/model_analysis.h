@@ -141,10 +141,15 @@ WeightUses WeightUsesOf(const Graph& graph);
 
 /// The same from a decode graph already built for `workload` at that batch and context.
 /// `weights`, when given, is WeightUsesOf(decode) kept from a graph of the same structure (a
-/// sweep's row): the same result without walking the ops.
+/// sweep's row): the same result without walking the ops. With pipeline stages, a model split
+/// over SRAM chips holds an equal share of the weights and cache on each; on other devices,
+/// given the decode graph's `layer_groups`, a device holds the fullest stage of vLLM's split
+/// (StageLayers: its layers' weights and cache, the embedding on the first, the output layer on
+/// the last), else an equal share.
 MemoryFootprint FootprintFromGraph(const TransformerConfig& config, const Workload& workload,
                                    const Device& device, const Graph& decode, int64_t batch,
-                                   int64_t context, const WeightUses* weights = nullptr);
+                                   int64_t context, const WeightUses* weights = nullptr,
+                                   const std::vector<LayerGroup>* layer_groups = nullptr);
 
 /// The batch limit of the largest-batch search (and of --batch).
 inline constexpr int64_t kMaxBatch = int64_t{1} << 24;

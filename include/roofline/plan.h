@@ -90,7 +90,10 @@ struct SloBoundary {
 struct PlanPoint {
   std::string label;
   int64_t batch = 0;
-  int64_t chips = 1;     ///< devices per replica at this point (tp x pipeline stages)
+  int64_t chips = 1;  ///< devices per replica at this point (tp x pipeline stages)
+  /// Micro-batches in flight (PlanVariant::micro_batches): `batch` is theirs together, and the
+  /// shape and serving figures are one micro-batch's (an engine of batch / micro_batches).
+  int64_t micro_batches = 1;
   double ttft_s = 0;     ///< median time to first token (queue, the running step, own prefill)
   double tpot_s = 0;     ///< median time per output token (ServingFigures::tpot_s)
   double request_s = 0;  ///< ttft + (output - 1) x tpot
@@ -155,6 +158,7 @@ struct LoadServed {
 struct PlanLayout {
   int64_t tp = 1;
   int64_t pp = 1;
+  int64_t micro_batches = 1;  ///< PlanVariant::micro_batches
   /// One sequence of prompt + output tokens fits and a replica's tp x pp chips are within --gpus
   /// (else the figures below are 0 and too_many_chips says which of the two failed).
   bool fits = false;
@@ -204,12 +208,21 @@ struct PlanVariant {
   DType act = DType::kBf16, weight = DType::kBf16;  ///< activations and decoder weights
   int64_t tp = 1;
   int64_t pp = 1;  ///< pipeline stages (SRAM-only devices: the fewest that hold the model)
+  /// Micro-batches a replica keeps in flight: pp on GPUs whose KV room holds a request per
+  /// stage (each micro-batch an engine of its own: its batch, its token budget, one step per
+  /// cycle of the pipeline, PipelineCycle), else 1 (the stages run one after another). The
+  /// plan's batches are the replica's: micro_batches times an engine's.
+  int64_t micro_batches = 1;
   /// Without --tp: every power-of-two degree up to --gpus that divides the heads, in order; the
   /// variant is the one whose fleet serves the most output tokens/s at its replicas' largest
   /// batch (expected where every degree that fits has expected times, else at the bound: said
   /// by ranked_by_expected; a tie keeps the smaller degree).
   std::vector<PlanLayout> layouts;
   bool ranked_by_expected = false;
+  /// The search: tensor-parallel degrees up to most_tp, and whether it added pipeline stages
+  /// (no degree alone held the model; GPUs without --pp).
+  int64_t most_tp = 0;
+  bool stages_searched = false;
   int64_t replicas = 1;
   int64_t idle_gpus = 0;
   double weights_bytes = 0;          ///< per device

@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "roofline/flip.h"
 #include "roofline/llm.h"
 #include "roofline/model_analysis.h"
+#include "roofline/pipeline.h"
 #include "roofline/units.h"
 
 namespace roofline {
@@ -35,6 +37,70 @@ double Workspace(const Graph& g) {
   return best;
 }
 
+/// Weights and KV cache of the fullest pipeline stage when the layers are split as vLLM splits
+/// them (StageLayers): a layer group's weights once per layer it holds, the embedding's on the
+/// first stage, the final norm's and output layer's on the last (a tied embedding on both).
+struct StageMemory {
+  double weights = 0, kv_per_token = 0, kv_cache = 0;
+};
+std::optional<StageMemory> FullestStage(const TransformerConfig& c, const Graph& g,
+                                        const std::vector<LayerGroup>& groups, int64_t stages,
+                                        double per_token_layer, int64_t batch, int64_t context) {
+  const std::vector<int64_t> split = StageLayers(c.layers, stages);
+  if (split.empty() || groups.empty()) return std::nullopt;
+  std::vector<int> group_of(static_cast<size_t>(c.layers), -1);
+  for (size_t k = 0; k < groups.size(); ++k) {
+    for (int64_t layer : groups[k].layers) {
+      if (layer < 0 || layer >= c.layers) return std::nullopt;
+      group_of[static_cast<size_t>(layer)] = static_cast<int>(k);
+    }
+  }
+  if (std::count(group_of.begin(), group_of.end(), -1) > 0) return std::nullopt;
+  // Per layer of each group, and before and after the layers: each tensor once in each.
+  std::vector<double> per_layer(groups.size(), 0);
+  double before = 0, after = 0;
+  std::vector<std::vector<char>> seen(groups.size() + 2, std::vector<char>(g.tensors().size(), 0));
+  bool in_layers = false;
+  for (const Op& op : g.ops()) {
+    if (op.group == kPipelineGroup) continue;
+    size_t where = 0;  // 0: before the layers, 1: after, 2 + k: group k
+    if (!op.group.empty()) {
+      const auto it = std::find_if(groups.begin(), groups.end(),
+                                   [&](const LayerGroup& lg) { return lg.name == op.group; });
+      if (it == groups.end()) return std::nullopt;
+      where = 2 + static_cast<size_t>(it - groups.begin());
+      in_layers = true;
+    } else if (in_layers) {
+      where = 1;
+    }
+    for (size_t j = 0; j < op.roles.size(); ++j) {
+      if (op.roles[j] != TensorRole::kWeight) continue;
+      const int id = op.operands[j];
+      if (seen[where][static_cast<size_t>(id)]) continue;
+      seen[where][static_cast<size_t>(id)] = 1;
+      const double bytes = g.tensors()[id].bytes();
+      (where == 0 ? before : where == 1 ? after : per_layer[where - 2]) += bytes;
+    }
+  }
+  std::optional<StageMemory> fullest;
+  int64_t layer = 0;
+  for (size_t st = 0; st < split.size(); ++st) {
+    StageMemory m;
+    if (st == 0) m.weights += before;
+    if (st + 1 == split.size()) m.weights += after;
+    for (int64_t i = 0; i < split[st]; ++i, ++layer) {
+      const auto idx = static_cast<size_t>(layer);
+      m.weights += per_layer[static_cast<size_t>(group_of[idx])];
+      const int64_t window = c.layer_kinds[idx].window;
+      const int64_t kept = window > 0 ? std::min(context, window) : context;
+      m.kv_per_token += per_token_layer;
+      m.kv_cache += per_token_layer * static_cast<double>(kept) * static_cast<double>(batch);
+    }
+    if (!fullest || m.weights + m.kv_cache > fullest->weights + fullest->kv_cache) fullest = m;
+  }
+  return fullest;
+}
+
 }  // namespace
 
 WeightUses WeightUsesOf(const Graph& g) {
@@ -54,7 +120,8 @@ WeightUses WeightUsesOf(const Graph& g) {
 
 MemoryFootprint FootprintFromGraph(const TransformerConfig& c, const Workload& w,
                                    const Device& device, const Graph& decode, int64_t batch,
-                                   int64_t context, const WeightUses* weights) {
+                                   int64_t context, const WeightUses* weights,
+                                   const std::vector<LayerGroup>* layer_groups) {
   MemoryFootprint m;
   m.stages = w.Stages();
   m.devices = w.Chips();
@@ -87,9 +154,20 @@ MemoryFootprint FootprintFromGraph(const TransformerConfig& c, const Workload& w
     const int64_t kept = k.window > 0 ? std::min(context, k.window) : context;
     m.kv_cache_bytes += per_token_layer * static_cast<double>(kept) * static_cast<double>(batch);
   }
-  // Balanced stages: each chip holds an equal share of the layers' weights and cache.
-  m.kv_bytes_per_token /= stages;
-  m.kv_cache_bytes /= stages;
+  // Balanced stages: each chip holds an equal share of the layers' weights and cache; on GPUs
+  // with the decode graph's layer groups, the fullest stage of vLLM's split instead.
+  std::optional<StageMemory> fullest;
+  if (m.stages > 1 && !device.model_split && layer_groups != nullptr) {
+    fullest = FullestStage(c, decode, *layer_groups, m.stages, per_token_layer, batch, context);
+  }
+  if (fullest) {
+    m.weights_bytes = fullest->weights;
+    m.kv_bytes_per_token = fullest->kv_per_token;
+    m.kv_cache_bytes = fullest->kv_cache;
+  } else {
+    m.kv_bytes_per_token /= stages;
+    m.kv_cache_bytes /= stages;
+  }
   m.workspace_bytes = Workspace(decode);
   return m;
 }
@@ -101,7 +179,8 @@ Result<MemoryFootprint> Footprint(const TransformerConfig& c, const Workload& w,
   wb.context = context;
   Result<LlmGraph> decode = BuildLlmGraph(c, wb, Phase::kDecode);
   if (!decode.ok()) return decode.status();
-  return FootprintFromGraph(c, w, device, decode->graph, batch, context);
+  return FootprintFromGraph(c, w, device, decode->graph, batch, context, nullptr,
+                            &decode->layer_groups);
 }
 
 double PrefillWorkspace(const TransformerConfig& c, const Workload& w) {

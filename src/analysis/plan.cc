@@ -10,6 +10,7 @@
 #include <string>
 
 #include "roofline/flip.h"
+#include "roofline/pipeline.h"
 #include "roofline/units.h"
 
 namespace roofline {
@@ -21,15 +22,20 @@ Result<PhaseResult> RunOne(const TransformerConfig& c, const Workload& w, const 
 }
 
 /// The step times of `shape` from the cost model: bound and, when every step has them,
-/// expected (else all 0).
+/// expected (else all 0). With micro-batches in flight (a pipeline), the times of one
+/// micro-batch's step on each stage instead (`stage_bound`, `stage_expected`), from which
+/// Point makes the pipeline's cycles.
 struct ShapeTimes {
   StepTimes bound, expected;
   bool has_expected = false;
   std::optional<Verdict> mixed_verdict, decode_verdict;
+  std::vector<StepTimes> stage_bound, stage_expected;
 };
 
+/// `batch` is a micro-batch's (an engine's) with `micro` > 1, the steps its steps on each stage.
 Result<ShapeTimes> TimesOf(const TransformerConfig& c, Workload w, const CostModel& m,
-                           const PlanRequest& r, int64_t batch, const ServingShape& shape) {
+                           const PlanRequest& r, int64_t batch, const ServingShape& shape,
+                           int64_t micro) {
   w.batch = batch;
   w.prompt = r.prompt;
   // Decode cost is affine in the context, so the mean step equals the step at the mean context.
@@ -53,14 +59,64 @@ Result<ShapeTimes> TimesOf(const TransformerConfig& c, Workload w, const CostMod
     if (!f.ok()) return f.status();
     full = *f;
   }
-  t.bound = {dec->totals.time_s, one->totals.time_s, full.totals.time_s};
-  t.has_expected = dec->totals.has_expected && one->totals.has_expected && full.totals.has_expected;
-  if (t.has_expected) {
-    t.expected = {dec->totals.expected_s, one->totals.expected_s, full.totals.expected_s};
-  }
   t.mixed_verdict = one->totals.verdict;
   t.decode_verdict = dec->totals.verdict;
+  if (micro <= 1) {
+    t.bound = {dec->totals.time_s, one->totals.time_s, full.totals.time_s};
+    t.has_expected =
+        dec->totals.has_expected && one->totals.has_expected && full.totals.has_expected;
+    if (t.has_expected) {
+      t.expected = {dec->totals.expected_s, one->totals.expected_s, full.totals.expected_s};
+    }
+    return t;
+  }
+  Result<PipelineCycle> cd = CycleOf(*dec, c.layers, micro, m);
+  if (!cd.ok()) return cd.status();
+  Result<PipelineCycle> co = CycleOf(*one, c.layers, micro, m);
+  if (!co.ok()) return co.status();
+  Result<PipelineCycle> cf = CycleOf(full, c.layers, micro, m);
+  if (!cf.ok()) return cf.status();
+  t.has_expected = cd->has_expected && co->has_expected && cf->has_expected;
+  for (size_t s = 0; s < static_cast<size_t>(micro); ++s) {
+    t.stage_bound.push_back({cd->stage_bound_s[s], co->stage_bound_s[s], cf->stage_bound_s[s]});
+    if (t.has_expected) {
+      t.stage_expected.push_back(
+          {cd->stage_expected_s[s], co->stage_expected_s[s], cf->stage_expected_s[s]});
+    }
+  }
   return t;
+}
+
+/// The cycles of a pipeline whose stages take `stages` (one micro-batch's steps on each), as
+/// one engine (micro-batch) sees them: between two of its steps every stage works once on each
+/// micro-batch, its own step of that kind and the others' steps, which carry prefill as often
+/// as its own do (their mean, from the engine's mix of steps under `load`); the busiest stage
+/// sets the cycle, and it is never shorter than the engine's own step through every stage.
+struct Cycles {
+  StepTimes t;
+  double decode_only = 0;  ///< the cycle when every micro-batch decodes (no prefill anywhere)
+};
+Cycles CycleTimes(const ServingLoad& load, const ServingShape& shape,
+                  const std::vector<StepTimes>& stages) {
+  const double n = static_cast<double>(stages.size());
+  Cycles out;
+  StepTimes through;  // the engine's own step through every stage
+  double busiest_decode = 0;
+  for (const StepTimes& t : stages) {
+    const double mean = Serve(load, shape, t, 50).step_s;
+    out.t.decode = std::max(out.t.decode, t.decode + (n - 1) * mean);
+    out.t.one = std::max(out.t.one, t.one + (n - 1) * mean);
+    out.t.full = std::max(out.t.full, t.full + (n - 1) * mean);
+    through.decode += t.decode;
+    through.one += t.one;
+    through.full += t.full;
+    busiest_decode = std::max(busiest_decode, t.decode);
+  }
+  out.t.decode = std::max(out.t.decode, through.decode);
+  out.t.one = std::max(out.t.one, through.one);
+  out.t.full = std::max(out.t.full, through.full);
+  out.decode_only = std::max(n * busiest_decode, through.decode);
+  return out;
 }
 
 /// The prefill room's utilization a plan serves at most (ServingShape::utilization): at 0.9 the
@@ -76,22 +132,48 @@ ServingLoad LoadOf(const PlanRequest& r, int64_t batch, int64_t budget) {
   return load;
 }
 
-/// One operating point: `batch` requests in flight on a replica of `chips` devices.
+/// Micro-batches a replica keeps in flight: one per pipeline stage on GPUs (each stage works on
+/// them in turn, as vLLM's virtual engines and TensorRT-LLM's micro-batches do) when its KV room
+/// holds a request for each; else 1, the stages one after another (a model split over SRAM
+/// chips is costed so, as its bound-only figures always were).
+int64_t MicroBatches(const Workload& staged, const Device& d, int64_t kv_room) {
+  const int64_t stages = staged.Stages();
+  return stages > 1 && d.kind == "gpu" && kv_room >= stages ? stages : 1;
+}
+
+/// One operating point: `batch` requests in flight on each of a replica's `micro` engines (its
+/// micro-batches; 1: the replica is one engine), the replica of `chips` devices. The point's
+/// batch is the replica's, micro x batch; its serving figures are one engine's.
 Result<PlanPoint> Point(const TransformerConfig& c, const Workload& w, const CostModel& m,
-                        const PlanRequest& r, int64_t budget, int64_t chips, int64_t batch,
-                        const std::string& label) {
+                        const PlanRequest& r, int64_t budget, int64_t chips, int64_t micro,
+                        int64_t batch, const std::string& label) {
   const ServingLoad load = LoadOf(r, batch, budget);
   Result<ServingShape> shape = ShapeOf(load);
   if (!shape.ok()) return shape.status();
-  Result<ShapeTimes> times = TimesOf(c, w, m, r, batch, *shape);
+  Result<ShapeTimes> times = TimesOf(c, w, m, r, batch, *shape, micro);
   if (!times.ok()) return times.status();
-  const double tp = static_cast<double>(chips);  // per-device figures divide by every chip
+  // The decode-only step (or cycle): what output tokens cost.
+  double decode_only = times->bound.decode;
+  if (micro > 1) {
+    const Cycles bound = CycleTimes(load, *shape, times->stage_bound);
+    times->bound = bound.t;
+    decode_only = bound.decode_only;
+    if (times->has_expected) times->expected = CycleTimes(load, *shape, times->stage_expected).t;
+  }
+  // Per-device figures divide an engine's by its share of the replica's chips.
+  const double tp = static_cast<double>(chips) / static_cast<double>(micro);
   PlanPoint p;
   p.label = label;
-  p.batch = batch;
+  p.batch = batch * micro;
   p.chips = chips;
+  p.micro_batches = micro;
   p.shape = *shape;
   p.serving = Serve(load, *shape, times->bound, 50);
+  if (micro > 1) {
+    // The prefill's share of the mean cycle: what it adds to the decode-only cycle.
+    p.serving.prefill_share =
+        p.serving.step_s > 0 ? std::max(0.0, p.serving.step_s - decode_only) / p.serving.step_s : 0;
+  }
   p.ttft_s = p.serving.ttft_s;
   p.tpot_s = p.serving.tpot_s;
   p.request_s = p.serving.e2e_s;
@@ -102,7 +184,7 @@ Result<PlanPoint> Point(const TransformerConfig& c, const Workload& w, const Cos
     // arriving prompts' (arrivals x prompt tokens).
     const double dollars_per_s = r.price_per_hour / 3600 * tp;
     const double step = p.serving.step_s;
-    p.cost_per_m_output = dollars_per_s * times->bound.decode / static_cast<double>(batch) * 1e6;
+    p.cost_per_m_output = dollars_per_s * decode_only / static_cast<double>(batch) * 1e6;
     p.cost_per_m_input = dollars_per_s * step * p.serving.prefill_share /
                          (shape->arrivals_per_step * static_cast<double>(r.prompt)) * 1e6;
   }
@@ -173,9 +255,9 @@ void MarkFrontier(std::vector<ParetoPoint>& points) {
   }
 }
 
-/// The largest tensor-parallel degree a sized fleet tries (no --gpus): the largest power of
-/// two within the device's first link's all-to-all group (8 where the data states none; 1
-/// without a link).
+/// The largest power of two within the device's first link's all-to-all group (8 where the
+/// data states none; 1 without a link): the largest tensor-parallel degree a sized fleet (no
+/// --gpus) tries, and on GPUs whose layouts may take pipeline stages, any fleet.
 int64_t SizingTpLimit(const Device& d) {
   if (d.links.empty()) return 1;
   const int64_t group = d.links.front().max_devices > 0 ? d.links.front().max_devices : 8;
@@ -187,9 +269,15 @@ int64_t SizingTpLimit(const Device& d) {
 /// Devices a sized fleet may use at most.
 constexpr double kMostGpus = 1e6;
 
-/// How one layout carries r's load (PlanRequest::rate or concurrency): `point(b)` costs a
-/// replica at batch b; `v` holds the layout's hold limit and its served batch (`largest`: the
-/// largest that meets the targets, or batch 1 when none does).
+/// Devices one replica of a sized fleet may span at most (tensor parallelism x pipeline stages).
+constexpr int64_t kMostSizedReplicaChips = 1024;
+
+/// How one layout carries r's load (PlanRequest::rate or concurrency): a replica is `micro`
+/// engines (its micro-batches; 1 without pipeline stages), `point(b)` costs a replica whose
+/// engines hold b requests each; `v` holds an engine's hold limit, the replica's served point
+/// (`largest`: the largest batch that meets the targets, or the smallest when none does), and
+/// `engine_room` is what an engine's share of the KV cache holds. An engine's share of the load
+/// is the replica's over its engines.
 ///
 /// A replica's request rate at batch b is b / (output x its mean step). With a rate, the batch
 /// in flight is where that rate first reaches the replica's share, as a replica filling up from
@@ -199,7 +287,7 @@ constexpr double kMostGpus = 1e6;
 /// everywhere (expected times step up at tile boundaries).
 template <typename PointAt>
 Result<LoadServed> CarryLoad(const PlanRequest& r, const PlanVariant& v, int64_t chips,
-                             PointAt point) {
+                             int64_t micro, int64_t engine_room, PointAt point) {
   LoadServed ls;
   ls.expected = v.largest.expected_request_s > 0;
   const double output = static_cast<double>(r.output);
@@ -208,10 +296,11 @@ Result<LoadServed> CarryLoad(const PlanRequest& r, const PlanVariant& v, int64_t
            output;
   };
   ls.targets_reachable = v.meets_targets;
-  ls.hold_limit = v.hold_limit;
-  ls.kv_binds = v.hold_limit >= v.max_batch;
+  const double engines = static_cast<double>(micro);
+  ls.hold_limit = v.hold_limit * micro;
+  ls.kv_binds = v.hold_limit >= engine_room;
   ls.capacity_batch = v.largest.batch;
-  ls.capacity_rate = rate_of(v.largest);
+  ls.capacity_rate = rate_of(v.largest) * engines;
   const bool by_rate = r.rate > 0;
   // A replica's batch at a share of the load, or `overloaded` when it does not keep up within
   // the hold limit.
@@ -238,12 +327,18 @@ Result<LoadServed> CarryLoad(const PlanRequest& r, const PlanVariant& v, int64_t
     }
   };
   // Whether n replicas carry the load: each one's share kept up with, the targets met there.
+  // A replica's share, and its most loaded engine's.
   auto share_of = [&](int64_t n) {
     return by_rate ? r.rate / static_cast<double>(n)
                    : std::ceil(static_cast<double>(r.concurrency) / static_cast<double>(n));
   };
+  auto engine_share_of = [&](int64_t n) {
+    return by_rate
+               ? r.rate / (static_cast<double>(n) * engines)
+               : std::ceil(static_cast<double>(r.concurrency) / (static_cast<double>(n) * engines));
+  };
   auto carried_by = [&](int64_t n) -> Result<bool> {
-    Result<At> at = batch_for(share_of(n));
+    Result<At> at = batch_for(engine_share_of(n));
     if (!at.ok()) return at.status();
     if (at->overloaded) return false;
     Result<const PlanPoint*> p = point(at->batch);
@@ -288,30 +383,37 @@ Result<LoadServed> CarryLoad(const PlanRequest& r, const PlanVariant& v, int64_t
   ls.gpus = r.gpus > 0 ? r.gpus : ls.gpus_needed;
   const double replicas = static_cast<double>(ls.replicas);
   ls.share = share_of(ls.replicas);
-  Result<At> at = batch_for(ls.share);
+  Result<At> at = batch_for(engine_share_of(ls.replicas));
   if (!at.ok()) return at.status();
   ls.overloaded = at->overloaded;
   Result<const PlanPoint*> p = point(at->batch);
   if (!p.ok()) return p.status();
   ls.point = **p;
   ls.carried = !ls.overloaded && MeetsAll(ls.point);
-  const int64_t batch = at->batch;
+  const int64_t batch = ls.point.batch;  // the replica's
   if (ls.overloaded) {
     ls.point.label = fmt::format("at the load: more than a replica holds (batch {})", batch);
   } else if (by_rate) {
     ls.point.label = fmt::format("at the load: {} a replica (batch {})",
                                  Count(ls.share, "request/s", "requests/s"), batch);
+  } else if (micro > 1) {
+    // The replica's share, its busiest micro-batch holding at most one more than the others.
+    ls.point.label = fmt::format(
+        "at the load: {} in flight a replica ({} in its busiest "
+        "micro-batch)",
+        Count(ls.share, "request"), batch / micro);
   } else {
     ls.point.label = fmt::format("at the load: {} in flight a replica",
                                  Count(static_cast<double>(batch), "request"));
   }
   if (by_rate) {
-    ls.fleet_requests_per_s = ls.overloaded ? replicas * rate_of(ls.point) : r.rate;
+    ls.fleet_requests_per_s = ls.overloaded ? replicas * engines * rate_of(ls.point) : r.rate;
   } else {
-    // concurrency = q x replicas + k: k replicas hold q + 1 requests, the others q (each at
+    // concurrency = q x engines + k: k engines hold q + 1 requests, the others q (each at
     // most the hold limit: the rest wait).
-    const int64_t q = r.concurrency / ls.replicas;
-    const int64_t k = r.concurrency % ls.replicas;
+    const int64_t all = ls.replicas * micro;
+    const int64_t q = r.concurrency / all;
+    const int64_t k = r.concurrency % all;
     auto rate_at = [&](int64_t b) -> Result<double> {
       if (b < 1) return 0.0;
       Result<const PlanPoint*> q_point = point(std::min(b, v.hold_limit));
@@ -322,8 +424,7 @@ Result<LoadServed> CarryLoad(const PlanRequest& r, const PlanVariant& v, int64_t
     Result<double> high = rate_at(q + 1);
     if (!low.ok()) return low.status();
     if (!high.ok()) return high.status();
-    ls.fleet_requests_per_s =
-        static_cast<double>(k) * *high + static_cast<double>(ls.replicas - k) * *low;
+    ls.fleet_requests_per_s = static_cast<double>(k) * *high + static_cast<double>(all - k) * *low;
   }
   ls.fleet_output_tokens_per_s = ls.fleet_requests_per_s * output;
   if (r.price_per_hour > 0 && ls.fleet_output_tokens_per_s > 0) {
@@ -371,10 +472,10 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   v.dtypes = fmt::format("activations {}, weights {}, kv {}", NameOf(act),
                          NameOf(w.weight_dtype.value_or(act)), NameOf(w.kv_dtype.value_or(act)));
   const int64_t context = r.KvContext();
-  // Pipeline stages per tp degree: as given, or on a device with a model split the fewest that
-  // hold one sequence (ResolveStages).
-  auto stages_for = [&](int64_t tp) -> int64_t {
-    Workload wt = w;
+  // Pipeline stages per tp degree: as `base` gives them, or on a device with a model split the
+  // fewest that hold one sequence (ResolveStages).
+  auto stages_in = [&](const Workload& base, int64_t tp) -> int64_t {
+    Workload wt = base;
     wt.tp = tp;
     wt.prompt = r.prompt;
     wt.batch = 1;
@@ -382,15 +483,17 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     Result<Workload> staged = ResolveStages(c, wt, d);
     return staged.ok() ? staged->Stages() : 0;
   };
-  auto fits = [&](int64_t tp, int64_t batch) {
-    Workload wt = w;
+  auto fits_in = [&](const Workload& base, int64_t tp, int64_t batch) {
+    Workload wt = base;
     wt.tp = tp;
     wt.prompt = r.prompt;
-    wt.pp = stages_for(tp);
+    wt.pp = stages_in(base, tp);
     if (wt.pp == 0) return false;
     Result<MemoryFootprint> f = Footprint(c, wt, d, batch, context);
     return f.ok() && f->fits();
   };
+  auto stages_for = [&](int64_t tp) { return stages_in(w, tp); };
+  auto fits = [&](int64_t tp, int64_t batch) { return fits_in(w, tp, batch); };
   if (r.tp == 0) {
     // Every power-of-two degree that divides the heads: the one whose fleet serves the most
     // output tokens per second (more devices per replica leave more room for the KV cache
@@ -401,33 +504,43 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     std::vector<size_t> planned_at;
     std::optional<Status> first_error;  // of a degree that fits one sequence but fails otherwise
     const double gpus = static_cast<double>(r.gpus);
-    const int64_t most_tp = r.gpus > 0 ? r.gpus : SizingTpLimit(d);
-    for (int64_t tp = 1; tp <= most_tp; tp *= 2) {
-      Workload wt = w;
+    // Pipeline stages join the search on GPUs where --pp is not given: tensor parallelism
+    // within one link domain (the largest power of two it connects), and where no such degree
+    // holds the model, each of them with 2, 4, ... stages across domains, as vLLM's guide to
+    // multi-node serving sets them (tp: the GPUs of a node, pp: the nodes).
+    const bool search_stages = w.pp == 0 && d.kind == "gpu" && !d.links.empty();
+    const int64_t domain = SizingTpLimit(d);
+    const int64_t most_tp =
+        r.gpus > 0 ? (search_stages ? std::min(r.gpus, domain) : r.gpus) : domain;
+    // One layout: tp `tp` on `base`'s stages; `listed_if_not_fit`: listed even when one
+    // sequence does not fit.
+    auto try_layout = [&](const Workload& base, int64_t tp, bool listed_if_not_fit) {
+      Workload wt = base;
       wt.tp = tp;
-      if (!BuildLlmGraph(c, wt, Phase::kDecode).ok()) continue;  // tp must divide heads
+      if (!BuildLlmGraph(c, wt, Phase::kDecode).ok()) return;  // tp must divide heads
       PlanLayout l;
       l.tp = tp;
-      l.pp = std::max<int64_t>(1, stages_for(tp));
-      if (fits(tp, 1)) {
+      l.pp = std::max<int64_t>(1, stages_in(base, tp));
+      if (fits_in(base, tp, 1)) {
         if (r.gpus > 0 && l.tp * l.pp > r.gpus) {
           l.too_many_chips = true;
           layouts.push_back(l);
-          continue;
+          return;
         }
         PlanRequest at = r;
         at.tp = tp;
-        Result<PlanVariant> tried = PlanFor(c, w, d, at, v.name);
+        Result<PlanVariant> tried = PlanFor(c, base, d, at, v.name);
         if (!tried.ok()) {
           if (!first_error.has_value()) first_error = tried.status();
           l.not_planned = tried.status().what();
           layouts.push_back(l);
-          continue;
+          return;
         }
         const PlanPoint& big = tried->largest;
         const double used = static_cast<double>(big.chips * tried->replicas);
         l.fits = true;
         l.pp = tried->pp;
+        l.micro_batches = tried->micro_batches;
         l.replicas = tried->replicas;
         l.idle_gpus = tried->idle_gpus;
         l.weights_bytes = tried->weights_bytes;
@@ -450,8 +563,24 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
         }
         planned_at.push_back(layouts.size());
         planned.push_back(std::move(tried).value());
+      } else if (!listed_if_not_fit) {
+        return;
       }
       layouts.push_back(l);
+    };
+    for (int64_t tp = 1; tp <= most_tp; tp *= 2) try_layout(w, tp, true);
+    const bool one_domain_holds = std::any_of(layouts.begin(), layouts.end(), [](const auto& l) {
+      return l.fits || l.too_many_chips || !l.not_planned.empty();
+    });
+    const int64_t most_chips = r.gpus > 0 ? r.gpus : kMostSizedReplicaChips;
+    if (search_stages && !one_domain_holds) {
+      for (int64_t tp = 1; tp <= most_tp; tp *= 2) {
+        for (int64_t pp = 2; tp * pp <= most_chips && pp <= c.layers; pp *= 2) {
+          Workload wp = w;
+          wp.pp = pp;
+          try_layout(wp, tp, false);
+        }
+      }
     }
     if (planned.empty()) {
       if (first_error.has_value()) return *first_error;
@@ -462,6 +591,13 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
                                     "hold the model; --gpus is {}",
                                     l.tp * l.pp, l.tp, l.pp, r.gpus));
         }
+      }
+      if (search_stages) {
+        return Status::Invalid(
+            "--gpus", fmt::format("the model does not fit {} at any power-of-two tensor-parallel "
+                                  "degree up to {} (the device's link group), nor with 2, 4, ... "
+                                  "pipeline stages on up to {} devices a replica",
+                                  d.id, most_tp, most_chips));
       }
       if (r.gpus == 0) {
         return Status::Invalid("--gpus",
@@ -501,14 +637,20 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     PlanVariant chosen = std::move(planned[best]);
     chosen.pareto = std::move(all);
     chosen.layouts = std::move(layouts);
+    chosen.most_tp = most_tp;
+    chosen.stages_searched = search_stages && !one_domain_holds;
     chosen.ranked_by_expected = by_expected;
     return chosen;
   }
   v.tp = r.tp;
   if (!fits(v.tp, 1)) {
-    return Status::Invalid("--tp", fmt::format("{} does not fit on {} devices at tp {} (one "
-                                               "sequence of {} tokens)",
-                                               c.architecture, v.tp, v.tp, context));
+    return Status::Invalid(
+        "--tp",
+        fmt::format(
+            "{} does not fit on {} devices at tp {}{} (one sequence of {} tokens){}",
+            c.architecture, v.tp * std::max<int64_t>(1, w.pp), v.tp,
+            w.pp > 1 ? fmt::format(" x {} pipeline stages", w.pp) : "", context,
+            w.pp == 0 && d.kind == "gpu" ? "; give --pp N to split its layers over N stages" : ""));
   }
   v.pp = stages_for(v.tp);
   const int64_t chips = v.tp * v.pp;
@@ -536,13 +678,19 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   if (!one.ok()) return one.status();
   v.weights_bytes = one->weights_bytes;
   v.kv_bytes_per_sequence = one->kv_cache_bytes;
-  // The largest batch on the replica's chips (as chosen for one sequence): a larger batch on
-  // more chips would run no faster, as the stages do not overlap (see the assumptions).
+  // The largest batch on the replica's chips (as chosen for one sequence).
   v.max_batch = LargestBatch(c, wt, d, context);
+  // With pipeline stages on GPUs, a micro-batch per stage, each an engine of its own (its
+  // batch, its token budget, its steps one cycle of the pipeline apart): the searches below
+  // run over one engine's batch, and the replica's is micro_batches times it.
+  v.micro_batches = MicroBatches(wt, d, v.max_batch);
+  const int64_t micro = v.micro_batches;
+  const int64_t engine_room = v.max_batch / micro;
   const CostModel m(d, r.cost);
   v.budget = r.budget > 0 ? r.budget : DefaultTokenBudget(d);
-  // The largest batch whose arrivals the budget prefills as they come.
-  v.hold_limit = LargestBatchHeld(v.max_batch, LoadOf(r, 1, v.budget), kMaxUtilization);
+  // The largest batch whose arrivals the budget prefills as they come (an engine's, until the
+  // end: then the replica's).
+  v.hold_limit = LargestBatchHeld(engine_room, LoadOf(r, 1, v.budget), kMaxUtilization);
   if (v.hold_limit < 1) {
     return Status::Invalid(
         "--max-batched-tokens",
@@ -561,7 +709,7 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   auto point = [&](int64_t b) -> Result<const PlanPoint*> {
     auto it = at.find(b);
     if (it == at.end()) {
-      Result<PlanPoint> pt = Point(c, wt, m, r, v.budget, chips, b, "");
+      Result<PlanPoint> pt = Point(c, wt, m, r, v.budget, chips, micro, b, "");
       if (!pt.ok()) return pt.status();
       it = at.emplace(b, std::move(pt).value()).first;
     }
@@ -577,7 +725,7 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
       return (*pt)->checks[i].met;
     });
     if (!limit.ok()) return limit.status();
-    v.boundaries.push_back({r.targets[i], std::max<int64_t>(0, *limit)});
+    v.boundaries.push_back({r.targets[i], std::max<int64_t>(0, *limit) * micro});
     serve = std::min(serve, *limit);
   }
   // Latencies grow with the batch almost everywhere; where they do not, the smallest boundary
@@ -600,18 +748,25 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   Result<const PlanPoint*> p1 = point(1);
   if (!p1.ok()) return p1.status();
   v.batch1 = **p1;
-  v.batch1.label = "batch 1 (memory-bound lower end)";
+  v.batch1.label = micro > 1
+                       ? fmt::format("batch {} (one a micro-batch; memory-bound lower end)", micro)
+                       : "batch 1 (memory-bound lower end)";
   Result<const PlanPoint*> pm = point(serve);
   if (!pm.ok()) return pm.status();
   v.largest = **pm;
   if (!v.meets_targets) {
-    v.largest.label = "batch 1, the closest (no batch meets the targets)";
+    v.largest.label = micro > 1 ? fmt::format(
+                                      "batch {}, one a micro-batch, the closest (no batch "
+                                      "meets the targets)",
+                                      micro)
+                                : "batch 1, the closest (no batch meets the targets)";
   } else if (!r.targets.empty() && serve < v.hold_limit) {
-    v.largest.label = fmt::format("largest batch that meets the targets ({})", serve);
-  } else if (v.hold_limit < v.max_batch) {
-    v.largest.label = fmt::format("largest batch the token budget keeps up with ({})", serve);
+    v.largest.label = fmt::format("largest batch that meets the targets ({})", serve * micro);
+  } else if (v.hold_limit < engine_room) {
+    v.largest.label =
+        fmt::format("largest batch the token budget keeps up with ({})", serve * micro);
   } else {
-    v.largest.label = fmt::format("largest batch that fits ({})", serve);
+    v.largest.label = fmt::format("largest batch that fits ({})", serve * micro);
   }
   // The frontier's samples: powers of two up to the hold limit, and the served batch.
   std::vector<int64_t> samples;
@@ -625,7 +780,7 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     ParetoPoint pp;
     pp.tp = v.tp;
     pp.pp = v.pp;
-    pp.batch = b;
+    pp.batch = q.batch;
     pp.expected = q.expected_request_s > 0;
     pp.ttft_s = pp.expected ? q.expected_ttft_s : q.ttft_s;
     pp.tpot_s = pp.expected ? q.expected_tpot_s : q.tpot_s;
@@ -637,7 +792,7 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   }
   MarkFrontier(v.pareto);
   if (r.HasLoad()) {
-    Result<LoadServed> load = CarryLoad(r, v, chips, point);
+    Result<LoadServed> load = CarryLoad(r, v, chips, micro, engine_room, point);
     if (!load.ok()) return load.status();
     v.load = std::move(load).value();
     v.replicas = v.load->replicas;
@@ -678,9 +833,9 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   fl.batch = v.largest.batch;
   if (peak > 0 && v.flops_per_request > 0) {
     // FLOPs are per device (each of the tp devices holds its shard), so a replica finishes one
-    // request's FLOPs in this time when every device runs at peak.
-    // As the other rows: a replica's stages run one after another (no overlapped requests).
-    const double request_s = v.flops_per_request / peak;
+    // request's FLOPs in this time when every device runs at peak; its stages share them when
+    // they run micro-batches side by side, else they run one after another.
+    const double request_s = v.flops_per_request / peak / static_cast<double>(micro);
     const double tp = static_cast<double>(chips);
     fl.chips = chips;
     fl.request_s = request_s;
@@ -695,6 +850,7 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     }
     fl.prefill_bound = fl.decode_bound = std::nullopt;  // assumed compute-bound
   }
+  v.hold_limit *= micro;  // the replica's, from here on
   return v;
 }
 
@@ -845,19 +1001,27 @@ Result<PlanPointAtBatch> PlanPointAt(const TransformerConfig& c, const Workload&
   if (!staged.ok()) return staged.status();
   PlanPointAtBatch out;
   out.budget = r.budget > 0 ? r.budget : DefaultTokenBudget(d);
-  Result<ServingShape> shape = ShapeOf(LoadOf(r, batch, out.budget));
+  out.kv_room = LargestBatch(c, *staged, d, r.KvContext());
+  const int64_t micro = MicroBatches(*staged, d, out.kv_room);
+  if (batch % micro != 0) {
+    return Status::Invalid("batch", fmt::format("{} pipeline stages keep {} micro-batches in "
+                                                "flight: the batch must be a multiple of {}",
+                                                micro, micro, micro));
+  }
+  // Each micro-batch is an engine of its own, with its own token budget.
+  const int64_t engine_batch = batch / micro;
+  Result<ServingShape> shape = ShapeOf(LoadOf(r, engine_batch, out.budget));
   if (!shape.ok()) return shape.status();
   if (shape->utilization >= 1) {
     return Status::Invalid(
         "batch", fmt::format("{} requests in flight bring {:.0f} prompt tokens a step, more than "
                              "the {} tokens of room the budget of {} leaves: no steady state",
-                             batch, shape->arrivals_per_step * static_cast<double>(r.prompt),
+                             engine_batch, shape->arrivals_per_step * static_cast<double>(r.prompt),
                              shape->room, out.budget));
   }
-  out.kv_room = LargestBatch(c, *staged, d, r.KvContext());
   const CostModel m(d, r.cost);
-  Result<PlanPoint> p =
-      Point(c, *staged, m, r, out.budget, staged->Chips(), batch, fmt::format("batch {}", batch));
+  Result<PlanPoint> p = Point(c, *staged, m, r, out.budget, staged->Chips(), micro, engine_batch,
+                              fmt::format("batch {}", batch));
   if (!p.ok()) return p.status();
   out.point = std::move(p).value();
   return out;
@@ -990,13 +1154,24 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
       "the steps a request decodes in, which carry the prompts of the other batch - 1 requests' "
       "successors (a closed loop at fixed concurrency; at a percentile: the mean of output - 1 "
       "steps, normal approximation); medians unless a target names a percentile");
+  // Whether the layout search may add pipeline stages (PlanFor), and whether it did.
+  const bool staged_search = base.pp == 0 && !d.model_split && !d.links.empty();
+  const bool staged_tried =
+      staged_search && std::any_of(plan.variants.begin(), plan.variants.end(), [](const auto& v) {
+        return std::any_of(v.layouts.begin(), v.layouts.end(),
+                           [](const PlanLayout& l) { return l.pp > 1; });
+      });
   a.push_back(fmt::format(
       "memory: weights + KV cache for {} tokens per sequence + decode "
       "workspace per device; tensor parallelism: of the powers of two up to {} "
-      "that divide the heads and fit one sequence, {}, unless --tp is given",
+      "that divide the heads and fit one sequence{}, {}, unless --tp is given",
       r.KvContext(),
-      r.gpus > 0 ? std::string("--gpus")
-                 : fmt::format("{} (the device's link group)", SizingTpLimit(d)),
+      r.gpus > 0 && (!staged_search || r.gpus <= SizingTpLimit(d))
+          ? std::string("--gpus")
+          : fmt::format("{} (the device's link group)", SizingTpLimit(d)),
+      staged_tried ? std::string(" (where none does, each with 2, 4, ... pipeline stages, a "
+                                 "replica on at most --gpus devices, 1024 for a sized fleet)")
+                   : std::string(),
       !r.HasLoad() ? std::string("the one whose fleet serves the most output tokens/s with "
                                  "every replica at the largest batch it serves (within the "
                                  "targets; expected where every degree has expected times; "
@@ -1045,7 +1220,23 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
       "FLOP limit: the largest batch's FLOPs per request (prefill + decode) at the tensor "
       "peak, memory ignored; not a continuous-batching point (no steps, no latencies)");
   if (std::any_of(plan.variants.begin(), plan.variants.end(),
-                  [](const PlanVariant& v) { return v.pp > 1; })) {
+                  [](const PlanVariant& v) { return v.pp > 1 && v.micro_batches > 1; })) {
+    a.push_back(
+        "pipeline stages (GPUs): decoder layers split over the stages as vLLM splits them "
+        "(get_pp_indices: the remainder on the stages before the last, which also runs the "
+        "final norm and the output layer; the first runs the embedding); one micro-batch in "
+        "flight per stage, each batching its share of the requests continuously with the token "
+        "budget of its own (vLLM's virtual engines); between two steps of a micro-batch every "
+        "stage runs each micro-batch's step once, its own and the others' (their mean mix of "
+        "decode and prefill), so a cycle is the busiest stage's sum, and never shorter than the "
+        "micro-batch's own step through every stage; a stage's expected time is its kernels' "
+        "with the step terms (host launching, an engine's host work) applied per stage; "
+        "activations cross each stage boundary on the device's first link (across nodes they "
+        "take the network instead: not modelled); output tokens cost the cycle when every "
+        "micro-batch decodes");
+  }
+  if (std::any_of(plan.variants.begin(), plan.variants.end(),
+                  [](const PlanVariant& v) { return v.pp > 1 && v.micro_batches == 1; })) {
     a.push_back(
         "pipeline stages: a batch's step passes through the stages one after another and no "
         "other micro-batch fills them (no pipelined overlap), so a replica is laid out for one "

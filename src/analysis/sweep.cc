@@ -9,8 +9,8 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #ifdef __linux__
@@ -18,8 +18,8 @@
 #endif
 
 #include "roofline/flip.h"
-#include "src/analysis/graph_cache.h"
 #include "roofline/suggest.h"
+#include "src/analysis/graph_cache.h"
 
 namespace roofline {
 namespace {
@@ -514,7 +514,8 @@ Result<std::vector<PhasePoint>> EvaluatePhases(const TransformerConfig& c, const
   auto footprint_from = [&](GraphCache::Entry& e) {
     if (footprint != nullptr) {
       if (!e.weight_uses) e.weight_uses = WeightUsesOf(e.graph.graph);
-      *footprint = FootprintFromGraph(c, w, d, e.graph.graph, w.batch, context, &*e.weight_uses);
+      *footprint = FootprintFromGraph(c, w, d, e.graph.graph, w.batch, context, &*e.weight_uses,
+                                      &e.graph.layer_groups);
     }
   };
   if (footprint != nullptr && (which == PhaseSelection::kPrefill || context != w.DecodeContext())) {
@@ -683,8 +684,7 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
       }
     }
   };
-  const size_t threads =
-      total < 64 ? 1 : std::min<size_t>(UsableCores(), 16);
+  const size_t threads = total < 64 ? 1 : std::min<size_t>(UsableCores(), 16);
   std::vector<std::thread> pool;
   std::vector<GraphCache> caches(threads - 1);  // the calling thread uses main_cache
   // The grid's rows run along the last axis: where it varies batch, prompt or context, each
@@ -772,8 +772,7 @@ Result<SweepResult> RunSweep(const TransformerConfig& c, const Workload& base,
         std::vector<GridChange<Value>> changes;
         for (size_t k : change_at[s]) {
           Result<GridChange<Value>> ch = ResolveGridChange<Value>(
-              k, ValueOf(pt(k), id), ValueOf(pt(k + 1), id), integer ? &ax.values : nullptr,
-              bisect,
+              k, ValueOf(pt(k), id), ValueOf(pt(k + 1), id), integer ? &ax.values : nullptr, bisect,
               [&](int64_t v) { return value_with(line_workload, ax.variable, v, id, nullptr); });
           if (!ch.ok()) return ch.status();
           changes.push_back(std::move(ch).value());
@@ -928,4 +927,3 @@ Workload WorkloadWith(const Workload& base, SweepVariable variable, int64_t valu
 }
 
 }  // namespace roofline
-

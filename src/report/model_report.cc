@@ -84,9 +84,10 @@ std::string RenderModelsList(const ModelRegistry& registry,
   }
   std::string out = t.Render() + errors +
                     fmt::format(
-                        "{} LLM presets (data/models/, each the model's HF config.json with its "
-                        "source). Parameters counted from the graph: every weight, and those one "
-                        "token uses.\n",
+                        "{} LLM presets (data/models/, each an HF config.json with its source: "
+                        "the model's own, or for gpt-4-class one of GPT-4's reported shape). "
+                        "Parameters counted from the graph: every weight, and those one token "
+                        "uses.\n",
                         registry.presets().size());
   if (networks.empty()) return out;
   TextTable n({"id", "network", "nodes", "params", "matrix FLOP", "dims"},

@@ -33,8 +33,10 @@ Chart PlanParetoChart(const Plan& plan, const std::string& title) {
   svg.Text(L, 30, title, 16, "start", "#111", 0, "bold");
   double xlo = 1e300, xhi = 0, ylo = 1e300, yhi = 0;
   bool expected = false;
+  bool staged = false;  // some point has pipeline stages: its label names them
   for (const PlanVariant& v : plan.variants) {
     for (const ParetoPoint& p : v.pareto) {
+      staged = staged || p.pp > 1;
       if (p.tokens_per_s_per_user <= 0 || p.tokens_per_s_per_gpu <= 0) continue;
       xlo = std::min(xlo, p.tokens_per_s_per_user);
       xhi = std::max(xhi, p.tokens_per_s_per_user);
@@ -46,11 +48,12 @@ Chart PlanParetoChart(const Plan& plan, const std::string& title) {
   svg.Text(
       L, 50,
       fmt::format("{} on {}, {} prompt + {} output tokens; {} figures; frontier points "
-                  "labelled tp x batch per replica",
+                  "labelled {} per replica",
                   plan.model,
                   plan.request.gpus > 0 ? fmt::format("{} x {}", plan.request.gpus, plan.device)
                                         : plan.device + " (the fleet sized for the load)",
-                  plan.request.prompt, plan.request.output, expected ? "expected" : "bound"),
+                  plan.request.prompt, plan.request.output, expected ? "expected" : "bound",
+                  staged ? "tp pp(stages) x batch" : "tp x batch"),
       11, "start", "#555");
   std::vector<LabelBox> labels;
   if (xhi <= 0) {
@@ -105,7 +108,8 @@ Chart PlanParetoChart(const Plan& plan, const std::string& title) {
     }
     for (const ParetoPoint& p : front) {
       LabelBox box;
-      const std::string text = fmt::format("tp{} x{}", p.tp, p.batch);
+      const std::string text = p.pp > 1 ? fmt::format("tp{} pp{} x{}", p.tp, p.pp, p.batch)
+                                        : fmt::format("tp{} x{}", p.tp, p.batch);
       if (placer.Place(text, X(p.tokens_per_s_per_user), Y(p.tokens_per_s_per_gpu), 10, 6, &box)) {
         svg.Text(box.x, box.y + box.height - 2, text, 10, "start", colour);
         labels.push_back(box);

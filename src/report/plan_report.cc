@@ -30,6 +30,15 @@ std::string DegreeText(int64_t tp, int64_t pp) {
   return pp > 1 ? fmt::format("tp {} x {} pipeline stages", tp, pp) : fmt::format("tp {}", tp);
 }
 
+/// The smallest batch a replica serves: 1, or one request a micro-batch.
+std::string FirstBatch(int64_t micro_batches) {
+  return micro_batches > 1 ? fmt::format("batch {} (one a micro-batch)", micro_batches)
+                           : std::string("batch 1");
+}
+
+/// Whether layout `l` is the one the variant chose.
+bool Chosen(const PlanLayout& l, const PlanVariant& v) { return l.tp == v.tp && l.pp == v.pp; }
+
 /// Requests per second: "1 request/s", "2.5 requests/s", "12345 requests/s".
 std::string PerSecond(double rate) { return Count(rate, "request/s", "requests/s"); }
 
@@ -68,12 +77,20 @@ std::string CarriesText(const LoadServed& l, const std::string& noun, bool sized
                      sized || l.too_many ? "" : fmt::format(" ({} would)", l.gpus_needed));
 }
 
+/// What the layout search tried: "powers of two up to N that divide the heads", with the
+/// pipeline stages it added.
+std::string SearchText(const PlanVariant& v, const std::string& most) {
+  return fmt::format("powers of two up to {} that divide the heads{}", most,
+                     v.stages_searched ? ", each with 2, 4, ... pipeline stages as none alone "
+                                         "holds the model"
+                                       : "");
+}
+
 /// The degrees a plan tried with a load: how each carries it, and why the chosen one wins.
-std::string RenderLoadLayouts(const PlanVariant& v, const PlanRequest& r, const std::string& noun,
-                              int64_t most_tp) {
+std::string RenderLoadLayouts(const PlanVariant& v, const PlanRequest& r, const std::string& noun) {
   const bool sized = r.gpus == 0;
   std::string out = fmt::format(
-      "layouts tried (powers of two up to {} that divide the heads; {}), each with {}:\n", most_tp,
+      "layouts tried ({}; {}), each with {}:\n", SearchText(v, std::to_string(v.most_tp)),
       sized ? "the fleet sized for the load" : "the fleet of --gpus", LoadText(r));
   for (const PlanLayout& l : v.layouts) {
     if (!l.fits || !l.load.has_value()) {
@@ -88,14 +105,14 @@ std::string RenderLoadLayouts(const PlanVariant& v, const PlanRequest& r, const 
     out += fmt::format("  {} x {}: weights {} per {}, KV room for {}; {}{}\n",
                        DegreeText(l.tp, l.pp), Count(static_cast<double>(l.replicas), "replica"),
                        Si(l.weights_bytes, "B"), noun, l.max_batch,
-                       CarriesText(*l.load, noun, sized), l.tp == v.tp ? "  <- chosen" : "");
+                       CarriesText(*l.load, noun, sized), Chosen(l, v) ? "  <- chosen" : "");
   }
   // Why the chosen degree: the fewest devices (sized), then the fastest request.
   const PlanLayout* chosen = nullptr;
   std::vector<const PlanLayout*> others;
   for (const PlanLayout& l : v.layouts) {
     if (!l.fits || !l.load.has_value()) continue;
-    if (l.tp == v.tp) {
+    if (Chosen(l, v)) {
       chosen = &l;
     } else if (l.load->carried) {
       others.push_back(&l);
@@ -104,11 +121,13 @@ std::string RenderLoadLayouts(const PlanVariant& v, const PlanRequest& r, const 
   if (chosen == nullptr) return out;
   const LoadServed& c = *chosen->load;
   if (!c.carried) {
-    const std::string why = !c.targets_reachable ? "the smallest miss of a target at batch 1"
-                            : c.overloaded       ? "the most requests completed"
-                                                 : "the smallest miss of a target";
-    return out + fmt::format("no layout carries the load{}: tp {} comes closest ({})\n",
-                             r.targets.empty() ? "" : " within the targets", chosen->tp, why);
+    const std::string why = !c.targets_reachable ? "the smallest miss of a target at " +
+                                                       FirstBatch(chosen->micro_batches)
+                            : c.overloaded ? "the most requests completed"
+                                           : "the smallest miss of a target";
+    return out + fmt::format("no layout carries the load{}: {} comes closest ({})\n",
+                             r.targets.empty() ? "" : " within the targets",
+                             DegreeText(chosen->tp, chosen->pp), why);
   }
   auto request = [](const LoadServed& l) {
     return Seconds(l.expected ? l.point.expected_request_s : l.point.request_s);
@@ -116,19 +135,19 @@ std::string RenderLoadLayouts(const PlanVariant& v, const PlanRequest& r, const 
   std::vector<std::string> ties;
   for (const PlanLayout* o : others) {
     if (!sized || o->load->gpus == c.gpus) {
-      ties.push_back(fmt::format("tp {}: {}", o->tp, request(*o->load)));
+      ties.push_back(fmt::format("{}: {}", DegreeText(o->tp, o->pp), request(*o->load)));
     }
   }
   const std::string fewest = sized ? fmt::format(" on the fewest {}s ({})", noun, c.gpus) : "";
   if (ties.empty()) {
-    return out + fmt::format("tp {} wins: {}\n", chosen->tp,
+    return out + fmt::format("{} wins: {}\n", DegreeText(chosen->tp, chosen->pp),
                              sized ? "it carries the load" + fewest
                                    : std::string("no other layout carries the load"));
   }
   return out + fmt::format(
-                   "tp {} wins: of the layouts that carry the load{}, its requests are the "
+                   "{} wins: of the layouts that carry the load{}, its requests are the "
                    "fastest ({}; {})\n",
-                   chosen->tp, fewest, request(c), fmt::join(ties, ", "));
+                   DegreeText(chosen->tp, chosen->pp), fewest, request(c), fmt::join(ties, ", "));
 }
 
 /// The degrees a plan tried (none when --tp was given): what each holds and serves, and why the
@@ -136,7 +155,7 @@ std::string RenderLoadLayouts(const PlanVariant& v, const PlanRequest& r, const 
 std::string RenderLayouts(const PlanVariant& v, const PlanRequest& r, const std::string& noun) {
   if (v.layouts.size() < 2) return "";  // one degree tried (one device): nothing to choose
   if (r.HasLoad()) {
-    return RenderLoadLayouts(v, r, noun, v.layouts.back().tp);
+    return RenderLoadLayouts(v, r, noun);
   }
   const bool expected = v.ranked_by_expected;
   auto rate = [expected](const PlanLayout& l) {
@@ -155,8 +174,10 @@ std::string RenderLayouts(const PlanVariant& v, const PlanRequest& r, const std:
   };
   const bool priced = r.price_per_hour > 0;
   std::string out = fmt::format(
-      "layouts tried (powers of two up to --gpus that divide the heads; the fleet's output "
-      "tokens/s with every replica at the largest batch it serves, {}{}):\n",
+      "layouts tried ({}; the fleet's output tokens/s with every replica at the largest batch it "
+      "serves, {}{}):\n",
+      SearchText(v, v.most_tp == r.gpus ? std::string("--gpus")
+                                        : fmt::format("{} (the device's link group)", v.most_tp)),
       expected ? "expected" : "at the bound",
       priced ? fmt::format("; $/M out: the {} {}s' price over that output", r.gpus, noun) : "");
   for (const PlanLayout& l : v.layouts) {
@@ -175,14 +196,47 @@ std::string RenderLayouts(const PlanVariant& v, const PlanRequest& r, const std:
         l.idle_gpus > 0 ? fmt::format(" ({} idle)", l.idle_gpus) : "", Si(l.weights_bytes, "B"),
         noun, l.max_batch, l.batch, l.meets_targets ? "" : " (misses the targets)", figure(rate(l)),
         priced ? fmt::format(", {}/M out", Dollars(cost(l))) : "",
-        l.tp == v.tp ? "  <- chosen" : "");
+        Chosen(l, v) ? "  <- chosen" : "");
   }
   const PlanLayout* best = nullptr;
   const PlanLayout* below = nullptr;  // the nearest smaller degree that fits
   const PlanLayout* above = nullptr;  // the nearest larger degree that fits
+  const bool staged = std::any_of(v.layouts.begin(), v.layouts.end(), [](const PlanLayout& l) {
+    return l.fits && l.micro_batches > 1;
+  });
+  if (staged) {
+    // Layouts of tensor parallelism and pipeline stages: the chosen one against the runner-up.
+    const PlanLayout* chosen = nullptr;
+    const PlanLayout* second = nullptr;
+    for (const PlanLayout& l : v.layouts) {
+      if (!l.fits) continue;
+      if (Chosen(l, v)) {
+        chosen = &l;
+      } else if (second == nullptr || (l.meets_targets && !second->meets_targets) ||
+                 (l.meets_targets == second->meets_targets && rate(l) > rate(*second))) {
+        second = &l;
+      }
+    }
+    if (chosen == nullptr) return out;
+    std::string why = fmt::format(
+        "{} {} ({} out tok/s, a batch of {} per replica{})", DegreeText(chosen->tp, chosen->pp),
+        chosen->meets_targets ? "serves the most" : "comes closest to the targets",
+        figure(rate(*chosen)), chosen->batch,
+        chosen->micro_batches > 1 ? fmt::format(" in {} micro-batches", chosen->micro_batches)
+                                  : "");
+    if (second != nullptr) {
+      why += fmt::format(
+          "; the runner-up, {} x {}, serves {} out tok/s at a batch of {} per "
+          "replica{}",
+          DegreeText(second->tp, second->pp),
+          Count(static_cast<double>(second->replicas), "replica"), figure(rate(*second)),
+          second->batch, second->meets_targets ? "" : " (misses the targets)");
+    }
+    return out + why + "\n";
+  }
   for (const PlanLayout& l : v.layouts) {
     if (!l.fits) continue;
-    if (l.tp == v.tp) best = &l;
+    if (Chosen(l, v)) best = &l;
     if (l.tp < v.tp) below = &l;
     if (l.tp > v.tp && above == nullptr) above = &l;
   }
@@ -191,7 +245,8 @@ std::string RenderLayouts(const PlanVariant& v, const PlanRequest& r, const std:
   // a larger degree's batch grows but its steps cost more; otherwise only the figures.
   auto side = [&](const PlanLayout& l) {
     if (!l.meets_targets && best->meets_targets) {
-      return fmt::format("at tp {} not even batch 1 meets the targets", l.tp);
+      return fmt::format("at tp {} not even {} meets the targets", l.tp,
+                         FirstBatch(l.micro_batches));
     }
     if (l.tp < best->tp && l.max_batch < best->max_batch && l.batch == l.max_batch) {
       if (l.pp > 1 || best->pp > 1) {
@@ -233,11 +288,18 @@ std::string RenderSteadyState(const PlanPoint& pt) {
       sh.chunked
           ? fmt::format("each prompt in {} chunks of up to {} tokens", sh.chunk_steps, sh.room)
           : fmt::format("their prompts packed into {} tokens of room a step", sh.room);
+  // With micro-batches, the figures are one micro-batch's, its steps one pipeline cycle apart.
+  const std::string batch = pt.micro_batches > 1
+                                ? fmt::format(
+                                      "{} ({} a micro-batch; its steps one pipeline cycle "
+                                      "apart)",
+                                      pt.batch, pt.batch / pt.micro_batches)
+                                : std::to_string(pt.batch);
   return fmt::format(
       "at batch {}: {:.3g} requests arrive per step ({}); {:.0f}% of steps carry prefill; "
       "prefill room {:.0f}% used; {} median TTFT {} = the running step's rest {} + queue {} + "
       "own prefill {}\n",
-      pt.batch, sh.arrivals_per_step, prefill, 100 * f.mixed_share, 100 * sh.utilization,
+      batch, sh.arrivals_per_step, prefill, 100 * f.mixed_share, 100 * sh.utilization,
       expected ? "expected" : "bound", Seconds(f.ttft_s), Seconds(f.residual_s), Seconds(f.queue_s),
       Seconds(f.own_prefill_s));
 }
@@ -252,14 +314,15 @@ std::string RenderTargets(const PlanVariant& v, const std::string& noun) {
                        Seconds(b.target.seconds), b.target.percentile,
                        b.largest_batch > 0
                            ? fmt::format("met up to a batch of {} per replica", b.largest_batch)
-                           : std::string("missed even at batch 1"),
+                           : "missed even at " + FirstBatch(v.micro_batches),
                        v.largest.batch, c.expected ? "expected" : "bound",
                        fmt::format("{} ({})", Seconds(c.value_s), c.met ? "met" : "missed"));
   }
   if (!v.meets_targets) {
     out += fmt::format(
-        "no batch meets every target on this layout: the closest is batch 1 (one request per "
-        "replica of {})\n",
+        "no batch meets every target on this layout: the closest is batch {} (one request per "
+        "{} of {})\n",
+        v.micro_batches, v.micro_batches > 1 ? "micro-batch of a replica" : "replica",
         Count(static_cast<double>(v.tp * v.pp), noun));
   }
   return out;
@@ -280,9 +343,10 @@ std::string RenderLoad(const PlanRequest& r, const PlanVariant& v, const std::st
   const std::string fleet = fmt::format(
       "{} of tp {}{} ({}{})", Count(static_cast<double>(l.replicas), "replica"), v.tp,
       v.pp > 1 ? fmt::format(" x {} stages", v.pp) : "", Count(static_cast<double>(l.gpus), noun),
-      !sized                ? ""
-      : l.targets_reachable ? ", the fewest that carry it"
-                            : ", batch 1 on each: no batch meets the targets");
+      !sized ? ""
+      : l.targets_reachable
+          ? ", the fewest that carry it"
+          : ", " + FirstBatch(v.micro_batches) + " on each: no batch meets the targets");
   std::string out =
       l.targets_reachable
           ? fmt::format(
@@ -290,8 +354,9 @@ std::string RenderLoad(const PlanRequest& r, const PlanVariant& v, const std::st
                 "({})\n",
                 LoadText(r), fleet, HoldText(l), r.targets.empty() ? "" : " and the targets",
                 capacity, basis)
-          : fmt::format("load {}: {}; no batch meets the targets, batch 1 completes {} ({})\n",
-                        LoadText(r), fleet, PerSecond(l.capacity_rate), basis);
+          : fmt::format("load {}: {}; no batch meets the targets, {} completes {} ({})\n",
+                        LoadText(r), fleet, FirstBatch(v.micro_batches), PerSecond(l.capacity_rate),
+                        basis);
   if (l.overloaded) {
     out += fmt::format(
         "not carried: a replica's share ({}) is more than it keeps up with within {}{}; the "
@@ -308,7 +373,10 @@ std::string RenderLoad(const PlanRequest& r, const PlanVariant& v, const std::st
       "the fleet completes {}, {} output tokens/s{}\n",
       l.carried ? "carried" : "not carried (misses the targets)",
       r.rate > 0 ? fmt::format("{} runs at batch {} in flight", PerSecond(l.share), pt.batch)
-                 : "is " + Count(static_cast<double>(pt.batch), "request") + " in flight",
+      : pt.micro_batches > 1
+          ? fmt::format("is {} in flight, {} in its busiest micro-batch", Count(l.share, "request"),
+                        pt.batch / pt.micro_batches)
+          : "is " + Count(static_cast<double>(pt.batch), "request") + " in flight",
       Seconds(exp ? pt.expected_ttft_s : pt.ttft_s), Seconds(exp ? pt.expected_tpot_s : pt.tpot_s),
       Seconds(exp ? pt.expected_request_s : pt.request_s), basis, PerSecond(l.fleet_requests_per_s),
       Rate(l.fleet_output_tokens_per_s),
@@ -439,15 +507,26 @@ std::string RenderPlanTable(const Plan& p) {
     out += fmt::format(
         "layout: tp {}{} x {}{}; per device: weights {}, KV cache {} per "
         "sequence ({} tokens); KV room for a batch of {} per replica\n",
-        v.tp, v.pp > 1 ? fmt::format(" x {} pipeline stages", v.pp) : "",
+        v.tp,
+        v.pp > 1 ? fmt::format(" x {} pipeline stages{}", v.pp,
+                               v.micro_batches > 1
+                                   ? fmt::format(" ({} micro-batches in flight)", v.micro_batches)
+                                   : "")
+                 : "",
         Count(static_cast<double>(v.replicas), "replica"),
         v.idle_gpus > 0 ? fmt::format(" ({} {}s idle)", v.idle_gpus, noun) : "",
         Si(v.weights_bytes, "B"), Si(v.kv_bytes_per_sequence, "B"), r.KvContext(), v.max_batch);
+    // With micro-batches each is an engine of its own: its budget, its share of the KV room.
+    const int64_t room = v.max_batch / v.micro_batches * v.micro_batches;
     out += fmt::format(
-        "continuous batching: token budget {} per step; the budget prefills arrivals as fast as "
-        "they come up to a batch of {}{}\n",
-        v.budget, v.hold_limit,
-        v.hold_limit < v.max_batch ? " (below the KV room)" : " (the KV room binds first)");
+        "continuous batching: token budget {} per step{}; the budget prefills arrivals as fast "
+        "as they come up to a batch of {}{}\n",
+        v.budget,
+        v.micro_batches > 1 ? fmt::format(" of each of the {} micro-batches (each batches its "
+                                          "share of the requests on its own)",
+                                          v.micro_batches)
+                            : "",
+        v.hold_limit, v.hold_limit < room ? " (below the KV room)" : " (the KV room binds first)");
     const bool expected = v.batch1.expected_request_s > 0;
     out += RenderLayouts(v, r, noun);
     std::vector<std::string> header = {
@@ -519,10 +598,12 @@ std::string RenderPlanTable(const Plan& p) {
     }
     out += fmt::format(
         "\nFP8 vs as configured: largest batch served {} -> {}, output tokens/s per {} at it "
-        "{} -> {} (x{:.2f}), at batch 1 {} -> {} (x{:.2f})\n",
+        "{} -> {} (x{:.2f}), at {} {} -> {} (x{:.2f})\n",
         a.largest.batch, b.largest.batch, noun, Rate(a.largest.output_tokens_per_s_per_gpu),
         Rate(b.largest.output_tokens_per_s_per_gpu),
         b.largest.output_tokens_per_s_per_gpu / a.largest.output_tokens_per_s_per_gpu,
+        a.micro_batches == b.micro_batches ? FirstBatch(a.micro_batches)
+                                           : std::string("the smallest batch"),
         Rate(a.batch1.output_tokens_per_s_per_gpu), Rate(b.batch1.output_tokens_per_s_per_gpu),
         b.batch1.output_tokens_per_s_per_gpu / a.batch1.output_tokens_per_s_per_gpu);
   }
@@ -573,6 +654,8 @@ std::string RenderPlanJson(const Plan& p) {
     q["label"] = pt.label;
     q["batch"] = pt.batch;
     q["chips"] = pt.chips;
+    // With micro-batches the shape and steady state below are one micro-batch's.
+    q["micro_batches"] = pt.micro_batches;
     q["ttft_s"] = pt.ttft_s;
     q["time_per_output_token_s"] = pt.tpot_s;
     q["request_s"] = pt.request_s;
@@ -616,6 +699,7 @@ std::string RenderPlanJson(const Plan& p) {
     jv["dtypes"] = v.dtypes;
     jv["tp"] = v.tp;
     jv["pp"] = v.pp;
+    jv["micro_batches"] = v.micro_batches;
     jv["replicas"] = v.replicas;
     jv["idle_gpus"] = v.idle_gpus;
     jv["weights_bytes"] = v.weights_bytes;
@@ -639,9 +723,10 @@ std::string RenderPlanJson(const Plan& p) {
       for (const PlanLayout& l : v.layouts) {
         json jl = {{"tp", l.tp},
                    {"pp", l.pp},
+                   {"micro_batches", l.micro_batches},
                    {"fits", l.fits},
                    {"too_many_chips", l.too_many_chips},
-                   {"chosen", l.tp == v.tp}};
+                   {"chosen", Chosen(l, v)}};
         if (!l.not_planned.empty()) jl["not_planned"] = l.not_planned;
         if (l.fits) {
           jl["replicas"] = l.replicas;

@@ -453,6 +453,7 @@ Status Builder::Build() {
   mixed_ = phase_ == Phase::kDecode && w_.chunk > 0;
   tokens_ = batch_ * q_len_ + (mixed_ ? w_.chunk_seqs * w_.chunk : 0);
   out_.tokens = tokens_;
+  out_.layer_groups.clear();  // a replay builds them again
   g_.Reserve(32 * 8, 96 * 8);
   heads_ = c_.heads / w_.tp;
   kv_heads_ = std::max<int64_t>(1, c_.kv_heads / w_.tp);
@@ -491,13 +492,14 @@ Status Builder::Build() {
     group_ = contiguous ? fmt::format("layers {}-{}", indices.front(), indices.back())
                         : fmt::format("{} layers", repeat_);
     if (!what.empty()) group_ += " (" + what + ")";
+    out_.layer_groups.push_back({group_, indices});
     Layer(kind);
   }
   Head();
   if (w_.Stages() > 1) {
     // Pipeline stages: the step's activations cross from each stage to the next once.
     repeat_ = w_.Stages() - 1;
-    group_ = "pipeline";
+    group_ = kPipelineGroup;
     CollectiveSpec s;
     s.kind = CollectiveKind::kSend;
     s.message_bytes = static_cast<double>(tokens_) * static_cast<double>(c_.hidden) * BytesOf(act_);
