@@ -223,5 +223,31 @@ TEST(PlanPipeline, TheSearchAddsStagesWhereNoLinkDomainHoldsTheModel) {
   for (const PlanLayout& l : small->variants[0].layouts) EXPECT_EQ(l.pp, 1);
 }
 
+// A load is split over a replica's micro-batches as over replicas: at a concurrency the
+// replica holds its share (its busiest micro-batch one more than the others at most), at a rate
+// every micro-batch its equal part.
+TEST(PlanPipeline, ALoadIsSplitOverMicroBatches) {
+  PlanRequest r = Fleet();
+  r.gpus = 16;
+  r.concurrency = 300;
+  const Result<Plan> byc = MakePlan(Preset("llama-3.1-405b"), Workload{}, Dev("a100-sxm-80gb"), r);
+  ASSERT_TRUE(byc.ok()) << byc.status().ToString();
+  const PlanVariant& v = byc->variants[0];
+  ASSERT_TRUE(v.load.has_value());
+  ASSERT_GT(v.micro_batches, 1);
+  const int64_t share = (300 + v.load->replicas - 1) / v.load->replicas;
+  EXPECT_EQ(v.load->share, share);
+  EXPECT_LE(v.load->point.batch, share);
+  EXPECT_EQ(v.load->point.micro_batches, v.micro_batches);
+  r.concurrency = 0;
+  r.rate = 0.5;
+  const Result<Plan> byr = MakePlan(Preset("llama-3.1-405b"), Workload{}, Dev("a100-sxm-80gb"), r);
+  ASSERT_TRUE(byr.ok()) << byr.status().ToString();
+  const PlanVariant& w = byr->variants[0];
+  ASSERT_TRUE(w.load.has_value());
+  EXPECT_EQ(w.load->point.batch % w.micro_batches, 0);
+  EXPECT_LE(w.load->point.batch, w.load->hold_limit);
+}
+
 }  // namespace pipeline_test
 }  // namespace roofline

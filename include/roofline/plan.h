@@ -186,6 +186,7 @@ struct PlanLayout {
 /// A layout at one batch, for the frontier of throughput per device against speed per user.
 struct ParetoPoint {
   int64_t tp = 1, pp = 1, batch = 1;
+  int64_t micro_batches = 1;         ///< PlanVariant::micro_batches: batch is theirs together
   double tokens_per_s_per_gpu = 0;   ///< output tokens/s per device of the replica
   double tokens_per_s_per_user = 0;  ///< 1 / median time per output token
   double ttft_s = 0, tpot_s = 0;     ///< medians

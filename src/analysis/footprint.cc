@@ -208,7 +208,15 @@ int64_t FewestStages(const MemoryFootprint& one) {
 
 Result<Workload> ResolveStages(const TransformerConfig& c, const Workload& w, const Device& d) {
   Workload out = w;
-  if (w.pp != 0) return out;
+  if (w.pp != 0) {
+    // On a GPU each stage holds whole layers (vLLM's split): at least one.
+    if (!d.model_split && w.pp > c.layers) {
+      return Status::Invalid("--pp", fmt::format("{} pipeline stages need {} decoder layers at "
+                                                 "least; the model has {}",
+                                                 w.pp, w.pp, c.layers));
+    }
+    return out;
+  }
   out.pp = 1;
   if (!d.model_split) return out;
   const int64_t context = std::max(w.prompt, w.DecodeContext());

@@ -390,6 +390,11 @@ Result<LoadServed> CarryLoad(const PlanRequest& r, const PlanVariant& v, int64_t
   if (!p.ok()) return p.status();
   ls.point = **p;
   ls.carried = !ls.overloaded && MeetsAll(ls.point);
+  if (!by_rate && micro > 1) {
+    // The point is its busiest micro-batch's; the replica holds its share (at most what its
+    // micro-batches hold), not micro-batches of the busiest one's size.
+    ls.point.batch = std::min(static_cast<int64_t>(ls.share), v.hold_limit * micro);
+  }
   const int64_t batch = ls.point.batch;  // the replica's
   if (ls.overloaded) {
     ls.point.label = fmt::format("at the load: more than a replica holds (batch {})", batch);
@@ -401,7 +406,7 @@ Result<LoadServed> CarryLoad(const PlanRequest& r, const PlanVariant& v, int64_t
     ls.point.label = fmt::format(
         "at the load: {} in flight a replica ({} in its busiest "
         "micro-batch)",
-        Count(ls.share, "request"), batch / micro);
+        Count(static_cast<double>(batch), "request"), at->batch);
   } else {
     ls.point.label = fmt::format("at the load: {} in flight a replica",
                                  Count(static_cast<double>(batch), "request"));
@@ -508,10 +513,10 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     // within one link domain (the largest power of two it connects), and where no such degree
     // holds the model, each of them with 2, 4, ... stages across domains, as vLLM's guide to
     // multi-node serving sets them (tp: the GPUs of a node, pp: the nodes).
-    const bool search_stages = w.pp == 0 && d.kind == "gpu" && !d.links.empty();
+    const bool domains = d.kind == "gpu" && !d.links.empty();
+    const bool search_stages = domains && w.pp == 0;
     const int64_t domain = SizingTpLimit(d);
-    const int64_t most_tp =
-        r.gpus > 0 ? (search_stages ? std::min(r.gpus, domain) : r.gpus) : domain;
+    const int64_t most_tp = r.gpus > 0 ? (domains ? std::min(r.gpus, domain) : r.gpus) : domain;
     // One layout: tp `tp` on `base`'s stages; `listed_if_not_fit`: listed even when one
     // sequence does not fit.
     auto try_layout = [&](const Workload& base, int64_t tp, bool listed_if_not_fit) {
@@ -592,12 +597,21 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
                                     l.tp * l.pp, l.tp, l.pp, r.gpus));
         }
       }
+      const std::string up_to = r.gpus > 0 && most_tp == r.gpus
+                                    ? fmt::format("{} (--gpus)", most_tp)
+                                    : fmt::format("{} (the device's link group)", most_tp);
       if (search_stages) {
         return Status::Invalid(
             "--gpus", fmt::format("the model does not fit {} at any power-of-two tensor-parallel "
-                                  "degree up to {} (the device's link group), nor with 2, 4, ... "
-                                  "pipeline stages on up to {} devices a replica",
-                                  d.id, most_tp, most_chips));
+                                  "degree up to {}, nor with 2, 4, ... pipeline stages on up to "
+                                  "{} devices a replica",
+                                  d.id, up_to, most_chips));
+      }
+      if (domains && w.pp > 1) {
+        return Status::Invalid(
+            "--gpus", fmt::format("the model does not fit {} at any power-of-two tensor-parallel "
+                                  "degree up to {} with {} pipeline stages",
+                                  d.id, up_to, w.pp));
       }
       if (r.gpus == 0) {
         return Status::Invalid("--gpus",
@@ -748,15 +762,15 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
   Result<const PlanPoint*> p1 = point(1);
   if (!p1.ok()) return p1.status();
   v.batch1 = **p1;
-  v.batch1.label = micro > 1
-                       ? fmt::format("batch {} (one a micro-batch; memory-bound lower end)", micro)
-                       : "batch 1 (memory-bound lower end)";
+  v.batch1.label =
+      micro > 1 ? fmt::format("batch {} (one per micro-batch; memory-bound lower end)", micro)
+                : "batch 1 (memory-bound lower end)";
   Result<const PlanPoint*> pm = point(serve);
   if (!pm.ok()) return pm.status();
   v.largest = **pm;
   if (!v.meets_targets) {
     v.largest.label = micro > 1 ? fmt::format(
-                                      "batch {}, one a micro-batch, the closest (no batch "
+                                      "batch {}, one per micro-batch, the closest (no batch "
                                       "meets the targets)",
                                       micro)
                                 : "batch 1, the closest (no batch meets the targets)";
@@ -780,6 +794,7 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     ParetoPoint pp;
     pp.tp = v.tp;
     pp.pp = v.pp;
+    pp.micro_batches = micro;
     pp.batch = q.batch;
     pp.expected = q.expected_request_s > 0;
     pp.ttft_s = pp.expected ? q.expected_ttft_s : q.ttft_s;
@@ -838,6 +853,7 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     const double request_s = v.flops_per_request / peak / static_cast<double>(micro);
     const double tp = static_cast<double>(chips);
     fl.chips = chips;
+    fl.micro_batches = micro;
     fl.request_s = request_s;
     fl.output_tokens_per_s_per_gpu = static_cast<double>(r.output) / request_s / tp;
     fl.input_tokens_per_s_per_gpu = static_cast<double>(r.prompt) / request_s / tp;
@@ -1155,22 +1171,21 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
       "successors (a closed loop at fixed concurrency; at a percentile: the mean of output - 1 "
       "steps, normal approximation); medians unless a target names a percentile");
   // Whether the layout search may add pipeline stages (PlanFor), and whether it did.
-  const bool staged_search = base.pp == 0 && !d.model_split && !d.links.empty();
-  const bool staged_tried =
-      staged_search && std::any_of(plan.variants.begin(), plan.variants.end(), [](const auto& v) {
-        return std::any_of(v.layouts.begin(), v.layouts.end(),
-                           [](const PlanLayout& l) { return l.pp > 1; });
-      });
+  // (PlanFor's predicates: tensor parallelism within a link domain on GPUs with links.)
+  const bool domains = d.kind == "gpu" && !d.links.empty();
+  const bool staged_tried = std::any_of(plan.variants.begin(), plan.variants.end(),
+                                        [](const PlanVariant& v) { return v.stages_searched; });
   a.push_back(fmt::format(
       "memory: weights + KV cache for {} tokens per sequence + decode "
       "workspace per device; tensor parallelism: of the powers of two up to {} "
       "that divide the heads and fit one sequence{}, {}, unless --tp is given",
       r.KvContext(),
-      r.gpus > 0 && (!staged_search || r.gpus <= SizingTpLimit(d))
+      r.gpus > 0 && (!domains || r.gpus <= SizingTpLimit(d))
           ? std::string("--gpus")
           : fmt::format("{} (the device's link group)", SizingTpLimit(d)),
-      staged_tried ? std::string(" (where none does, each with 2, 4, ... pipeline stages, a "
-                                 "replica on at most --gpus devices, 1024 for a sized fleet)")
+      staged_tried ? fmt::format(" (where none does, each with 2, 4, ... pipeline stages, a "
+                                 "replica on at most {} devices)",
+                                 r.gpus > 0 ? std::string("--gpus") : std::string("1024"))
                    : std::string(),
       !r.HasLoad() ? std::string("the one whose fleet serves the most output tokens/s with "
                                  "every replica at the largest batch it serves (within the "
@@ -1182,8 +1197,10 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
                                  "targets) on the fewest devices, then with the "
                                  "fastest requests")));
   if (r.HasLoad()) {
+    const bool micro = std::any_of(plan.variants.begin(), plan.variants.end(),
+                                   [](const PlanVariant& v) { return v.micro_batches > 1; });
     a.push_back(fmt::format(
-        "load: {}; {}; figures are those of the most loaded replica, expected where the plan "
+        "load: {}; {}; figures are those of the most loaded replica{}, expected where the plan "
         "has expected times, else at the bound",
         r.rate > 0
             ? fmt::format("{} arriving at random (Poisson), split evenly over the replicas; a "
@@ -1197,7 +1214,10 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
         r.gpus > 0
             ? fmt::format("the {} of --gpus serve it", Count(static_cast<double>(r.gpus), "device"))
             : std::string("the fleet has the fewest replicas that carry it, each "
-                          "keeping up within the hold limit and the targets")));
+                          "keeping up within the hold limit and the targets"),
+        micro ? " (with pipeline stages: of its busiest micro-batch, each replica's share split "
+                "over its micro-batches as over replicas)"
+              : ""));
   }
   a.push_back(
       "throughput at the roofline bound: no efficiency factor, no scheduling or host "

@@ -32,7 +32,7 @@ std::string DegreeText(int64_t tp, int64_t pp) {
 
 /// The smallest batch a replica serves: 1, or one request a micro-batch.
 std::string FirstBatch(int64_t micro_batches) {
-  return micro_batches > 1 ? fmt::format("batch {} (one a micro-batch)", micro_batches)
+  return micro_batches > 1 ? fmt::format("batch {} (one per micro-batch)", micro_batches)
                            : std::string("batch 1");
 }
 
@@ -121,10 +121,11 @@ std::string RenderLoadLayouts(const PlanVariant& v, const PlanRequest& r, const 
   if (chosen == nullptr) return out;
   const LoadServed& c = *chosen->load;
   if (!c.carried) {
-    const std::string why = !c.targets_reachable ? "the smallest miss of a target at " +
-                                                       FirstBatch(chosen->micro_batches)
-                            : c.overloaded ? "the most requests completed"
-                                           : "the smallest miss of a target";
+    const std::string why =
+        !c.targets_reachable
+            ? fmt::format("the smallest miss of a target at batch {}", chosen->micro_batches)
+        : c.overloaded ? "the most requests completed"
+                       : "the smallest miss of a target";
     return out + fmt::format("no layout carries the load{}: {} comes closest ({})\n",
                              r.targets.empty() ? "" : " within the targets",
                              DegreeText(chosen->tp, chosen->pp), why);
@@ -291,7 +292,7 @@ std::string RenderSteadyState(const PlanPoint& pt) {
   // With micro-batches, the figures are one micro-batch's, its steps one pipeline cycle apart.
   const std::string batch = pt.micro_batches > 1
                                 ? fmt::format(
-                                      "{} ({} a micro-batch; its steps one pipeline cycle "
+                                      "{} ({} per micro-batch; its steps one pipeline cycle "
                                       "apart)",
                                       pt.batch, pt.batch / pt.micro_batches)
                                 : std::to_string(pt.batch);
@@ -346,7 +347,7 @@ std::string RenderLoad(const PlanRequest& r, const PlanVariant& v, const std::st
       !sized ? ""
       : l.targets_reachable
           ? ", the fewest that carry it"
-          : ", " + FirstBatch(v.micro_batches) + " on each: no batch meets the targets");
+          : fmt::format(", batch {} on each: no batch meets the targets", v.micro_batches));
   std::string out =
       l.targets_reachable
           ? fmt::format(
@@ -375,7 +376,7 @@ std::string RenderLoad(const PlanRequest& r, const PlanVariant& v, const std::st
       r.rate > 0 ? fmt::format("{} runs at batch {} in flight", PerSecond(l.share), pt.batch)
       : pt.micro_batches > 1
           ? fmt::format("is {} in flight, {} in its busiest micro-batch", Count(l.share, "request"),
-                        pt.batch / pt.micro_batches)
+                        (pt.batch + pt.micro_batches - 1) / pt.micro_batches)
           : "is " + Count(static_cast<double>(pt.batch), "request") + " in flight",
       Seconds(exp ? pt.expected_ttft_s : pt.ttft_s), Seconds(exp ? pt.expected_tpot_s : pt.tpot_s),
       Seconds(exp ? pt.expected_request_s : pt.request_s), basis, PerSecond(l.fleet_requests_per_s),
@@ -405,10 +406,13 @@ std::string RenderFrontier(const PlanVariant& v, const std::string& noun) {
     return a->tokens_per_s_per_user > b->tokens_per_s_per_user;
   });
   const bool expected = front.front()->expected;
+  const bool staged = std::any_of(front.begin(), front.end(),
+                                  [](const ParetoPoint* q) { return q->micro_batches > 1; });
   std::string out = fmt::format(
-      "Pareto frontier ({}; each layout at batches 1, 2, 4, ... up to what it holds; a faster "
+      "Pareto frontier ({}; each layout at batches 1, 2, 4, ...{} up to what it holds; a faster "
       "user costs throughput per {}):\n",
-      expected ? "expected" : "at the bound", noun);
+      expected ? "expected" : "at the bound",
+      staged ? " (with pipeline stages, requests per micro-batch)" : "", noun);
   std::vector<std::string> rows;
   for (const ParetoPoint* p : front) {
     rows.push_back(fmt::format("tp {}{} batch {}: {} tok/s per user, {} per {}, TTFT {}{}", p->tp,
