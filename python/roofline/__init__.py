@@ -21,15 +21,17 @@ from typing import Any, Dict, Mapping, Optional, Union
 
 from . import _cli, op
 from ._cli import RooflineError, run
-from ._results import (Kernel, ModelResult, NetworkResult, OpResult, Phase, ProfileResult,
+from ._results import (Kernel, ModelResult, NetworkResult, OpResult, Phase, PlanResult,
+                       ProfileResult,
                        Record, SweepResult)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "model", "sweep", "op", "profile", "capture", "hw", "models", "run", "fields",
+    "model", "sweep", "plan", "op", "profile", "capture", "hw", "models", "run", "fields",
     "RooflineError",
-    "ModelResult", "NetworkResult", "SweepResult", "OpResult", "ProfileResult", "Phase",
+    "ModelResult", "NetworkResult", "SweepResult", "PlanResult", "OpResult", "ProfileResult",
+    "Phase",
     "Kernel", "Record", "__version__",
 ]
 
@@ -137,6 +139,34 @@ def sweep(model: _ModelSource, vary: Mapping[str, Any], hw: Optional[str] = None
         head, columns = direct
         return SweepResult(json.loads(head), argv, keep, columns=columns)
     return SweepResult(_cli.run_json(argv), argv, keep)
+
+
+def plan(model: _ModelSource, hw: Optional[str] = None, *, gpus: Optional[int] = None,
+         rate: Optional[float] = None, concurrency: Optional[int] = None,
+         prompt: Optional[Union[int, str]] = None, output: Optional[Union[int, str]] = None,
+         price_per_hour: Optional[float] = None, prefix_hit: Optional[float] = None,
+         max_batched_tokens: Optional[int] = None, ttft: Optional[str] = None,
+         tpot: Optional[str] = None, e2e: Optional[str] = None,
+         **options: Any) -> PlanResult:
+    """Plans a fleet, as ``roofline plan``: the layout (tensor parallelism, pipeline stages,
+    replicas), the largest batch that fits and meets the targets, latency, throughput and cost
+    per million tokens, as configured and in FP8.
+
+    gpus: devices in the fleet, or None with ``rate`` (requests/s) or ``concurrency`` for the
+    fewest that carry the load. prompt, output: one length (``2048``) or a spread
+    (``"lognormal:2048,0.6"``, ``"uniform:64,512"``). ttft, tpot, e2e: targets such as
+    ``"2s@p99"`` or ``"50ms@p90"``. The other keywords are the scenario's options
+    (``roofline.fields()``: ``tp``, ``pp``, ``dtype``, ``weight_dtype``, ``engine``, ...).
+    ``.to_pandas()`` gives one row per operating point; ``.plot()`` the Pareto chart.
+    """
+    _check_keywords("plan", options)
+    keep: list = []
+    argv = ["plan", _cli.model_source(model, keep)]
+    argv += _cli.options(hw=hw, gpus=gpus, rate=rate, concurrency=concurrency, prompt=prompt,
+                         output=output, price_per_hour=price_per_hour, prefix_hit=prefix_hit,
+                         max_batched_tokens=max_batched_tokens, ttft=ttft, tpot=tpot, e2e=e2e,
+                         **options)
+    return PlanResult(_cli.run_json(argv), argv, keep)
 
 
 def profile(source: Any, hw: Optional[str] = None, *, kind: Optional[str] = None,

@@ -395,3 +395,40 @@ class ProfileResult(_Result):
     def __repr__(self) -> str:
         return (f"<ProfileResult {self._data.get('file')} ({self._data.get('format')}) on "
                 f"{self._data.get('device')}>")
+
+
+class PlanResult(_Result):
+    """``roofline.plan()``: the serving plan's ``variants`` (as configured, FP8), each with its
+    layout (``tp``, ``pp``, ``micro_batches``, ``replicas``), the ``layouts`` tried, the
+    operating points (``batch1``, ``largest_batch``, ``flop_limit`` and, with a load,
+    ``at_load``), the ``pareto`` points and the ``assumptions``."""
+
+    _POINTS = ("batch1", "largest_batch", "flop_limit", "at_load")
+
+    def to_pandas(self):
+        """One row per operating point of each variant: ``variant``, ``point``, the layout
+        (``tp``, ``pp``, ``micro_batches``, ``replicas``) and the point's fields, nested ones
+        flattened (``steady_state_step_s``)."""
+        rows: List[Dict[str, Any]] = []
+        for v in self._data.get("variants", []):
+            for key in self._POINTS:
+                point = v.get(key) if key != "at_load" else (v.get("load") or {}).get("at_load")
+                if not isinstance(point, dict):
+                    continue
+                row = {"variant": v.get("name"), "point": key, "tp": v.get("tp"),
+                       "pp": v.get("pp"), "micro_batches": v.get("micro_batches"),
+                       "replicas": v.get("replicas")}
+                row.update(_flatten(point))
+                rows.append(row)
+        return _frame(rows)
+
+    def __repr__(self) -> str:
+        parts = []
+        for v in self._data.get("variants", []):
+            layout = f"tp {v.get('tp')}" + (f" x pp {v.get('pp')}" if v.get("pp", 1) > 1 else "")
+            largest = v.get("largest_batch") or {}
+            parts.append(f"{v.get('name')}: {layout} x {v.get('replicas')}, batch "
+                         f"{largest.get('batch')}")
+        return (f"<PlanResult {self._data.get('model')} on {self._data.get('gpus')} x "
+                f"{self._data.get('device')}: {'; '.join(parts)}>")
+

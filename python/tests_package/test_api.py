@@ -138,6 +138,18 @@ class SameNumbersAsTheCli(unittest.TestCase):
         r = roofline.model(ONNX_CNN, hw="l4", tf32=False, dims={"batch": 8})
         self.check(r, ["model", ONNX_CNN, "--hw", "l4", "--dim", "batch=8", "--tf32=false"])
 
+    def test_plan_with_a_load_and_a_target(self):
+        r = in_root(roofline.plan, "llama-3-8b", hw="h100-sxm", gpus=2, rate=3, prompt=1024,
+                    output=128, tpot="50ms@p90")
+        self.check(r, ["plan", "llama-3-8b", "--hw", "h100-sxm", "--gpus", "2", "--rate", "3",
+                       "--prompt", "1024", "--output", "128", "--tpot", "50ms@p90"])
+
+    def test_plan_with_pipeline_stages(self):
+        r = in_root(roofline.plan, "llama-3-70b", hw="h100-sxm", gpus=8, tp=4, pp=2)
+        self.check(r, ["plan", "llama-3-70b", "--hw", "h100-sxm", "--gpus", "8", "--tp", "4",
+                       "--pp", "2"])
+        self.assertEqual(r.variants[0].micro_batches, 2)
+
     def test_sweep_over_context(self):
         r = in_root(roofline.sweep, "llama-3-8b", vary={"context": (2048, 131072, "x2")},
                     phase="decode", batch=4)
@@ -431,6 +443,15 @@ class Results(unittest.TestCase):
         self.assertEqual(len(roofline.hw.to_pandas()), len(roofline.hw.list()))
         prof = roofline.profile(os.path.join(PROFILES, "nsys_kern_sum.csv"))
         self.assertEqual(len(prof.to_pandas()), len(prof.kernels))
+        # A plan: one row per operating point of each variant (a load adds the "at_load" one).
+        plan = roofline.plan("llama-3-8b", gpus=2, rate=3)
+        pdf = plan.to_pandas()
+        self.assertEqual(len(pdf), 4 * len(plan.variants))
+        self.assertEqual(sorted(set(pdf.point)),
+                         ["at_load", "batch1", "flop_limit", "largest_batch"])
+        for col in ("variant", "tp", "micro_batches", "batch", "ttft_s",
+                    "output_tokens_per_s_per_gpu", "steady_state_step_s"):
+            self.assertIn(col, pdf.columns)
 
 
 class WithoutPyTorch(unittest.TestCase):
