@@ -217,6 +217,22 @@ TEST(PlanPipeline, TheSearchAddsStagesWhereNoLinkDomainHoldsTheModel) {
   }
   EXPECT_GT(staged, 1);
   EXPECT_NE(RenderPlanTable(*big).find("micro-batches in flight"), std::string::npos);
+  // DeepSeek-V3 in bf16 fits 8 H100s at tp 8 with room for a handful of requests; with 16
+  // (two domains) the search also tries stages, and one of them serves more than any degree on
+  // one stage.
+  r = Fleet();
+  r.gpus = 16;
+  const Result<Plan> dsv3 = MakePlan(Preset("deepseek-v3"), Workload{}, Dev("h100-sxm"), r);
+  ASSERT_TRUE(dsv3.ok()) << dsv3.status().ToString();
+  double best_one_stage = 0, best_staged = 0;
+  for (const PlanLayout& l : dsv3->variants[0].layouts) {
+    if (!l.fits) continue;
+    (l.pp > 1 ? best_staged : best_one_stage) =
+        std::max(l.pp > 1 ? best_staged : best_one_stage, l.expected_fleet_output_tokens_per_s);
+  }
+  EXPECT_GT(best_one_stage, 0);
+  EXPECT_GT(best_staged, best_one_stage);
+  EXPECT_TRUE(dsv3->variants[0].stages_searched);
   // Llama-3-70B fits 8 H100s at tp 2 to 8: no stages tried, as before.
   const Result<Plan> small = MakePlan(Preset("llama-3-70b"), Workload{}, Dev("h100-sxm"), Fleet());
   ASSERT_TRUE(small.ok());

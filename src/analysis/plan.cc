@@ -578,7 +578,10 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
       return l.fits || l.too_many_chips || !l.not_planned.empty();
     });
     const int64_t most_chips = r.gpus > 0 ? r.gpus : kMostSizedReplicaChips;
-    if (search_stages && !one_domain_holds) {
+    // Stages where no degree holds the model, and wherever --gpus spans more than one domain
+    // (a degree may hold the model yet leave too little room for its KV cache).
+    const bool add_stages = search_stages && (!one_domain_holds || r.gpus > domain);
+    if (add_stages) {
       for (int64_t tp = 1; tp <= most_tp; tp *= 2) {
         for (int64_t pp = 2; tp * pp <= most_chips && pp <= c.layers; pp *= 2) {
           Workload wp = w;
@@ -652,7 +655,7 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     chosen.pareto = std::move(all);
     chosen.layouts = std::move(layouts);
     chosen.most_tp = most_tp;
-    chosen.stages_searched = search_stages && !one_domain_holds;
+    chosen.stages_searched = add_stages;
     chosen.ranked_by_expected = by_expected;
     return chosen;
   }
@@ -1183,8 +1186,9 @@ Result<Plan> MakePlan(const TransformerConfig& c, const Workload& base, const De
       r.gpus > 0 && (!domains || r.gpus <= SizingTpLimit(d))
           ? std::string("--gpus")
           : fmt::format("{} (the device's link group)", SizingTpLimit(d)),
-      staged_tried ? fmt::format(" (where none does, each with 2, 4, ... pipeline stages, a "
-                                 "replica on at most {} devices)",
+      staged_tried ? fmt::format(" (where none does or --gpus spans more than one link domain, "
+                                 "each also with 2, 4, ... pipeline stages, a replica on at most "
+                                 "{} devices)",
                                  r.gpus > 0 ? std::string("--gpus") : std::string("1024"))
                    : std::string(),
       !r.HasLoad() ? std::string("the one whose fleet serves the most output tokens/s with "

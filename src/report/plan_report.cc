@@ -81,9 +81,7 @@ std::string CarriesText(const LoadServed& l, const std::string& noun, bool sized
 /// pipeline stages it added.
 std::string SearchText(const PlanVariant& v, const std::string& most) {
   return fmt::format("powers of two up to {} that divide the heads{}", most,
-                     v.stages_searched ? ", each with 2, 4, ... pipeline stages as none alone "
-                                         "holds the model"
-                                       : "");
+                     v.stages_searched ? ", each also with 2, 4, ... pipeline stages" : "");
 }
 
 /// The degrees a plan tried with a load: how each carries it, and why the chosen one wins.

@@ -74,14 +74,15 @@ int RunPlan(Context& ctx) {
   app.get_option("--tp")->description(
       "tensor-parallel degree (default: of the powers of two up to --gpus whose footprint for "
       "one sequence fits a device, the one that serves the most output tokens per device at its "
-      "largest batch; each is listed; on GPUs with more than one link domain in --gpus, "
-      "degrees within a domain, and where none holds the model, each with 2, 4, ... pipeline "
+      "largest batch; each is listed; on GPUs, degrees within one link domain, and where none "
+      "holds the model or --gpus spans more than one domain, each also with 2, 4, ... pipeline "
       "stages)");
   app.get_option("--pp")->description(
       "pipeline stages (layers split over chips in sequence as vLLM splits them); on GPUs one "
       "micro-batch in flight per stage, each batching its share of the requests on its own; "
-      "default: searched with --tp where no tensor-parallel degree holds the model, or on "
-      "SRAM-only devices the fewest chips that hold it (their stages run one after another)");
+      "default: searched with --tp where no tensor-parallel degree holds the model or --gpus "
+      "spans more than one link domain, or on SRAM-only devices the fewest chips that hold it "
+      "(their stages run one after another)");
   OutputFormat format = OutputFormat::kTable;
   AddFormatOption(app, format, {"table", "json", "csv", "npy"});
   std::string plot;
