@@ -597,7 +597,7 @@ TEST(PlanLoad, ARateSizesTheFewestReplicasThatCarryIt) {
   // The chart of a sized fleet names no fleet size of 0.
   const std::string svg = PlanParetoChart(*p, "sized").svg;
   EXPECT_EQ(svg.find(" 0 x "), std::string::npos);
-  EXPECT_NE(svg.find("the fleet sized for the load"), std::string::npos);
+  EXPECT_NE(svg.find("(sized fleet)"), std::string::npos);
   EXPECT_DOUBLE_EQ(l.fleet_output_tokens_per_s, r.rate * 256);
   EXPECT_NEAR(l.cost_per_m_output, 2.5 / 3600 * 12 / (r.rate * 256) * 1e6,
               1e-12 * l.cost_per_m_output);

@@ -47,14 +47,13 @@ Chart PlanParetoChart(const Plan& plan, const std::string& title) {
   }
   svg.Text(
       L, 50,
-      fmt::format(
-          "{} on {}, {} prompt + {} output tokens; {} figures; frontier points "
-          "labelled {}",
-          plan.model,
-          plan.request.gpus > 0 ? fmt::format("{} x {}", plan.request.gpus, plan.device)
-                                : plan.device + " (the fleet sized for the load)",
-          plan.request.prompt, plan.request.output, expected ? "expected" : "bound",
-          staged ? "tp pp x batch per replica (pp: pipeline stages)" : "tp x batch per replica"),
+      fmt::format("{} on {}, {} prompt + {} output tokens; {} figures; frontier points "
+                  "labelled {}",
+                  plan.model,
+                  plan.request.gpus > 0 ? fmt::format("{} x {}", plan.request.gpus, plan.device)
+                                        : plan.device + " (sized fleet)",
+                  plan.request.prompt, plan.request.output, expected ? "expected" : "bound",
+                  staged ? "tp pp x batch per replica" : "tp x batch per replica"),
       11, "start", "#555");
   std::vector<LabelBox> labels;
   if (xhi <= 0) {
