@@ -497,8 +497,6 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     Result<MemoryFootprint> f = Footprint(c, wt, d, batch, context);
     return f.ok() && f->fits();
   };
-  auto stages_for = [&](int64_t tp) { return stages_in(w, tp); };
-  auto fits = [&](int64_t tp, int64_t batch) { return fits_in(w, tp, batch); };
   if (r.tp == 0) {
     // Every power-of-two degree that divides the heads: the one whose fleet serves the most
     // output tokens per second (more devices per replica leave more room for the KV cache
@@ -660,7 +658,7 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
     return chosen;
   }
   v.tp = r.tp;
-  if (!fits(v.tp, 1)) {
+  if (!fits_in(w, v.tp, 1)) {
     return Status::Invalid(
         "--tp",
         fmt::format(
@@ -669,7 +667,7 @@ Result<PlanVariant> PlanFor(const TransformerConfig& c, const Workload& w, const
             w.pp > 1 ? fmt::format(" x {} pipeline stages", w.pp) : "", context,
             w.pp == 0 && d.kind == "gpu" ? "; give --pp N to split its layers over N stages" : ""));
   }
-  v.pp = stages_for(v.tp);
+  v.pp = stages_in(w, v.tp);
   const int64_t chips = v.tp * v.pp;
   if (r.gpus > 0 && v.pp > 1 && chips > r.gpus) {
     return Status::Invalid("--gpus", fmt::format("one replica needs {} chips (tp {} x {} pipeline "

@@ -167,10 +167,6 @@ std::string RenderLayouts(const PlanVariant& v, const PlanRequest& r, const std:
   auto figure = [](double x) {
     return x >= 1000 ? fmt::format("{:.0f}", x) : fmt::format("{:.4g}", x);
   };
-  auto degree = [](const PlanLayout& l) {
-    return l.pp > 1 ? fmt::format("tp {} x {} pipeline stages", l.tp, l.pp)
-                    : fmt::format("tp {}", l.tp);
-  };
   const bool priced = r.price_per_hour > 0;
   std::string out = fmt::format(
       "layouts tried ({}; the fleet's output tokens/s with every replica at the largest batch it "
@@ -182,16 +178,17 @@ std::string RenderLayouts(const PlanVariant& v, const PlanRequest& r, const std:
   for (const PlanLayout& l : v.layouts) {
     if (!l.fits) {
       out += l.too_many_chips ? fmt::format("  {}: a replica needs {} {}s, more than --gpus\n",
-                                            degree(l), l.tp * l.pp, noun)
+                                            DegreeText(l.tp, l.pp), l.tp * l.pp, noun)
              : !l.not_planned.empty()
-                 ? fmt::format("  {}: {}\n", degree(l), l.not_planned)
-                 : fmt::format("  {}: one sequence of the request does not fit\n", degree(l));
+                 ? fmt::format("  {}: {}\n", DegreeText(l.tp, l.pp), l.not_planned)
+                 : fmt::format("  {}: one sequence of the request does not fit\n",
+                               DegreeText(l.tp, l.pp));
       continue;
     }
     out += fmt::format(
         "  {} x {}{}: weights {} per {}, KV room for {}, serves batch {} per replica{}, fleet {} "
         "out tok/s{}{}\n",
-        degree(l), Count(static_cast<double>(l.replicas), "replica"),
+        DegreeText(l.tp, l.pp), Count(static_cast<double>(l.replicas), "replica"),
         l.idle_gpus > 0 ? fmt::format(" ({} idle)", l.idle_gpus) : "", Si(l.weights_bytes, "B"),
         noun, l.max_batch, l.batch, l.meets_targets ? "" : " (misses the targets)", figure(rate(l)),
         priced ? fmt::format(", {}/M out", Dollars(cost(l))) : "",
